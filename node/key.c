@@ -1,0 +1,59 @@
+/*  node/key.c: cluster keys, drawn from the system and written as text.
+
+    This lives in the shell, not in gossip/, because drawing a key reads the
+    operating system's random source, which the core never touches.
+*/
+
+#include "shoal.h"
+
+#include <ctype.h>
+#include <sodium.h>
+#include <string.h>
+
+#define KEY_TEXT_LENGTH (SHOAL_KEY_TEXT_BYTES - 1)
+
+_Static_assert (SHOAL_KEY_TEXT_BYTES
+                    == sodium_base64_ENCODED_LEN (SHOAL_KEY_BYTES, sodium_base64_VARIANT_ORIGINAL),
+                "the text form of a key is padded base64");
+
+int
+shoal_key_generate (uint8_t key[SHOAL_KEY_BYTES])
+{
+    if (sodium_init () < 0)
+        return -1;
+    randombytes_buf (key, SHOAL_KEY_BYTES);
+    return 0;
+}
+
+int
+shoal_key_format (const uint8_t key[SHOAL_KEY_BYTES], char text[SHOAL_KEY_TEXT_BYTES])
+{
+    sodium_bin2base64 (text, SHOAL_KEY_TEXT_BYTES, key, SHOAL_KEY_BYTES,
+                       sodium_base64_VARIANT_ORIGINAL);
+    return 0;
+}
+
+int
+shoal_key_parse (const char *text, uint8_t key[SHOAL_KEY_BYTES])
+{
+    memset (key, 0, SHOAL_KEY_BYTES);
+    if (!text)
+        return -1;
+    while (isspace ((unsigned char) *text))
+        text++;
+    size_t length = strnlen (text, KEY_TEXT_LENGTH + 64);
+    while (length > 0 && isspace ((unsigned char) text[length - 1]))
+        length--;
+    if (length != KEY_TEXT_LENGTH)
+        return -1;
+    size_t decoded = 0;
+    const char *end = NULL;
+    if (sodium_base642bin (key, SHOAL_KEY_BYTES, text, length, NULL, &decoded, &end,
+                           sodium_base64_VARIANT_ORIGINAL)
+            != 0
+        || decoded != SHOAL_KEY_BYTES || end != text + length) {
+        sodium_memzero (key, SHOAL_KEY_BYTES);
+        return -1;
+    }
+    return 0;
+}
