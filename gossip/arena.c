@@ -3,6 +3,7 @@
 #include "arena.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 int
 shoal_arena_init (shoal_arena_t *self, size_t size)
@@ -31,10 +32,22 @@ shoal_arena_reset (shoal_arena_t *self)
 void *
 shoal_arena_alloc (shoal_arena_t *self, size_t size)
 {
-    const size_t align = _Alignof (max_align_t);
+    const size_t align = _Alignof(max_align_t);
     size_t start = (self->used + align - 1) & ~(align - 1);
     if (start > self->size || size > self->size - start)
         return NULL;
     self->used = start + size;
     return self->base + start;
+}
+
+char *
+shoal_arena_strndup (shoal_arena_t *self, const void *text, size_t size)
+{
+    if (size >= self->size - self->used)
+        return NULL;
+    char *copy = (char *) self->base + self->used;
+    memcpy (copy, text, size);
+    copy[size] = '\0';
+    self->used += size + 1;
+    return copy;
 }

@@ -28,4 +28,8 @@ void shoal_arena_reset (shoal_arena_t *self);
 //  Returns size bytes aligned for any scalar, or NULL when the arena is full.
 void *shoal_arena_alloc (shoal_arena_t *self, size_t size);
 
+//  Copies size bytes of text and a NUL, unaligned (text needs no alignment,
+//  and short strings would otherwise cost 16 bytes each). NULL when full.
+char *shoal_arena_strndup (shoal_arena_t *self, const void *text, size_t size);
+
 #endif

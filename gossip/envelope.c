@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-_Static_assert (SHOAL_ENVELOPE_TAG == crypto_aead_xchacha20poly1305_ietf_ABYTES, "tag size");
-_Static_assert (SHOAL_ENVELOPE_NONCE + 8 == crypto_aead_xchacha20poly1305_ietf_NPUBBYTES,
-                "nonce is prefix + sequence number");
-_Static_assert (SHOAL_ENVELOPE_OVERHEAD == 72, "the envelope layout is pinned");
+_Static_assert(SHOAL_ENVELOPE_TAG == crypto_aead_xchacha20poly1305_ietf_ABYTES, "tag size");
+_Static_assert(SHOAL_ENVELOPE_NONCE + 8 == crypto_aead_xchacha20poly1305_ietf_NPUBBYTES,
+               "nonce is prefix + sequence number");
+_Static_assert(SHOAL_ENVELOPE_OVERHEAD == 72, "the envelope layout is pinned");
 
 //  Field offsets of the header; see envelope.h.
 enum {
@@ -24,7 +24,7 @@ enum {
     AT_SEQ = 32,
     AT_NONCE = 40,
 };
-_Static_assert (AT_SEQ + 8 == SHOAL_ENVELOPE_HEADER, "header ends after the sequence number");
+_Static_assert(AT_SEQ + 8 == SHOAL_ENVELOPE_HEADER, "header ends after the sequence number");
 
 static void
 s_put_be (uint8_t *at, uint64_t value, int width)
@@ -46,8 +46,8 @@ const char *
 shoal_open_result_name (shoal_open_result_t result)
 {
     static const char *names[SHOAL_OPEN_RESULT_COUNT] = {
-        "ok",        "size",   "version",     "malformed", "purpose", "plaintext",
-        "sealed",    "unknown-key", "forged", "replayed",  "stale",
+        "ok",     "size",        "version", "malformed", "purpose", "plaintext",
+        "sealed", "unknown-key", "forged",  "replayed",  "stale",
     };
     return (unsigned) result < SHOAL_OPEN_RESULT_COUNT ? names[result] : "unknown";
 }
@@ -106,8 +106,8 @@ shoal_sealer_seal (shoal_sealer_t *self, shoal_purpose_t purpose, const uint8_t 
 {
     size_t carrier = shoal_envelope_size_max (purpose);
     uint32_t key_id = self->keyring ? shoal_keyring_primary (self->keyring) : 0;
-    size_t total = SHOAL_ENVELOPE_HEADER + size
-                   + (key_id ? SHOAL_ENVELOPE_NONCE + SHOAL_ENVELOPE_TAG : 0);
+    size_t total =
+        SHOAL_ENVELOPE_HEADER + size + (key_id ? SHOAL_ENVELOPE_NONCE + SHOAL_ENVELOPE_TAG : 0);
     if (carrier == 0 || size > carrier || total > carrier || total > capacity)
         return -1;
 
@@ -180,9 +180,8 @@ s_replay_result (shoal_replay_verdict_t verdict)
 }
 
 shoal_open_result_t
-shoal_opener_open (shoal_opener_t *self, shoal_purpose_t purpose, const uint8_t *data,
-                   size_t size, uint8_t *out, size_t capacity, size_t *payload_size,
-                   shoal_envelope_t *envelope)
+shoal_opener_open (shoal_opener_t *self, shoal_purpose_t purpose, const uint8_t *data, size_t size,
+                   uint8_t *out, size_t capacity, size_t *payload_size, shoal_envelope_t *envelope)
 {
     if (size < SHOAL_ENVELOPE_HEADER || size > shoal_envelope_size_max (purpose))
         return SHOAL_OPEN_SIZE;
@@ -196,8 +195,8 @@ shoal_opener_open (shoal_opener_t *self, shoal_purpose_t purpose, const uint8_t 
         .seq = s_get_be (data + AT_SEQ, 8),
     };
     memcpy (header.sender, data + AT_SENDER, 16);
-    if (data[AT_RESERVED] != 0 || header.mode > SHOAL_ENVELOPE_SEALED
-        || (header.mode == SHOAL_ENVELOPE_PLAINTEXT) != (header.key_id == 0))
+    if (data[AT_RESERVED] != 0 || header.mode > SHOAL_ENVELOPE_SEALED ||
+        (header.mode == SHOAL_ENVELOPE_PLAINTEXT) != (header.key_id == 0))
         return SHOAL_OPEN_MALFORMED;
     if (header.purpose != purpose)
         return SHOAL_OPEN_PURPOSE;
@@ -235,11 +234,9 @@ shoal_opener_open (shoal_opener_t *self, shoal_purpose_t purpose, const uint8_t 
         if (crypto_aead_xchacha20poly1305_ietf_decrypt (
                 out, NULL, NULL, data + AT_NONCE + SHOAL_ENVELOPE_NONCE,
                 size - AT_NONCE - SHOAL_ENVELOPE_NONCE, data, SHOAL_ENVELOPE_HEADER, nonce,
-                subkey)
-            != 0)
+                subkey) != 0)
             return SHOAL_OPEN_FORGED;
-    }
-    else
+    } else
         memmove (out, data + SHOAL_ENVELOPE_HEADER, body);
 
     shoal_replay_commit (self->replay, header.sender, header.purpose, header.incarnation,

@@ -29,11 +29,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SHOAL_ENVELOPE_VERSION   1
-#define SHOAL_ENVELOPE_HEADER    40
-#define SHOAL_ENVELOPE_NONCE     16
-#define SHOAL_ENVELOPE_TAG       16
-#define SHOAL_ENVELOPE_OVERHEAD  (SHOAL_ENVELOPE_HEADER + SHOAL_ENVELOPE_NONCE + SHOAL_ENVELOPE_TAG)
+#define SHOAL_ENVELOPE_VERSION  1
+#define SHOAL_ENVELOPE_HEADER   40
+#define SHOAL_ENVELOPE_NONCE    16
+#define SHOAL_ENVELOPE_TAG      16
+#define SHOAL_ENVELOPE_OVERHEAD (SHOAL_ENVELOPE_HEADER + SHOAL_ENVELOPE_NONCE + SHOAL_ENVELOPE_TAG)
 
 //  The largest envelope, header and tag included, each carrier takes: a UDP
 //  datagram that no path fragments, what zbeacon broadcasts, one ZeroMQ frame

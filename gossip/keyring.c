@@ -22,7 +22,7 @@ struct _shoal_keyring_t {
     uint32_t primary;
 };
 
-_Static_assert (SHOAL_KEY_SIZE == crypto_kdf_KEYBYTES, "a cluster key is a KDF master key");
+_Static_assert(SHOAL_KEY_SIZE == crypto_kdf_KEYBYTES, "a cluster key is a KDF master key");
 
 shoal_keyring_t *
 shoal_keyring_new (void)
@@ -49,8 +49,8 @@ shoal_key_id (const uint8_t key[SHOAL_KEY_SIZE])
 {
     uint8_t digest[crypto_kdf_BYTES_MIN];
     crypto_kdf_derive_from_key (digest, sizeof digest, 0, KDF_KEY_ID, key);
-    uint32_t id = (uint32_t) digest[0] << 24 | (uint32_t) digest[1] << 16
-                  | (uint32_t) digest[2] << 8 | digest[3];
+    uint32_t id = (uint32_t) digest[0] << 24 | (uint32_t) digest[1] << 16 |
+                  (uint32_t) digest[2] << 8 | digest[3];
     sodium_memzero (digest, sizeof digest);
     return id ? id : 1;
 }

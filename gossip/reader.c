@@ -53,8 +53,8 @@ s_tag (shoal_reader_t *self, uint8_t *tag)
 }
 
 static int
-s_container (shoal_reader_t *self, uint32_t *count, uint8_t fix_base, uint8_t tag16,
-             uint8_t tag32, unsigned bytes_per_item)
+s_container (shoal_reader_t *self, uint32_t *count, uint8_t fix_base, uint8_t tag16, uint8_t tag32,
+             unsigned bytes_per_item)
 {
     uint8_t tag;
     uint64_t n;
@@ -65,12 +65,10 @@ s_container (shoal_reader_t *self, uint32_t *count, uint8_t fix_base, uint8_t ta
     else if (tag == tag16) {
         if (s_take_be (self, 2, &n))
             return -1;
-    }
-    else if (tag == tag32) {
+    } else if (tag == tag32) {
         if (s_take_be (self, 4, &n))
             return -1;
-    }
-    else {
+    } else {
         self->pos--;
         return s_fail (self, "wrong type");
     }
@@ -149,13 +147,12 @@ s_blob (shoal_reader_t *self, const uint8_t **data, uint32_t *size, bool is_str)
         return -1;
     if (is_str && (tag & 0xe0) == 0xa0)
         n = tag & 0x1f;
-    else if (tag == (is_str ? 0xd9 : 0xc4) || tag == (is_str ? 0xda : 0xc5)
-             || tag == (is_str ? 0xdb : 0xc6)) {
+    else if (tag == (is_str ? 0xd9 : 0xc4) || tag == (is_str ? 0xda : 0xc5) ||
+             tag == (is_str ? 0xdb : 0xc6)) {
         unsigned width = 1u << (tag - (is_str ? 0xd9 : 0xc4));
         if (s_take_be (self, width, &n))
             return -1;
-    }
-    else {
+    } else {
         self->pos--;
         return s_fail (self, "wrong type");
     }

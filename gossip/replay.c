@@ -18,9 +18,9 @@ typedef struct {
     uint8_t purpose;
     uint8_t sender[16];
     uint64_t incarnation;
-    uint64_t top;          //  highest sequence number accepted
-    uint64_t seen[WORDS];  //  bit i: top - i was accepted
-    uint64_t last_used;    //  tick of the last commit, for eviction
+    uint64_t top;         //  highest sequence number accepted
+    uint64_t seen[WORDS]; //  bit i: top - i was accepted
+    uint64_t last_used;   //  tick of the last commit, for eviction
 } s_entry_t;
 
 struct _shoal_replay_t {
@@ -79,8 +79,8 @@ static size_t
 s_lookup (const shoal_replay_t *self, const uint8_t sender[16], uint8_t purpose)
 {
     size_t i = s_home (self, sender, purpose);
-    while (self->slots[i].used
-           && (self->slots[i].purpose != purpose || memcmp (self->slots[i].sender, sender, 16)))
+    while (self->slots[i].used &&
+           (self->slots[i].purpose != purpose || memcmp (self->slots[i].sender, sender, 16)))
         i = (i + 1) & self->mask;
     return i;
 }
@@ -145,8 +145,8 @@ s_evict_oldest (shoal_replay_t *self)
 {
     size_t oldest = SIZE_MAX;
     for (size_t i = 0; i <= self->mask; i++)
-        if (self->slots[i].used
-            && (oldest == SIZE_MAX || self->slots[i].last_used < self->slots[oldest].last_used))
+        if (self->slots[i].used &&
+            (oldest == SIZE_MAX || self->slots[i].last_used < self->slots[oldest].last_used))
             oldest = i;
     s_remove (self, oldest);
     self->evictions++;
@@ -178,8 +178,7 @@ shoal_replay_commit (shoal_replay_t *self, const uint8_t sender[16], uint8_t pur
         entry->incarnation = incarnation;
         entry->top = seq;
         memset (entry->seen, 0, sizeof entry->seen);
-    }
-    else if (seq > entry->top) {
+    } else if (seq > entry->top) {
         s_slide (entry->seen, seq - entry->top);
         entry->top = seq;
     }

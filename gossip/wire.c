@@ -56,39 +56,40 @@ struct s_schema {
     const s_field_t *fields;
 };
 
+//  The macros below fill one s_field_t each from a struct type and a member
+//  name, so a table row names its field once. Kept unformatted: one row per
+//  line reads as a table.
+// clang-format off
 #define MEMBER_SIZE(T, m) sizeof (((T *) 0)->m)
+#define UINT_KIND(size)   ((size) == 1 ? K_U8 : (size) == 2 ? K_U16 : (size) == 4 ? K_U32 : K_U64)
 
-#define F_BOOL(T, m)     { #m, K_BOOL, offsetof (T, m), 0, 1, 0, NULL }
-#define F_UINT(T, m, mx) { #m, MEMBER_SIZE (T, m) == 1 ? K_U8 : MEMBER_SIZE (T, m) == 2 ? K_U16 : MEMBER_SIZE (T, m) == 4 ? K_U32 : K_U64, offsetof (T, m), 0, (mx), 0, NULL }
-#define F_BYTES(T, m)    { #m, K_BYTES, offsetof (T, m), 0, MEMBER_SIZE (T, m), 0, NULL }
-#define F_STR(T, m, mx)  { #m, K_STR, offsetof (T, m), 0, (mx), 0, NULL }
+#define F_BOOL(T, m)             { #m, K_BOOL, offsetof (T, m), 0, 1, 0, NULL }
+#define F_UINT(T, m, mx)         { #m, UINT_KIND (MEMBER_SIZE (T, m)), offsetof (T, m), 0, (mx), 0, NULL }
+#define F_BYTES(T, m)            { #m, K_BYTES, offsetof (T, m), 0, MEMBER_SIZE (T, m), 0, NULL }
+#define F_STR(T, m, mx)          { #m, K_STR, offsetof (T, m), 0, (mx), 0, NULL }
 #define F_STRS(T, m, n, mx, imx) { #m, K_STRS, offsetof (T, m), offsetof (T, n), (mx), (imx), NULL }
 #define F_IDS(T, m, n, mx)       { #m, K_IDS, offsetof (T, m), offsetof (T, n), (mx), 0, NULL }
 #define F_LABELS(T, m, n)        { #m, K_LABELS, offsetof (T, m), offsetof (T, n), SHOAL_LABELS_MAX, SHOAL_LABEL_MAX, NULL }
 #define F_LIST(T, m, n, mx, s)   { #m, K_LIST, offsetof (T, m), offsetof (T, n), (mx), 0, &(s) }
 #define F_STRUCT(T, m, s)        { #m, K_STRUCT, offsetof (T, m), 0, 0, 0, &(s) }
 #define F_OPTIONAL(T, m, s)      { #m, K_OPTIONAL, offsetof (T, m), 0, 0, 0, &(s) }
+// clang-format on
 
 #define SCHEMA(var, label, T, table)                                                               \
     static const s_schema_t var = { label, sizeof (T), sizeof (table) / sizeof (table[0]), table }
 
-#define U8_MAX  UINT8_MAX
-#define U16_MAX UINT16_MAX
-#define U32_MAX UINT32_MAX
-#define U64_MAX UINT64_MAX
-
 static const s_field_t s_epoch_fields[] = {
-    F_UINT (shoal_epoch_t, term, U64_MAX),
-    F_UINT (shoal_epoch_t, version, U64_MAX),
+    F_UINT (shoal_epoch_t, term, UINT64_MAX),
+    F_UINT (shoal_epoch_t, version, UINT64_MAX),
 };
 SCHEMA (s_epoch, "epoch", shoal_epoch_t, s_epoch_fields);
 
 static const s_field_t s_meta_fields[] = {
     F_STR (shoal_meta_t, name, SHOAL_NAME_MAX),
     F_STR (shoal_meta_t, addr, SHOAL_ADDR_MAX),
-    F_UINT (shoal_meta_t, priority, U32_MAX),
-    F_UINT (shoal_meta_t, capacity, U32_MAX),
-    F_UINT (shoal_meta_t, slots, U32_MAX),
+    F_UINT (shoal_meta_t, priority, UINT32_MAX),
+    F_UINT (shoal_meta_t, capacity, UINT32_MAX),
+    F_UINT (shoal_meta_t, slots, UINT32_MAX),
     F_LABELS (shoal_meta_t, labels, label_count),
     F_STRS (shoal_meta_t, handles, handle_count, SHOAL_HANDLES_MAX, SHOAL_NAME_MAX),
 };
@@ -96,7 +97,7 @@ SCHEMA (s_meta, "meta", shoal_meta_t, s_meta_fields);
 
 static const s_field_t s_update_fields[] = {
     F_BYTES (shoal_update_t, node),
-    F_UINT (shoal_update_t, incarnation, U64_MAX),
+    F_UINT (shoal_update_t, incarnation, UINT64_MAX),
     F_UINT (shoal_update_t, state, SHOAL_MEMBER_LEFT),
     F_BYTES (shoal_update_t, by),
     F_OPTIONAL (shoal_update_t, meta, s_meta),
@@ -107,7 +108,7 @@ static const s_field_t s_jobspec_fields[] = {
     F_STR (shoal_jobspec_t, name, SHOAL_NAME_MAX),
     F_UINT (shoal_jobspec_t, parallelism, SHOAL_PARALLELISM_MAX),
     F_BOOL (shoal_jobspec_t, stateful),
-    F_UINT (shoal_jobspec_t, weight, U32_MAX),
+    F_UINT (shoal_jobspec_t, weight, UINT32_MAX),
     F_LABELS (shoal_jobspec_t, require, require_count),
     F_STR (shoal_jobspec_t, command, SHOAL_COMMAND_MAX),
 };
@@ -125,7 +126,7 @@ static const s_field_t s_task_status_fields[] = {
     F_STR (shoal_task_status_t, task, SHOAL_TASK_MAX),
     F_UINT (shoal_task_status_t, role, SHOAL_ROLE_LEARNER),
     F_UINT (shoal_task_status_t, state, SHOAL_TASK_FAILED),
-    F_UINT (shoal_task_status_t, lag, U64_MAX),
+    F_UINT (shoal_task_status_t, lag, UINT64_MAX),
     F_STRUCT (shoal_task_status_t, epoch, s_epoch),
 };
 SCHEMA (s_task_status, "task", shoal_task_status_t, s_task_status_fields);
@@ -141,28 +142,28 @@ SCHEMA (s_task_report, "task", shoal_task_report_t, s_task_report_fields);
 static const s_field_t s_beacon_fields[] = {
     F_BYTES (shoal_beacon_t, cluster),
     F_BYTES (shoal_beacon_t, node),
-    F_UINT (shoal_beacon_t, incarnation, U64_MAX),
-    F_UINT (shoal_beacon_t, port, U16_MAX),
+    F_UINT (shoal_beacon_t, incarnation, UINT64_MAX),
+    F_UINT (shoal_beacon_t, port, UINT16_MAX),
     F_UINT (shoal_beacon_t, flags, SHOAL_BEACON_LEAVING),
 };
 SCHEMA (s_beacon, "beacon", shoal_beacon_t, s_beacon_fields);
 
 static const s_field_t s_ping_fields[] = {
-    F_UINT (shoal_ping_t, seq, U32_MAX),
+    F_UINT (shoal_ping_t, seq, UINT32_MAX),
     F_BYTES (shoal_ping_t, target),
     F_LIST (shoal_ping_t, updates, update_count, SHOAL_UPDATES_MAX, s_update),
 };
 SCHEMA (s_ping, "ping", shoal_ping_t, s_ping_fields);
 
 static const s_field_t s_ack_fields[] = {
-    F_UINT (shoal_ack_t, seq, U32_MAX),
+    F_UINT (shoal_ack_t, seq, UINT32_MAX),
     F_LIST (shoal_ack_t, updates, update_count, SHOAL_UPDATES_MAX, s_update),
 };
 SCHEMA (s_ack, "ack", shoal_ack_t, s_ack_fields);
 SCHEMA (s_nack, "nack", shoal_ack_t, s_ack_fields);
 
 static const s_field_t s_ping_req_fields[] = {
-    F_UINT (shoal_ping_req_t, seq, U32_MAX),
+    F_UINT (shoal_ping_req_t, seq, UINT32_MAX),
     F_BYTES (shoal_ping_req_t, target),
     F_STR (shoal_ping_req_t, addr, SHOAL_ADDR_MAX),
     F_LIST (shoal_ping_req_t, updates, update_count, SHOAL_UPDATES_MAX, s_update),
@@ -170,10 +171,8 @@ static const s_field_t s_ping_req_fields[] = {
 SCHEMA (s_ping_req, "ping-req", shoal_ping_req_t, s_ping_req_fields);
 
 static const s_field_t s_digest_fields[] = {
-    F_UINT (shoal_digest_t, member_count, SHOAL_MEMBERS_MAX),
-    F_BYTES (shoal_digest_t, members),
-    F_UINT (shoal_digest_t, jobs_version, U64_MAX),
-    F_BYTES (shoal_digest_t, jobs),
+    F_UINT (shoal_digest_t, member_count, SHOAL_MEMBERS_MAX), F_BYTES (shoal_digest_t, members),
+    F_UINT (shoal_digest_t, jobs_version, UINT64_MAX),        F_BYTES (shoal_digest_t, jobs),
     F_STRUCT (shoal_digest_t, assignment, s_epoch),
 };
 SCHEMA (s_digest, "digest", shoal_digest_t, s_digest_fields);
@@ -185,34 +184,34 @@ SCHEMA (s_sync_req, "sync-req", shoal_sync_req_t, s_sync_req_fields);
 
 static const s_field_t s_sync_reply_fields[] = {
     F_LIST (shoal_sync_reply_t, members, member_count, SHOAL_MEMBERS_MAX, s_update),
-    F_UINT (shoal_sync_reply_t, jobs_version, U64_MAX),
+    F_UINT (shoal_sync_reply_t, jobs_version, UINT64_MAX),
     F_LIST (shoal_sync_reply_t, jobs, job_count, SHOAL_JOBS_MAX, s_jobspec),
 };
 SCHEMA (s_sync_reply, "sync-reply", shoal_sync_reply_t, s_sync_reply_fields);
 
 static const s_field_t s_election_fields[] = {
-    F_UINT (shoal_election_t, term, U64_MAX),
-    F_UINT (shoal_election_t, priority, U32_MAX),
+    F_UINT (shoal_election_t, term, UINT64_MAX),
+    F_UINT (shoal_election_t, priority, UINT32_MAX),
 };
 SCHEMA (s_election, "election", shoal_election_t, s_election_fields);
 SCHEMA (s_coordinator, "coordinator", shoal_election_t, s_election_fields);
 
 static const s_field_t s_answer_fields[] = {
-    F_UINT (shoal_answer_t, term, U64_MAX),
+    F_UINT (shoal_answer_t, term, UINT64_MAX),
 };
 SCHEMA (s_answer, "answer", shoal_answer_t, s_answer_fields);
 
 static const s_field_t s_coordinator_ack_fields[] = {
-    F_UINT (shoal_coordinator_ack_t, term, U64_MAX),
-    F_UINT (shoal_coordinator_ack_t, jobs_version, U64_MAX),
+    F_UINT (shoal_coordinator_ack_t, term, UINT64_MAX),
+    F_UINT (shoal_coordinator_ack_t, jobs_version, UINT64_MAX),
     F_STRUCT (shoal_coordinator_ack_t, assignment, s_epoch),
 };
 SCHEMA (s_coordinator_ack, "coordinator-ack", shoal_coordinator_ack_t, s_coordinator_ack_fields);
 
 static const s_field_t s_assign_fields[] = {
-    F_UINT (shoal_assign_t, term, U64_MAX),
-    F_UINT (shoal_assign_t, version, U64_MAX),
-    F_UINT (shoal_assign_t, base_version, U64_MAX),
+    F_UINT (shoal_assign_t, term, UINT64_MAX),
+    F_UINT (shoal_assign_t, version, UINT64_MAX),
+    F_UINT (shoal_assign_t, base_version, UINT64_MAX),
     F_BOOL (shoal_assign_t, snapshot),
     F_IDS (shoal_assign_t, voters, voter_count, SHOAL_VOTERS_MAX),
     F_LIST (shoal_assign_t, placements, placement_count, SHOAL_PLACEMENTS_MAX, s_placement),
@@ -220,43 +219,43 @@ static const s_field_t s_assign_fields[] = {
 SCHEMA (s_assign, "assign", shoal_assign_t, s_assign_fields);
 
 static const s_field_t s_status_fields[] = {
-    F_UINT (shoal_status_t, term, U64_MAX),
-    F_UINT (shoal_status_t, applied_version, U64_MAX),
+    F_UINT (shoal_status_t, term, UINT64_MAX),
+    F_UINT (shoal_status_t, applied_version, UINT64_MAX),
     F_LIST (shoal_status_t, tasks, task_count, SHOAL_TASKS_MAX, s_task_status),
 };
 SCHEMA (s_status, "status", shoal_status_t, s_status_fields);
 
 static const s_field_t s_job_fields[] = {
-    F_UINT (shoal_job_t, term, U64_MAX),
-    F_UINT (shoal_job_t, version, U64_MAX),
+    F_UINT (shoal_job_t, term, UINT64_MAX),
+    F_UINT (shoal_job_t, version, UINT64_MAX),
     F_STRUCT (shoal_job_t, spec, s_jobspec),
 };
 SCHEMA (s_job, "job", shoal_job_t, s_job_fields);
 
 static const s_field_t s_job_ack_fields[] = {
-    F_UINT (shoal_job_ack_t, term, U64_MAX),
-    F_UINT (shoal_job_ack_t, version, U64_MAX),
+    F_UINT (shoal_job_ack_t, term, UINT64_MAX),
+    F_UINT (shoal_job_ack_t, version, UINT64_MAX),
 };
 SCHEMA (s_job_ack, "job-ack", shoal_job_ack_t, s_job_ack_fields);
 
 static const s_field_t s_control_req_fields[] = {
-    F_UINT (shoal_control_req_t, id, U32_MAX),
+    F_UINT (shoal_control_req_t, id, UINT32_MAX),
     F_UINT (shoal_control_req_t, op, SHOAL_OP_LEAVE),
     F_STR (shoal_control_req_t, job, SHOAL_NAME_MAX),
     F_UINT (shoal_control_req_t, parallelism, SHOAL_PARALLELISM_MAX),
     F_UINT (shoal_control_req_t, min, SHOAL_PARALLELISM_MAX),
-    F_UINT (shoal_control_req_t, timeout_ms, U32_MAX),
+    F_UINT (shoal_control_req_t, timeout_ms, UINT32_MAX),
     F_OPTIONAL (shoal_control_req_t, spec, s_jobspec),
 };
 SCHEMA (s_control_req, "control-req", shoal_control_req_t, s_control_req_fields);
 
 static const s_field_t s_control_rep_fields[] = {
-    F_UINT (shoal_control_rep_t, id, U32_MAX),
+    F_UINT (shoal_control_rep_t, id, UINT32_MAX),
     F_UINT (shoal_control_rep_t, code, SHOAL_REPLY_FAILED),
     F_STR (shoal_control_rep_t, reason, SHOAL_REASON_MAX),
     F_BYTES (shoal_control_rep_t, leader),
-    F_UINT (shoal_control_rep_t, term, U64_MAX),
-    F_UINT (shoal_control_rep_t, version, U64_MAX),
+    F_UINT (shoal_control_rep_t, term, UINT64_MAX),
+    F_UINT (shoal_control_rep_t, version, UINT64_MAX),
     F_LIST (shoal_control_rep_t, members, member_count, SHOAL_MEMBERS_MAX, s_update),
     F_LIST (shoal_control_rep_t, jobs, job_count, SHOAL_JOBS_MAX, s_jobspec),
     F_LIST (shoal_control_rep_t, tasks, task_count, SHOAL_TASKS_MAX, s_task_report),
@@ -296,17 +295,16 @@ static const s_message_t s_messages[] = {
 #define MESSAGE_COUNT (sizeof (s_messages) / sizeof (s_messages[0]))
 
 const uint8_t shoal_msg_types[] = {
-    SHOAL_MSG_BEACON,      SHOAL_MSG_PING,        SHOAL_MSG_ACK,
-    SHOAL_MSG_PING_REQ,    SHOAL_MSG_NACK,        SHOAL_MSG_DIGEST,
-    SHOAL_MSG_SYNC_REQ,    SHOAL_MSG_SYNC_REPLY,  SHOAL_MSG_ELECTION,
-    SHOAL_MSG_ANSWER,      SHOAL_MSG_COORDINATOR, SHOAL_MSG_COORDINATOR_ACK,
-    SHOAL_MSG_ASSIGN,      SHOAL_MSG_STATUS,      SHOAL_MSG_JOB,
-    SHOAL_MSG_JOB_ACK,     SHOAL_MSG_CONTROL_REQ, SHOAL_MSG_CONTROL_REP,
+    SHOAL_MSG_BEACON,      SHOAL_MSG_PING,        SHOAL_MSG_ACK,         SHOAL_MSG_PING_REQ,
+    SHOAL_MSG_NACK,        SHOAL_MSG_DIGEST,      SHOAL_MSG_SYNC_REQ,    SHOAL_MSG_SYNC_REPLY,
+    SHOAL_MSG_ELECTION,    SHOAL_MSG_ANSWER,      SHOAL_MSG_COORDINATOR, SHOAL_MSG_COORDINATOR_ACK,
+    SHOAL_MSG_ASSIGN,      SHOAL_MSG_STATUS,      SHOAL_MSG_JOB,         SHOAL_MSG_JOB_ACK,
+    SHOAL_MSG_CONTROL_REQ, SHOAL_MSG_CONTROL_REP,
 };
 const size_t shoal_msg_type_count = sizeof (shoal_msg_types);
 
-_Static_assert (sizeof (shoal_msg_types) == MESSAGE_COUNT, "every message type is listed");
-_Static_assert (SHOAL_BEACON_MAX > SHOAL_ENVELOPE_OVERHEAD, "a beacon has room for a payload");
+_Static_assert(sizeof (shoal_msg_types) == MESSAGE_COUNT, "every message type is listed");
+_Static_assert(SHOAL_BEACON_MAX > SHOAL_ENVELOPE_OVERHEAD, "a beacon has room for a payload");
 
 static const s_message_t *
 s_message (int type)
@@ -383,9 +381,10 @@ s_fail (s_trail_t *trail, const char *format, ...)
     size_t size = sizeof (trail->err->text), used = 0;
     int depth = trail->depth < PATH_DEPTH ? trail->depth : PATH_DEPTH;
     for (int i = 0; i < depth && used < size; i++) {
-        int n = (trail->path[i].index >= 0)
-                    ? snprintf (text + used, size - used, "[%ld]", trail->path[i].index)
-                    : snprintf (text + used, size - used, "%s%s", i ? "." : "", trail->path[i].name);
+        int n =
+            (trail->path[i].index >= 0)
+                ? snprintf (text + used, size - used, "[%ld]", trail->path[i].index)
+                : snprintf (text + used, size - used, "%s%s", i ? "." : "", trail->path[i].name);
         used += n > 0 ? (size_t) n : 0;
     }
     if (used < size) {
@@ -454,10 +453,14 @@ static uint64_t
 s_uint_get (const void *at, s_kind_t kind)
 {
     switch (kind) {
-    case K_U8: return *(const uint8_t *) at;
-    case K_U16: return *(const uint16_t *) at;
-    case K_U32: return *(const uint32_t *) at;
-    default: return *(const uint64_t *) at;
+    case K_U8:
+        return *(const uint8_t *) at;
+    case K_U16:
+        return *(const uint16_t *) at;
+    case K_U32:
+        return *(const uint32_t *) at;
+    default:
+        return *(const uint64_t *) at;
     }
 }
 
@@ -465,10 +468,18 @@ static void
 s_uint_set (void *at, s_kind_t kind, uint64_t value)
 {
     switch (kind) {
-    case K_U8: *(uint8_t *) at = (uint8_t) value; break;
-    case K_U16: *(uint16_t *) at = (uint16_t) value; break;
-    case K_U32: *(uint32_t *) at = (uint32_t) value; break;
-    default: *(uint64_t *) at = value; break;
+    case K_U8:
+        *(uint8_t *) at = (uint8_t) value;
+        break;
+    case K_U16:
+        *(uint16_t *) at = (uint16_t) value;
+        break;
+    case K_U32:
+        *(uint32_t *) at = (uint32_t) value;
+        break;
+    default:
+        *(uint64_t *) at = value;
+        break;
     }
 }
 
@@ -562,8 +573,8 @@ s_encode_labels (s_encoder_t *self, const s_field_t *field, const uint8_t *base)
         for (uint32_t k = 0; k < i; k++)
             if (strcmp (labels[k].key, labels[i].key) == 0)
                 return s_fail (&self->trail, "label key \"%s\" given twice", labels[i].key);
-        if (s_encode_text (self, labels[i].key, field->item_max)
-            || s_encode_text (self, labels[i].value, field->item_max))
+        if (s_encode_text (self, labels[i].key, field->item_max) ||
+            s_encode_text (self, labels[i].value, field->item_max))
             return -1;
         s_leave (&self->trail);
     }
@@ -664,10 +675,10 @@ shoal_msg_encode (const shoal_msg_t *msg, uint8_t *out, size_t capacity, shoal_w
     s_sink_t sink = { out, out && capacity < limit ? capacity : limit, 0 };
     msgpack_packer_init (&encoder.packer, &sink, s_sink_write);
     s_enter (&encoder.trail, message->schema->name, -1);
-    if (msgpack_pack_array (&encoder.packer, 2 + message->schema->field_count)
-        || msgpack_pack_uint8 (&encoder.packer, SHOAL_WIRE_VERSION)
-        || msgpack_pack_uint8 (&encoder.packer, msg->type)
-        || s_encode_fields (&encoder, message->schema, (const uint8_t *) &msg->u)) {
+    if (msgpack_pack_array (&encoder.packer, 2 + message->schema->field_count) ||
+        msgpack_pack_uint8 (&encoder.packer, SHOAL_WIRE_VERSION) ||
+        msgpack_pack_uint8 (&encoder.packer, msg->type) ||
+        s_encode_fields (&encoder, message->schema, (const uint8_t *) &msg->u)) {
         //  A broken limit has said so; otherwise the packer ran out of room.
         if (!encoder.trail.failed) {
             encoder.trail.depth = 1;
@@ -714,11 +725,9 @@ s_decode_text (s_decoder_t *self, uint64_t max, const char **text)
         return s_read_fail (self, "string");
     if (s_check_text (&self->trail, (const char *) data, size, max))
         return -1;
-    char *copy = s_reserve (self, (size_t) size + 1);
+    char *copy = shoal_arena_strndup (self->arena, data, size);
     if (!copy)
-        return -1;
-    memcpy (copy, data, size);
-    copy[size] = '\0';
+        return s_fail (&self->trail, "arena of %zu bytes is full", self->arena->size);
     *text = copy;
     return 0;
 }
@@ -773,8 +782,8 @@ s_decode_labels (s_decoder_t *self, const s_field_t *field, uint8_t *base)
     shoal_label_t *labels = memory;
     for (uint32_t i = 0; i < count; i++) {
         s_enter (&self->trail, NULL, i);
-        if (s_decode_text (self, field->item_max, &labels[i].key)
-            || s_decode_text (self, field->item_max, &labels[i].value))
+        if (s_decode_text (self, field->item_max, &labels[i].key) ||
+            s_decode_text (self, field->item_max, &labels[i].value))
             return -1;
         if (!*labels[i].key)
             return s_fail (&self->trail, "empty label key");
@@ -791,7 +800,7 @@ s_decode_labels (s_decoder_t *self, const s_field_t *field, uint8_t *base)
 static int
 s_decode_list (s_decoder_t *self, const s_field_t *field, uint8_t *base)
 {
-    size_t item_min = field->kind == K_IDS ? 2 + SHOAL_ID_SIZE
+    size_t item_min = field->kind == K_IDS    ? 2 + SHOAL_ID_SIZE
                       : field->kind == K_STRS ? 1
                                               : s_min_size (field->schema);
     size_t item_size = field->kind == K_IDS    ? sizeof (shoal_id_t)
@@ -925,8 +934,7 @@ shoal_msg_decode (const uint8_t *data, size_t size, shoal_msg_t *msg, shoal_aren
 
     s_enter (&self->trail, message->schema->name, -1);
     if (size > shoal_msg_size_max ((int) type))
-        return s_fail (&self->trail, "%zu bytes, limit %zu", size,
-                       shoal_msg_size_max ((int) type));
+        return s_fail (&self->trail, "%zu bytes, limit %zu", size, shoal_msg_size_max ((int) type));
     if (count != 2 + message->schema->field_count)
         return s_fail (&self->trail, "%u fields, expected %zu", count - 2,
                        message->schema->field_count);
@@ -934,6 +942,7 @@ shoal_msg_decode (const uint8_t *data, size_t size, shoal_msg_t *msg, shoal_aren
     if (s_decode_fields (self, message->schema, (uint8_t *) &msg->u))
         return -1;
     if (shoal_reader_left (&self->reader))
-        return s_fail (&self->trail, "%zu bytes after the message", shoal_reader_left (&self->reader));
+        return s_fail (&self->trail, "%zu bytes after the message",
+                       shoal_reader_left (&self->reader));
     return 0;
 }

@@ -36,14 +36,14 @@
 #define SHOAL_REASON_MAX  256  //  an error reason in a control reply
 
 //  Largest lists.
-#define SHOAL_LABELS_MAX     16    //  labels of a node, requirements of a job
-#define SHOAL_HANDLES_MAX    16    //  jobs a node handles
-#define SHOAL_UPDATES_MAX    32    //  membership updates on one datagram
-#define SHOAL_MEMBERS_MAX    16384 //  members in a sync or control reply
-#define SHOAL_VOTERS_MAX     16384
-#define SHOAL_JOBS_MAX       4096
-#define SHOAL_PLACEMENTS_MAX 65536 //  (task, node, role) entries in an assignment
-#define SHOAL_TASKS_MAX      65536 //  task reports in a status or control reply
+#define SHOAL_LABELS_MAX      16    //  labels of a node, requirements of a job
+#define SHOAL_HANDLES_MAX     16    //  jobs a node handles
+#define SHOAL_UPDATES_MAX     32    //  membership updates on one datagram
+#define SHOAL_MEMBERS_MAX     16384 //  members in a sync or control reply
+#define SHOAL_VOTERS_MAX      16384
+#define SHOAL_JOBS_MAX        4096
+#define SHOAL_PLACEMENTS_MAX  65536 //  (task, node, role) entries in an assignment
+#define SHOAL_TASKS_MAX       65536 //  task reports in a status or control reply
 #define SHOAL_PARALLELISM_MAX 65535
 
 //  An arena of this many bytes always holds the decoded form of a message of
@@ -95,8 +95,8 @@ typedef enum {
 typedef struct {
     shoal_id_t node;
     uint64_t incarnation;
-    uint8_t state;   //  shoal_member_state_t
-    shoal_id_t by;   //  who suspects or declares dead; zero otherwise
+    uint8_t state;      //  shoal_member_state_t
+    shoal_id_t by;      //  who suspects or declares dead; zero otherwise
     shoal_meta_t *meta; //  present on alive records; NULL (nil) otherwise
 } shoal_update_t;
 

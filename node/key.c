@@ -12,9 +12,9 @@
 
 #define KEY_TEXT_LENGTH (SHOAL_KEY_TEXT_BYTES - 1)
 
-_Static_assert (SHOAL_KEY_TEXT_BYTES
-                    == sodium_base64_ENCODED_LEN (SHOAL_KEY_BYTES, sodium_base64_VARIANT_ORIGINAL),
-                "the text form of a key is padded base64");
+_Static_assert(SHOAL_KEY_TEXT_BYTES ==
+                   sodium_base64_ENCODED_LEN (SHOAL_KEY_BYTES, sodium_base64_VARIANT_ORIGINAL),
+               "the text form of a key is padded base64");
 
 int
 shoal_key_generate (uint8_t key[SHOAL_KEY_BYTES])
@@ -41,17 +41,20 @@ shoal_key_parse (const char *text, uint8_t key[SHOAL_KEY_BYTES])
         return -1;
     while (isspace ((unsigned char) *text))
         text++;
-    size_t length = strnlen (text, KEY_TEXT_LENGTH + 64);
+    size_t length = strlen (text);
     while (length > 0 && isspace ((unsigned char) text[length - 1]))
         length--;
     if (length != KEY_TEXT_LENGTH)
         return -1;
+    //  Decoding alone is not a check: libsodium 1.0.18 reads bytes above 0x7f
+    //  as '/'. Only text that is exactly the canonical form of the key it
+    //  decodes to is a key.
     size_t decoded = 0;
-    const char *end = NULL;
-    if (sodium_base642bin (key, SHOAL_KEY_BYTES, text, length, NULL, &decoded, &end,
-                           sodium_base64_VARIANT_ORIGINAL)
-            != 0
-        || decoded != SHOAL_KEY_BYTES || end != text + length) {
+    char canonical[SHOAL_KEY_TEXT_BYTES];
+    if (sodium_base642bin (key, SHOAL_KEY_BYTES, text, length, NULL, &decoded, NULL,
+                           sodium_base64_VARIANT_ORIGINAL) != 0 ||
+        decoded != SHOAL_KEY_BYTES || shoal_key_format (key, canonical) != 0 ||
+        memcmp (canonical, text, KEY_TEXT_LENGTH) != 0) {
         sodium_memzero (key, SHOAL_KEY_BYTES);
         return -1;
     }

@@ -2,7 +2,7 @@
 
 #include "shoal.h"
 
-#define S_STRING(x) #x
+#define S_STRING(x)        #x
 #define S_VERSION(a, b, c) S_STRING (a) "." S_STRING (b) "." S_STRING (c)
 
 const char *

@@ -19,7 +19,7 @@ static int test_checks;
         test_checks++;                                                                             \
         if (!(cond)) {                                                                             \
             test_failures++;                                                                       \
-            fprintf (stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);             \
+            fprintf (stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);              \
         }                                                                                          \
     } while (0)
 
@@ -29,8 +29,8 @@ static int test_checks;
         test_checks++;                                                                             \
         if (check_a_ != check_b_) {                                                                \
             test_failures++;                                                                       \
-            fprintf (stderr, "%s:%d: CHECK failed: %s == %s (%lld != %lld)\n", __FILE__,          \
-                     __LINE__, #a, #b, check_a_, check_b_);                                        \
+            fprintf (stderr, "%s:%d: CHECK failed: %s == %s (%lld != %lld)\n", __FILE__, __LINE__, \
+                     #a, #b, check_a_, check_b_);                                                  \
         }                                                                                          \
     } while (0)
 
@@ -40,8 +40,8 @@ static int test_checks;
         test_checks++;                                                                             \
         if (!check_a_ || !check_b_ || strcmp (check_a_, check_b_) != 0) {                          \
             test_failures++;                                                                       \
-            fprintf (stderr, "%s:%d: CHECK failed: %s == %s (\"%s\" != \"%s\")\n", __FILE__,      \
-                     __LINE__, #a, #b, check_a_ ? check_a_ : "(null)",                            \
+            fprintf (stderr, "%s:%d: CHECK failed: %s == %s (\"%s\" != \"%s\")\n", __FILE__,       \
+                     __LINE__, #a, #b, check_a_ ? check_a_ : "(null)",                             \
                      check_b_ ? check_b_ : "(null)");                                              \
         }                                                                                          \
     } while (0)
@@ -53,8 +53,8 @@ static int test_checks;
         test_checks++;                                                                             \
         if (!strstr (check_h_, check_n_)) {                                                        \
             test_failures++;                                                                       \
-            fprintf (stderr, "%s:%d: CHECK failed: \"%s\" contains \"%s\"\n", __FILE__,           \
-                     __LINE__, check_h_, check_n_);                                                \
+            fprintf (stderr, "%s:%d: CHECK failed: \"%s\" contains \"%s\"\n", __FILE__, __LINE__,  \
+                     check_h_, check_n_);                                                          \
         }                                                                                          \
     } while (0)
 

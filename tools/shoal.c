@@ -44,12 +44,13 @@ static const char s_keygen_usage[] =
     "               file is never overwritten) instead of standard output\n"
     "  --json       print {\"key\": ..., \"id\": ...} (id: how envelopes name the key)\n";
 
+//  Says what was wrong and where help is, on standard error.
 static int
-s_usage_error (const char *usage, const char *format, const char *arg)
+s_usage_error (const char *help, const char *format, const char *arg)
 {
     fprintf (stderr, "shoal: ");
     fprintf (stderr, format, arg);
-    fprintf (stderr, "\n\n%s", usage);
+    fprintf (stderr, "\nRun '%s --help' for usage.\n", help);
     return EXIT_USAGE;
 }
 
@@ -85,16 +86,14 @@ s_keygen (int argc, char **argv)
         if (strcmp (argv[i], "--help") == 0 || strcmp (argv[i], "-h") == 0) {
             fputs (s_keygen_usage, stdout);
             return 0;
-        }
-        else if (strcmp (argv[i], "--json") == 0)
+        } else if (strcmp (argv[i], "--json") == 0)
             json = true;
         else if (strcmp (argv[i], "--out") == 0) {
             if (i + 1 == argc)
-                return s_usage_error (s_keygen_usage, "%s needs a file name", argv[i]);
+                return s_usage_error ("shoal keygen", "%s needs a file name", argv[i]);
             out = argv[++i];
-        }
-        else
-            return s_usage_error (s_keygen_usage, "keygen: unknown option '%s'", argv[i]);
+        } else
+            return s_usage_error ("shoal keygen", "keygen: unknown option '%s'", argv[i]);
     }
     uint8_t key[SHOAL_KEY_BYTES];
     char text[SHOAL_KEY_TEXT_BYTES];
@@ -119,10 +118,10 @@ int
 main (int argc, char **argv)
 {
     if (argc < 2)
-        return s_usage_error (s_usage, "%s", "no command given");
+        return s_usage_error ("shoal", "%s", "no command given");
     const char *command = argv[1];
-    if (strcmp (command, "--help") == 0 || strcmp (command, "-h") == 0
-        || strcmp (command, "help") == 0) {
+    if (strcmp (command, "--help") == 0 || strcmp (command, "-h") == 0 ||
+        strcmp (command, "help") == 0) {
         fputs (s_usage, stdout);
         return 0;
     }
@@ -132,5 +131,5 @@ main (int argc, char **argv)
     }
     if (strcmp (command, "keygen") == 0)
         return s_keygen (argc - 2, argv + 2);
-    return s_usage_error (s_usage, "unknown command '%s'", command);
+    return s_usage_error ("shoal", "unknown command '%s'", command);
 }

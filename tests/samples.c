@@ -1,0 +1,203 @@
+/*  tests/samples.c: one realistic message of every type. */
+
+#include "samples.h"
+
+#include <stdio.h>
+#include <string.h>
+
+shoal_id_t
+shoal_sample_id (uint8_t fill)
+{
+    shoal_id_t id;
+    memset (id.bytes, fill, sizeof id.bytes);
+    return id;
+}
+
+static shoal_hash_t
+s_hash (uint8_t seed)
+{
+    shoal_hash_t hash;
+    for (size_t i = 0; i < sizeof hash.bytes; i++)
+        hash.bytes[i] = (uint8_t) (seed * 31 + i);
+    return hash;
+}
+
+//  ---------------------------------------------------------------------
+//  Values shared by several samples
+
+static shoal_label_t s_labels[] = {
+    { "zone", "eu-west-1a" },
+    { "disk", "ssd" },
+    { "rack", "r17" },
+};
+static const char *s_handles[] = { "ingest", "aggregate" };
+static shoal_label_t s_require[] = { { "zone", "eu-west-1a" }, { "disk", "ssd" } };
+
+static shoal_meta_t s_metas[2] = {
+    { "worker-01", "10.0.3.11:7946", 0, 4, 64, 3, s_labels, 2, s_handles },
+    { "worker-02", "10.0.3.12:7946", 5, 2, 0, 3, s_labels, 0, NULL },
+};
+
+//  count updates: the first two alive with metadata, then suspects, deaths
+//  and a departure, as gossip piggybacks them.
+static shoal_update_t *
+s_updates (shoal_update_t *updates, uint32_t count)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        shoal_update_t *u = &updates[i];
+        memset (u, 0, sizeof *u);
+        u->node = shoal_sample_id ((uint8_t) (0x10 + i));
+        u->incarnation = 1000 + i;
+        if (i < 2) {
+            u->state = SHOAL_MEMBER_ALIVE;
+            u->meta = &s_metas[i];
+        } else {
+            u->state = (uint8_t) (SHOAL_MEMBER_SUSPECT + i % 3);
+            if (u->state != SHOAL_MEMBER_LEFT)
+                u->by = shoal_sample_id (0xa0);
+        }
+    }
+    return updates;
+}
+
+static shoal_jobspec_t s_jobs[4];
+
+static shoal_jobspec_t *
+s_jobspecs (void)
+{
+    static const char *names[] = { "ingest", "aggregate", "web", "report" };
+    for (int i = 0; i < 4; i++)
+        s_jobs[i] = (shoal_jobspec_t){
+            .name = names[i],
+            .parallelism = (uint32_t) (4 << i),
+            .stateful = i % 2 == 0,
+            .weight = (uint32_t) (1 + i),
+            .require_count = i == 0 ? 2 : 0,
+            .require = i == 0 ? s_require : NULL,
+            .command = i == 0 ? "/usr/local/bin/ingest --from kafka://events --batch 500" : "",
+        };
+    return s_jobs;
+}
+
+static char s_task_names[64][SHOAL_TASK_MAX + 1];
+
+static const char *
+s_task (uint32_t i)
+{
+    static const char *jobs[] = { "ingest", "aggregate", "web", "report" };
+    snprintf (s_task_names[i % 64], sizeof s_task_names[0], "%s/%u", jobs[i % 4], i / 4);
+    return s_task_names[i % 64];
+}
+
+static shoal_task_status_t
+s_status_of (uint32_t i)
+{
+    uint8_t role = (uint8_t) (SHOAL_ROLE_ACTIVE + i % 3);
+    return (shoal_task_status_t){
+        .task = s_task (i),
+        .role = role,
+        .state = (uint8_t) (i % 5),
+        .lag = role == SHOAL_ROLE_ACTIVE ? 0 : 1500 + 97 * i,
+        .epoch = { 7, 40 + i },
+    };
+}
+
+//  ---------------------------------------------------------------------
+
+int
+shoal_sample_msg (int type, shoal_msg_t *msg)
+{
+    static shoal_update_t updates[10];
+    static shoal_id_t voters[5];
+    static shoal_placement_t placements[64];
+    static shoal_task_status_t tasks[16];
+    static shoal_task_report_t reports[32];
+    static shoal_jobspec_t submit;
+
+    memset (msg, 0, sizeof *msg);
+    msg->type = (uint8_t) type;
+    switch (type) {
+    case SHOAL_MSG_BEACON:
+        msg->u.beacon =
+            (shoal_beacon_t){ shoal_sample_id (0xc1), shoal_sample_id (0x10), 1000, 7946, 0 };
+        return 0;
+    case SHOAL_MSG_PING:
+        msg->u.ping = (shoal_ping_t){ 4711, shoal_sample_id (0x11), 6, s_updates (updates, 6) };
+        return 0;
+    case SHOAL_MSG_ACK:
+    case SHOAL_MSG_NACK:
+        msg->u.ack = (shoal_ack_t){ 4711, 4, s_updates (updates, 4) };
+        return 0;
+    case SHOAL_MSG_PING_REQ:
+        msg->u.ping_req = (shoal_ping_req_t){ 4712, shoal_sample_id (0x12), "10.0.3.13:7946", 3,
+                                              s_updates (updates, 3) };
+        return 0;
+    case SHOAL_MSG_DIGEST:
+        msg->u.digest = (shoal_digest_t){ 10, s_hash (1), 12, s_hash (2), { 7, 52 } };
+        return 0;
+    case SHOAL_MSG_SYNC_REQ:
+        msg->u.sync_req.want = SHOAL_SYNC_MEMBERS | SHOAL_SYNC_JOBS;
+        return 0;
+    case SHOAL_MSG_SYNC_REPLY:
+        msg->u.sync_reply =
+            (shoal_sync_reply_t){ 10, s_updates (updates, 10), 12, 4, s_jobspecs () };
+        return 0;
+    case SHOAL_MSG_ELECTION:
+    case SHOAL_MSG_COORDINATOR:
+        msg->u.election = (shoal_election_t){ 8, 5 };
+        return 0;
+    case SHOAL_MSG_ANSWER:
+        msg->u.answer.term = 8;
+        return 0;
+    case SHOAL_MSG_COORDINATOR_ACK:
+        msg->u.coordinator_ack = (shoal_coordinator_ack_t){ 8, 12, { 7, 52 } };
+        return 0;
+    case SHOAL_MSG_ASSIGN:
+        for (uint32_t i = 0; i < 5; i++)
+            voters[i] = shoal_sample_id ((uint8_t) (0x10 + i));
+        for (uint32_t i = 0; i < 64; i++)
+            placements[i] =
+                (shoal_placement_t){ s_task (i / 2),
+                                     shoal_sample_id ((uint8_t) (0x10 + i % 5)),
+                                     (uint8_t) (i % 2 ? SHOAL_ROLE_STANDBY : SHOAL_ROLE_ACTIVE),
+                                     { 7, 52 } };
+        msg->u.assign = (shoal_assign_t){ 7, 52, 0, true, 5, voters, 64, placements };
+        return 0;
+    case SHOAL_MSG_STATUS:
+        for (uint32_t i = 0; i < 16; i++)
+            tasks[i] = s_status_of (i);
+        msg->u.status = (shoal_status_t){ 7, 52, 16, tasks };
+        return 0;
+    case SHOAL_MSG_JOB:
+        msg->u.job = (shoal_job_t){ 7, 12, s_jobspecs ()[0] };
+        return 0;
+    case SHOAL_MSG_JOB_ACK:
+        msg->u.job_ack = (shoal_job_ack_t){ 7, 12 };
+        return 0;
+    case SHOAL_MSG_CONTROL_REQ:
+        submit = s_jobspecs ()[0];
+        msg->u.control_req =
+            (shoal_control_req_t){ 3, SHOAL_OP_SUBMIT, "ingest", 0, 0, 30000, &submit };
+        return 0;
+    case SHOAL_MSG_CONTROL_REP:
+        for (uint32_t i = 0; i < 32; i++)
+            reports[i] = (shoal_task_report_t){ shoal_sample_id ((uint8_t) (0x10 + i % 10)),
+                                                s_status_of (i) };
+        msg->u.control_rep = (shoal_control_rep_t){
+            .id = 3,
+            .code = SHOAL_REPLY_OK,
+            .reason = "",
+            .leader = shoal_sample_id (0x14),
+            .term = 7,
+            .version = 52,
+            .member_count = 10,
+            .members = s_updates (updates, 10),
+            .job_count = 4,
+            .jobs = s_jobspecs (),
+            .task_count = 32,
+            .tasks = reports,
+        };
+        return 0;
+    }
+    return -1;
+}

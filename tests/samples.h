@@ -1,0 +1,22 @@
+/*  tests/samples.h: one realistic message of every type.
+
+    The unit tests, the fuzz corpus generator and the wire benchmark all need
+    a message of each type that looks like what a running cluster sends:
+    membership updates with metadata and labels, assignments with voters and
+    placements, job specs with requirements and a command. They take them
+    from here, so there is one set to keep in step with gossip/wire.h.
+*/
+#ifndef SHOAL_SAMPLES_H
+#define SHOAL_SAMPLES_H
+
+#include "wire.h"
+
+//  Fills msg with the sample of type. The message points into static
+//  storage owned by this module; it stays valid until the next call for the
+//  same type. Returns 0, or -1 for an unknown type.
+int shoal_sample_msg (int type, shoal_msg_t *msg);
+
+//  A node id made of one repeated byte, for readable tests.
+shoal_id_t shoal_sample_id (uint8_t fill);
+
+#endif

@@ -1,0 +1,1157 @@
+/*  tests/test_envelope.c: sealed envelopes, from both ends.
+
+    Every test builds its keys, sender ids and nonce prefixes from fixed
+    bytes, so a run is the same every time and a failure replays exactly.
+*/
+
+#include "envelope.h"
+#include "test.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+//  Room for the largest datagram or beacon envelope, and then some.
+#define BUFFER_SIZE 2048
+
+//  A key made of fill, with its position mixed in so it is not all one byte.
+static void
+s_key (uint8_t key[SHOAL_KEY_SIZE], uint8_t fill)
+{
+    for (int i = 0; i < SHOAL_KEY_SIZE; i++)
+        key[i] = (uint8_t) (fill * 17 + i * 3 + 1);
+}
+
+static void
+s_sender (uint8_t sender[16], uint8_t fill)
+{
+    for (int i = 0; i < 16; i++)
+        sender[i] = (uint8_t) (fill + i * 11);
+}
+
+static void
+s_nonce (uint8_t nonce[SHOAL_ENVELOPE_NONCE], uint8_t fill)
+{
+    memset (nonce, fill, SHOAL_ENVELOPE_NONCE);
+}
+
+//  A keyring holding the keys made from the given fills, the first primary.
+static shoal_keyring_t *
+s_keyring (const uint8_t *fills, size_t count)
+{
+    shoal_keyring_t *keyring = shoal_keyring_new ();
+    for (size_t i = 0; i < count; i++) {
+        uint8_t key[SHOAL_KEY_SIZE];
+        s_key (key, fills[i]);
+        shoal_keyring_install (keyring, key);
+    }
+    return keyring;
+}
+
+static uint32_t
+s_key_id (uint8_t fill)
+{
+    uint8_t key[SHOAL_KEY_SIZE];
+    s_key (key, fill);
+    return shoal_key_id (key);
+}
+
+static shoal_sealer_t *
+s_sealer (const shoal_keyring_t *keyring, uint8_t sender_fill, uint64_t incarnation)
+{
+    uint8_t sender[16], nonce[SHOAL_ENVELOPE_NONCE];
+    s_sender (sender, sender_fill);
+    s_nonce (nonce, (uint8_t) (sender_fill ^ incarnation));
+    return shoal_sealer_new (keyring, sender, incarnation, nonce);
+}
+
+//  A payload you can recognise in a dump and that differs per seed.
+static void
+s_payload (uint8_t *payload, size_t size, unsigned seed)
+{
+    static const char text[] = "the quick brown fox jumps over the lazy dog ";
+    for (size_t i = 0; i < size; i++)
+        payload[i] = (uint8_t) (text[(i + seed) % (sizeof text - 1)] ^ (i / 64));
+}
+
+//  True when haystack holds needle anywhere.
+static bool
+s_contains (const uint8_t *haystack, size_t size, const uint8_t *needle, size_t length)
+{
+    for (size_t i = 0; i + length <= size; i++)
+        if (memcmp (haystack + i, needle, length) == 0)
+            return true;
+    return false;
+}
+
+//  Opens an envelope with an opener that has seen nothing yet, so replay
+//  protection plays no part in the result.
+static shoal_open_result_t
+s_open_fresh (const shoal_keyring_t *keyring, shoal_purpose_t purpose, const uint8_t *data,
+              size_t size)
+{
+    shoal_opener_t *opener = shoal_opener_new (keyring, 16);
+    static uint8_t out[SHOAL_FRAME_MAX];
+    size_t payload_size = 0;
+    shoal_open_result_t result =
+        shoal_opener_open (opener, purpose, data, size, out, sizeof out, &payload_size, NULL);
+    shoal_opener_destroy (&opener);
+    return result;
+}
+
+static shoal_open_result_t
+s_open (shoal_opener_t *opener, shoal_purpose_t purpose, const uint8_t *data, long size)
+{
+    uint8_t out[BUFFER_SIZE];
+    size_t payload_size = 0;
+    return shoal_opener_open (opener, purpose, data, (size_t) size, out, sizeof out, &payload_size,
+                              NULL);
+}
+
+//  ---------------------------------------------------------------------
+//  Sealing and opening
+
+static void
+test_seal_then_open_gives_back_payload_and_header (void)
+{
+    const shoal_purpose_t purposes[] = { SHOAL_PURPOSE_BEACON, SHOAL_PURPOSE_DATAGRAM,
+                                         SHOAL_PURPOSE_FRAME };
+    const uint8_t fills[] = { 1 };
+    shoal_keyring_t *keyring = s_keyring (fills, 1);
+    shoal_sealer_t *sealer = s_sealer (keyring, 10, 42);
+    shoal_opener_t *opener = shoal_opener_new (keyring, 16);
+    uint8_t sender[16];
+    s_sender (sender, 10);
+
+    for (size_t p = 0; p < 3; p++) {
+        shoal_purpose_t purpose = purposes[p];
+        size_t largest = shoal_envelope_size_max (purpose) - SHOAL_ENVELOPE_OVERHEAD;
+        if (largest > 1000)
+            largest = 1000;
+        const size_t sizes[] = { 0, 1, 15, 16, 17, 100, largest };
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            uint8_t payload[BUFFER_SIZE], sealed[BUFFER_SIZE], out[BUFFER_SIZE];
+            s_payload (payload, sizes[s], (unsigned) s);
+            long size =
+                shoal_sealer_seal (sealer, purpose, payload, sizes[s], sealed, sizeof sealed);
+            CHECK_EQ (size, (long) (sizes[s] + SHOAL_ENVELOPE_OVERHEAD));
+
+            size_t payload_size = 12345;
+            shoal_envelope_t envelope;
+            memset (&envelope, 0xee, sizeof envelope);
+            CHECK_EQ (shoal_opener_open (opener, purpose, sealed, (size_t) size, out, sizeof out,
+                                         &payload_size, &envelope),
+                      SHOAL_OPEN_OK);
+            CHECK_EQ (payload_size, sizes[s]);
+            CHECK (memcmp (out, payload, sizes[s]) == 0);
+            CHECK_EQ (envelope.mode, SHOAL_ENVELOPE_SEALED);
+            CHECK_EQ (envelope.purpose, purpose);
+            CHECK_EQ (envelope.key_id, s_key_id (1));
+            CHECK (memcmp (envelope.sender, sender, 16) == 0);
+            CHECK_EQ (envelope.incarnation, 42);
+            //  Each purpose numbers its envelopes from 1.
+            CHECK_EQ (envelope.seq, s + 1);
+        }
+    }
+    shoal_opener_destroy (&opener);
+    shoal_sealer_destroy (&sealer);
+    shoal_keyring_destroy (&keyring);
+}
+
+static void
+test_plaintext_round_trip_without_keys (void)
+{
+    const shoal_purpose_t purposes[] = { SHOAL_PURPOSE_BEACON, SHOAL_PURPOSE_DATAGRAM,
+                                         SHOAL_PURPOSE_FRAME };
+    //  A node without keys is either an empty keyring or none at all.
+    shoal_keyring_t *empty = shoal_keyring_new ();
+    const shoal_keyring_t *keyrings[] = { empty, NULL };
+    uint8_t sender[16];
+    s_sender (sender, 11);
+    for (size_t k = 0; k < 2; k++) {
+        shoal_sealer_t *sealer = s_sealer (keyrings[k], 11, 3);
+        shoal_opener_t *opener = shoal_opener_new (keyrings[k], 16);
+        for (size_t p = 0; p < 3; p++) {
+            uint8_t payload[100], sealed[BUFFER_SIZE], out[BUFFER_SIZE];
+            s_payload (payload, sizeof payload, (unsigned) p);
+            long size = shoal_sealer_seal (sealer, purposes[p], payload, sizeof payload, sealed,
+                                           sizeof sealed);
+            CHECK_EQ (size, (long) (sizeof payload + SHOAL_ENVELOPE_HEADER));
+            size_t payload_size = 0;
+            shoal_envelope_t envelope;
+            CHECK_EQ (shoal_opener_open (opener, purposes[p], sealed, (size_t) size, out,
+                                         sizeof out, &payload_size, &envelope),
+                      SHOAL_OPEN_OK);
+            CHECK_EQ (payload_size, sizeof payload);
+            CHECK (memcmp (out, payload, sizeof payload) == 0);
+            CHECK_EQ (envelope.mode, SHOAL_ENVELOPE_PLAINTEXT);
+            CHECK_EQ (envelope.purpose, purposes[p]);
+            CHECK_EQ (envelope.key_id, 0);
+            CHECK (memcmp (envelope.sender, sender, 16) == 0);
+            CHECK_EQ (envelope.incarnation, 3);
+            CHECK_EQ (envelope.seq, 1);
+            //  Plaintext still refuses replays.
+            CHECK_EQ (s_open (opener, purposes[p], sealed, size), SHOAL_OPEN_REPLAYED);
+        }
+        shoal_opener_destroy (&opener);
+        shoal_sealer_destroy (&sealer);
+    }
+    shoal_keyring_destroy (&empty);
+}
+
+//  The header is read by other implementations: its bytes are pinned.
+static void
+test_header_layout_matches_the_spec (void)
+{
+    const uint8_t fills[] = { 2 };
+    shoal_keyring_t *keyring = s_keyring (fills, 1);
+    uint8_t sender[16], nonce[SHOAL_ENVELOPE_NONCE];
+    s_sender (sender, 12);
+    s_nonce (nonce, 0x5a);
+    shoal_sealer_t *sealer = shoal_sealer_new (keyring, sender, 0x0102030405060708ull, nonce);
+    uint8_t payload[8] = { 0 }, sealed[BUFFER_SIZE];
+    shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed,
+                       sizeof sealed);
+    long size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed,
+                                   sizeof sealed);
+    CHECK_EQ (size, 8 + 72);
+    CHECK_EQ (sealed[0], SHOAL_ENVELOPE_VERSION);
+    CHECK_EQ (sealed[1], SHOAL_ENVELOPE_SEALED);
+    CHECK_EQ (sealed[2], SHOAL_PURPOSE_DATAGRAM);
+    CHECK_EQ (sealed[3], 0);
+    uint32_t id = s_key_id (2);
+    const uint8_t id_bytes[4] = { (uint8_t) (id >> 24), (uint8_t) (id >> 16), (uint8_t) (id >> 8),
+                                  (uint8_t) id };
+    CHECK (memcmp (sealed + 4, id_bytes, 4) == 0);
+    CHECK (memcmp (sealed + 8, sender, 16) == 0);
+    const uint8_t incarnation[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    CHECK (memcmp (sealed + 24, incarnation, 8) == 0);
+    const uint8_t seq[8] = { 0, 0, 0, 0, 0, 0, 0, 2 };
+    CHECK (memcmp (sealed + 32, seq, 8) == 0);
+    CHECK (memcmp (sealed + 40, nonce, SHOAL_ENVELOPE_NONCE) == 0);
+    shoal_sealer_destroy (&sealer);
+    shoal_keyring_destroy (&keyring);
+}
+
+static void
+test_ciphertext_does_not_show_the_payload (void)
+{
+    const uint8_t fills[] = { 3 };
+    shoal_keyring_t *keyring = s_keyring (fills, 1);
+    shoal_sealer_t *sealer = s_sealer (keyring, 13, 1);
+    shoal_sealer_t *plain = s_sealer (NULL, 13, 1);
+    uint8_t payload[600], sealed[BUFFER_SIZE];
+    s_payload (payload, sizeof payload, 0);
+
+    //  The plaintext envelope does carry it, which shows the search works.
+    long size = shoal_sealer_seal (plain, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed,
+                                   sizeof sealed);
+    CHECK (s_contains (sealed, (size_t) size, payload, 8));
+
+    size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed,
+                              sizeof sealed);
+    CHECK_EQ (size, (long) (sizeof payload + SHOAL_ENVELOPE_OVERHEAD));
+    //  No 6-byte run of the payload shows through anywhere.
+    int shown = 0;
+    for (size_t at = 0; at + 6 <= sizeof payload; at++)
+        shown += s_contains (sealed, (size_t) size, payload + at, 6);
+    CHECK_EQ (shown, 0);
+
+    //  The same payload sealed twice gives two different ciphertexts.
+    uint8_t again[BUFFER_SIZE];
+    shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, again,
+                       sizeof again);
+    CHECK (memcmp (sealed + SHOAL_ENVELOPE_HEADER + SHOAL_ENVELOPE_NONCE,
+                   again + SHOAL_ENVELOPE_HEADER + SHOAL_ENVELOPE_NONCE, sizeof payload) != 0);
+    shoal_sealer_destroy (&plain);
+    shoal_sealer_destroy (&sealer);
+    shoal_keyring_destroy (&keyring);
+}
+
+//  ---------------------------------------------------------------------
+//  Keys
+
+static void
+test_opener_without_the_key_says_unknown_key (void)
+{
+    const uint8_t mine[] = { 4 }, theirs[] = { 5 };
+    shoal_keyring_t *sealing = s_keyring (mine, 1);
+    shoal_keyring_t *opening = s_keyring (theirs, 1);
+    shoal_sealer_t *sealer = s_sealer (sealing, 14, 1);
+    uint8_t payload[32], sealed[BUFFER_SIZE];
+    s_payload (payload, sizeof payload, 1);
+    long size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed,
+                                   sizeof sealed);
+    CHECK_EQ (s_open_fresh (opening, SHOAL_PURPOSE_DATAGRAM, sealed, (size_t) size),
+              SHOAL_OPEN_UNKNOWN_KEY);
+    CHECK_EQ (s_open_fresh (sealing, SHOAL_PURPOSE_DATAGRAM, sealed, (size_t) size), SHOAL_OPEN_OK);
+    shoal_sealer_destroy (&sealer);
+    shoal_keyring_destroy (&sealing);
+    shoal_keyring_destroy (&opening);
+}
+
+//  An envelope relabelled with the id of another key the opener holds is
+//  opened with that key, and fails authentication.
+static void
+test_key_id_of_another_installed_key_is_forged (void)
+{
+    const uint8_t both[] = { 6, 7 };
+    shoal_keyring_t *keyring = s_keyring (both, 2);
+    shoal_sealer_t *sealer = s_sealer (keyring, 15, 1);
+    uint8_t payload[32], sealed[BUFFER_SIZE];
+    s_payload (payload, sizeof payload, 2);
+    long size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_FRAME, payload, sizeof payload, sealed,
+                                   sizeof sealed);
+    CHECK_EQ (s_open_fresh (keyring, SHOAL_PURPOSE_FRAME, sealed, (size_t) size), SHOAL_OPEN_OK);
+
+    uint32_t other = s_key_id (7);
+    sealed[4] = (uint8_t) (other >> 24);
+    sealed[5] = (uint8_t) (other >> 16);
+    sealed[6] = (uint8_t) (other >> 8);
+    sealed[7] = (uint8_t) other;
+    CHECK_EQ (s_open_fresh (keyring, SHOAL_PURPOSE_FRAME, sealed, (size_t) size),
+              SHOAL_OPEN_FORGED);
+    shoal_sealer_destroy (&sealer);
+    shoal_keyring_destroy (&keyring);
+}
+
+//  ---------------------------------------------------------------------
+//  Tampering
+
+//  What flipping a bit of the header at offset must be refused as.
+static shoal_open_result_t
+s_expected_for_tampered (size_t offset, const uint8_t *tampered)
+{
+    if (offset == 0)
+        return SHOAL_OPEN_VERSION;
+    if (offset == 1 || offset == 3)
+        return SHOAL_OPEN_MALFORMED;
+    if (offset == 2)
+        return SHOAL_OPEN_PURPOSE;
+    if (offset < 8) {
+        //  A key id flipped to 0 claims plaintext in a sealed envelope.
+        bool zero = !tampered[4] && !tampered[5] && !tampered[6] && !tampered[7];
+        return zero ? SHOAL_OPEN_MALFORMED : SHOAL_OPEN_UNKNOWN_KEY;
+    }
+    return SHOAL_OPEN_FORGED;
+}
+
+static void
+test_every_flipped_bit_is_refused (void)
+{
+    const shoal_purpose_t purposes[] = { SHOAL_PURPOSE_BEACON, SHOAL_PURPOSE_DATAGRAM,
+                                         SHOAL_PURPOSE_FRAME };
+    const uint8_t fills[] = { 8 };
+    shoal_keyring_t *keyring = s_keyring (fills, 1);
+    shoal_sealer_t *sealer = s_sealer (keyring, 16, 9);
+    for (size_t p = 0; p < 3; p++) {
+        uint8_t payload[100], sealed[BUFFER_SIZE], tampered[BUFFER_SIZE];
+        s_payload (payload, sizeof payload, 3);
+        long size =
+            shoal_sealer_seal (sealer, purposes[p], payload, sizeof payload, sealed, sizeof sealed);
+        CHECK_EQ (s_open_fresh (keyring, purposes[p], sealed, (size_t) size), SHOAL_OPEN_OK);
+        int accepted = 0, unexpected = 0;
+        for (long offset = 0; offset < size; offset++)
+            for (int bit = 0; bit < 8; bit++) {
+                memcpy (tampered, sealed, (size_t) size);
+                tampered[offset] ^= (uint8_t) (1u << bit);
+                shoal_open_result_t result =
+                    s_open_fresh (keyring, purposes[p], tampered, (size_t) size);
+                accepted += result == SHOAL_OPEN_OK;
+                if (result != s_expected_for_tampered ((size_t) offset, tampered) &&
+                    unexpected++ == 0)
+                    fprintf (stderr, "  purpose %d, byte %ld bit %d: %s\n", (int) purposes[p],
+                             offset, bit, shoal_open_result_name (result));
+            }
+        CHECK_EQ (accepted, 0);
+        CHECK_EQ (unexpected, 0);
+    }
+    shoal_sealer_destroy (&sealer);
+    shoal_keyring_destroy (&keyring);
+}
+
+static void
+test_every_truncation_and_extension_is_refused (void)
+{
+    const uint8_t fills[] = { 9 };
+    shoal_keyring_t *keyring = s_keyring (fills, 1);
+    shoal_sealer_t *sealer = s_sealer (keyring, 17, 1);
+    uint8_t payload[100], sealed[BUFFER_SIZE];
+    s_payload (payload, sizeof payload, 4);
+    long size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed,
+                                   sizeof sealed);
+    int accepted = 0, unexpected = 0;
+    for (long length = 0; length < size; length++) {
+        shoal_open_result_t result =
+            s_open_fresh (keyring, SHOAL_PURPOSE_DATAGRAM, sealed, (size_t) length);
+        accepted += result == SHOAL_OPEN_OK;
+        shoal_open_result_t expected =
+            length < SHOAL_ENVELOPE_OVERHEAD ? SHOAL_OPEN_SIZE : SHOAL_OPEN_FORGED;
+        unexpected += result != expected;
+    }
+    CHECK_EQ (accepted, 0);
+    CHECK_EQ (unexpected, 0);
+
+    //  Bytes added at the end are refused as well.
+    for (long extra = 1; extra <= 32; extra++) {
+        memset (sealed + size, (int) extra, (size_t) extra);
+        CHECK_EQ (s_open_fresh (keyring, SHOAL_PURPOSE_DATAGRAM, sealed, (size_t) (size + extra)),
+                  SHOAL_OPEN_FORGED);
+    }
+    shoal_sealer_destroy (&sealer);
+    shoal_keyring_destroy (&keyring);
+}
+
+//  Only an authentic envelope moves the replay window: a forger cannot push
+//  it ahead and make the real envelopes look stale.
+static void
+test_forged_envelope_does_not_move_replay_window (void)
+{
+    const uint8_t fills[] = { 10 };
+    shoal_keyring_t *keyring = s_keyring (fills, 1);
+    shoal_sealer_t *sealer = s_sealer (keyring, 18, 1);
+    shoal_opener_t *opener = shoal_opener_new (keyring, 16);
+    uint8_t sealed[6][BUFFER_SIZE];
+    long sizes[6];
+    for (int i = 1; i <= 5; i++) {
+        uint8_t payload[20];
+        s_payload (payload, sizeof payload, (unsigned) i);
+        sizes[i] = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload,
+                                      sealed[i], sizeof sealed[i]);
+    }
+    for (int i = 1; i <= 3; i++)
+        CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, sealed[i], sizes[i]), SHOAL_OPEN_OK);
+
+    //  Envelope 5 with a bad tag.
+    uint8_t forged[BUFFER_SIZE];
+    memcpy (forged, sealed[5], (size_t) sizes[5]);
+    forged[sizes[5] - 1] ^= 0x01;
+    CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, forged, sizes[5]), SHOAL_OPEN_FORGED);
+
+    //  Envelope 4 claiming a number far ahead, and a newer incarnation.
+    memcpy (forged, sealed[4], (size_t) sizes[4]);
+    forged[32] = 0x7f;
+    CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, forged, sizes[4]), SHOAL_OPEN_FORGED);
+    memcpy (forged, sealed[4], (size_t) sizes[4]);
+    forged[24] ^= 0x40;
+    CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, forged, sizes[4]), SHOAL_OPEN_FORGED);
+
+    CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, sealed[5], sizes[5]), SHOAL_OPEN_OK);
+    CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, sealed[4], sizes[4]), SHOAL_OPEN_OK);
+    CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, sealed[5], sizes[5]), SHOAL_OPEN_REPLAYED);
+    shoal_opener_destroy (&opener);
+    shoal_sealer_destroy (&sealer);
+    shoal_keyring_destroy (&keyring);
+}
+
+//  ---------------------------------------------------------------------
+//  Replays and ordering
+
+static void
+test_same_envelope_twice_is_replayed (void)
+{
+    const uint8_t fills[] = { 11 };
+    shoal_keyring_t *keyring = s_keyring (fills, 1);
+    shoal_sealer_t *sealer = s_sealer (keyring, 19, 1);
+    shoal_opener_t *opener = shoal_opener_new (keyring, 16);
+    uint8_t payload[40], first[BUFFER_SIZE], second[BUFFER_SIZE];
+    s_payload (payload, sizeof payload, 5);
+    long first_size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload,
+                                         first, sizeof first);
+    long second_size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload,
+                                          second, sizeof second);
+
+    CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, first, first_size), SHOAL_OPEN_OK);
+    CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, first, first_size), SHOAL_OPEN_REPLAYED);
+    CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, first, first_size), SHOAL_OPEN_REPLAYED);
+    //  The refused replays leave later envelopes alone.
+    uint8_t out[BUFFER_SIZE];
+    size_t payload_size = 0;
+    CHECK_EQ (shoal_opener_open (opener, SHOAL_PURPOSE_DATAGRAM, second, (size_t) second_size, out,
+                                 sizeof out, &payload_size, NULL),
+              SHOAL_OPEN_OK);
+    CHECK_EQ (payload_size, sizeof payload);
+    CHECK (memcmp (out, payload, sizeof payload) == 0);
+    CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, second, second_size), SHOAL_OPEN_REPLAYED);
+
+    //  Another opener, another node: it has seen nothing.
+    CHECK_EQ (s_open_fresh (keyring, SHOAL_PURPOSE_DATAGRAM, first, (size_t) first_size),
+              SHOAL_OPEN_OK);
+    shoal_opener_destroy (&opener);
+    shoal_sealer_destroy (&sealer);
+    shoal_keyring_destroy (&keyring);
+}
+
+enum { REORDERED = 300 };
+
+typedef struct {
+    uint8_t data[64 + SHOAL_ENVELOPE_OVERHEAD];
+    long size;
+} s_stored_t;
+
+//  Seals REORDERED envelopes, each with its own number as payload.
+static void
+s_seal_many (shoal_sealer_t *sealer, s_stored_t *stored)
+{
+    for (int i = 0; i < REORDERED; i++) {
+        uint8_t payload[4] = { (uint8_t) (i >> 8), (uint8_t) i, 0xab, 0xcd };
+        stored[i].size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload,
+                                            stored[i].data, sizeof stored[i].data);
+    }
+}
+
+//  Opens the stored envelopes in order, checking each payload is its own.
+static int
+s_open_in_order (shoal_opener_t *opener, s_stored_t *stored, const int *order)
+{
+    int refused = 0;
+    for (int i = 0; i < REORDERED; i++) {
+        int index = order[i];
+        uint8_t out[BUFFER_SIZE];
+        size_t payload_size = 0;
+        shoal_envelope_t envelope;
+        shoal_open_result_t result = shoal_opener_open (
+            opener, SHOAL_PURPOSE_DATAGRAM, stored[index].data, (size_t) stored[index].size, out,
+            sizeof out, &payload_size, &envelope);
+        bool right = result == SHOAL_OPEN_OK && payload_size == 4 &&
+                     out[0] == (uint8_t) (index >> 8) && out[1] == (uint8_t) index &&
+                     envelope.seq == (uint64_t) index + 1;
+        if (!right && refused++ == 0)
+            fprintf (stderr, "  envelope %d: %s\n", index + 1, shoal_open_result_name (result));
+    }
+    return refused;
+}
+
+static void
+test_reordering_inside_window_loses_nothing (void)
+{
+    const uint8_t fills[] = { 12 };
+    shoal_keyring_t *keyring = s_keyring (fills, 1);
+    static s_stored_t stored[REORDERED];
+    int order[REORDERED];
+
+    //  Blocks of 200 in reverse: 200..1, then 300..201.
+    shoal_sealer_t *sealer = s_sealer (keyring, 20, 1);
+    s_seal_many (sealer, stored);
+    for (int i = 0; i < REORDERED; i++) {
+        int block = i / 200 * 200;
+        int end = block + 200 < REORDERED ? block + 200 : REORDERED;
+        order[i] = end - 1 - (i - block);
+    }
+    shoal_opener_t *opener = shoal_opener_new (keyring, 16);
+    CHECK_EQ (s_open_in_order (opener, stored, order), 0);
+
+    //  Everything again: the last 256 are replays, the rest are too old to
+    //  tell and refused as stale. None is accepted twice.
+    int replayed = 0, stale = 0, other = 0;
+    for (int i = 0; i < REORDERED; i++) {
+        shoal_open_result_t result =
+            s_open (opener, SHOAL_PURPOSE_DATAGRAM, stored[i].data, stored[i].size);
+        bool in_window = REORDERED - (i + 1) < SHOAL_REPLAY_WINDOW;
+        replayed += result == SHOAL_OPEN_REPLAYED && in_window;
+        stale += result == SHOAL_OPEN_STALE && !in_window;
+        other += result != (in_window ? SHOAL_OPEN_REPLAYED : SHOAL_OPEN_STALE);
+    }
+    CHECK_EQ (replayed, SHOAL_REPLAY_WINDOW);
+    CHECK_EQ (stale, REORDERED - SHOAL_REPLAY_WINDOW);
+    CHECK_EQ (other, 0);
+    shoal_opener_destroy (&opener);
+    shoal_sealer_destroy (&sealer);
+
+    //  A seeded shuffle inside every run of 128, which never puts an
+    //  envelope 256 behind the newest one seen.
+    sealer = s_sealer (keyring, 21, 1);
+    s_seal_many (sealer, stored);
+    for (int i = 0; i < REORDERED; i++)
+        order[i] = i;
+    uint32_t state = 12345;
+    for (int start = 0; start < REORDERED; start += 128) {
+        int end = start + 128 < REORDERED ? start + 128 : REORDERED;
+        for (int i = end - 1; i > start; i--) {
+            state = state * 1664525u + 1013904223u;
+            int j = start + (int) ((state >> 8) % (uint32_t) (i - start + 1));
+            int swap = order[i];
+            order[i] = order[j];
+            order[j] = swap;
+        }
+    }
+    opener = shoal_opener_new (keyring, 16);
+    CHECK_EQ (s_open_in_order (opener, stored, order), 0);
+    int accepted = 0;
+    for (int i = 0; i < REORDERED; i++)
+        accepted += s_open (opener, SHOAL_PURPOSE_DATAGRAM, stored[i].data, stored[i].size) ==
+                    SHOAL_OPEN_OK;
+    CHECK_EQ (accepted, 0);
+    shoal_opener_destroy (&opener);
+    shoal_sealer_destroy (&sealer);
+    shoal_keyring_destroy (&keyring);
+}
+
+static void
+test_envelope_older_than_window_is_stale (void)
+{
+    const uint8_t fills[] = { 13 };
+    shoal_keyring_t *keyring = s_keyring (fills, 1);
+    shoal_sealer_t *sealer = s_sealer (keyring, 22, 1);
+    shoal_opener_t *opener = shoal_opener_new (keyring, 16);
+    static s_stored_t stored[REORDERED];
+    s_seal_many (sealer, stored);
+
+    //  Envelope 300 arrives first; 45 is 255 behind it, 44 is 256 behind.
+    CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, stored[299].data, stored[299].size),
+              SHOAL_OPEN_OK);
+    CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, stored[43].data, stored[43].size),
+              SHOAL_OPEN_STALE);
+    CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, stored[44].data, stored[44].size),
+              SHOAL_OPEN_OK);
+    CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, stored[0].data, stored[0].size),
+              SHOAL_OPEN_STALE);
+    CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, stored[298].data, stored[298].size),
+              SHOAL_OPEN_OK);
+    shoal_opener_destroy (&opener);
+    shoal_sealer_destroy (&sealer);
+    shoal_keyring_destroy (&keyring);
+}
+
+static void
+test_new_incarnation_resets_the_window (void)
+{
+    const uint8_t fills[] = { 14 };
+    shoal_keyring_t *keyring = s_keyring (fills, 1);
+    shoal_opener_t *opener = shoal_opener_new (keyring, 16);
+    uint8_t payload[16], sealed[8][BUFFER_SIZE];
+    long sizes[8];
+    s_payload (payload, sizeof payload, 6);
+
+    //  The first life sends 5 envelopes; the last is still in flight when
+    //  the node restarts.
+    shoal_sealer_t *first_life = s_sealer (keyring, 23, 7);
+    for (int i = 0; i < 5; i++)
+        sizes[i] = shoal_sealer_seal (first_life, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload,
+                                      sealed[i], sizeof sealed[i]);
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, sealed[i], sizes[i]), SHOAL_OPEN_OK);
+
+    //  The next life numbers from 1 again, under a new nonce prefix.
+    shoal_sealer_t *second_life = s_sealer (keyring, 23, 8);
+    shoal_envelope_t envelope;
+    uint8_t out[BUFFER_SIZE];
+    size_t payload_size = 0;
+    for (int i = 5; i < 8; i++) {
+        sizes[i] = shoal_sealer_seal (second_life, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload,
+                                      sealed[i], sizeof sealed[i]);
+        CHECK_EQ (shoal_opener_open (opener, SHOAL_PURPOSE_DATAGRAM, sealed[i], (size_t) sizes[i],
+                                     out, sizeof out, &payload_size, &envelope),
+                  SHOAL_OPEN_OK);
+        CHECK_EQ (envelope.incarnation, 8);
+        CHECK_EQ (envelope.seq, (uint64_t) i - 4);
+    }
+    CHECK (memcmp (sealed[0] + 40, sealed[5] + 40, SHOAL_ENVELOPE_NONCE) != 0);
+
+    //  What the old life sent is now stale, delivered before or not.
+    CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, sealed[4], sizes[4]), SHOAL_OPEN_STALE);
+    CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, sealed[0], sizes[0]), SHOAL_OPEN_STALE);
+    CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, sealed[5], sizes[5]), SHOAL_OPEN_REPLAYED);
+    shoal_sealer_destroy (&first_life);
+    shoal_sealer_destroy (&second_life);
+    shoal_opener_destroy (&opener);
+    shoal_keyring_destroy (&keyring);
+}
+
+//  Each purpose keeps its own numbering, at the sealer and at the opener.
+static void
+test_purposes_are_numbered_apart (void)
+{
+    const uint8_t fills[] = { 15 };
+    shoal_keyring_t *keyring = s_keyring (fills, 1);
+    shoal_sealer_t *sealer = s_sealer (keyring, 24, 1);
+    shoal_opener_t *opener = shoal_opener_new (keyring, 16);
+    uint8_t payload[16], out[BUFFER_SIZE];
+    s_payload (payload, sizeof payload, 7);
+    const shoal_purpose_t purposes[] = { SHOAL_PURPOSE_FRAME, SHOAL_PURPOSE_BEACON,
+                                         SHOAL_PURPOSE_FRAME, SHOAL_PURPOSE_DATAGRAM,
+                                         SHOAL_PURPOSE_FRAME };
+    const uint64_t seqs[] = { 1, 1, 2, 1, 3 };
+    for (size_t i = 0; i < 5; i++) {
+        uint8_t sealed[BUFFER_SIZE];
+        long size =
+            shoal_sealer_seal (sealer, purposes[i], payload, sizeof payload, sealed, sizeof sealed);
+        shoal_envelope_t envelope;
+        size_t payload_size;
+        CHECK_EQ (shoal_opener_open (opener, purposes[i], sealed, (size_t) size, out, sizeof out,
+                                     &payload_size, &envelope),
+                  SHOAL_OPEN_OK);
+        CHECK_EQ (envelope.seq, seqs[i]);
+    }
+    shoal_opener_destroy (&opener);
+    shoal_sealer_destroy (&sealer);
+    shoal_keyring_destroy (&keyring);
+}
+
+//  ---------------------------------------------------------------------
+//  Carriers and modes
+
+static void
+test_envelope_for_another_carrier_is_refused (void)
+{
+    const uint8_t fills[] = { 16 };
+    shoal_keyring_t *keyring = s_keyring (fills, 1);
+    shoal_sealer_t *sealer = s_sealer (keyring, 25, 1);
+    uint8_t payload[50], sealed[BUFFER_SIZE];
+    s_payload (payload, sizeof payload, 8);
+    long size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed,
+                                   sizeof sealed);
+    CHECK_EQ (s_open_fresh (keyring, SHOAL_PURPOSE_FRAME, sealed, (size_t) size),
+              SHOAL_OPEN_PURPOSE);
+    CHECK_EQ (s_open_fresh (keyring, SHOAL_PURPOSE_BEACON, sealed, (size_t) size),
+              SHOAL_OPEN_PURPOSE);
+
+    //  Relabelling the purpose does not help: each purpose has its own
+    //  subkey, and the label is authenticated.
+    sealed[2] = SHOAL_PURPOSE_FRAME;
+    CHECK_EQ (s_open_fresh (keyring, SHOAL_PURPOSE_FRAME, sealed, (size_t) size),
+              SHOAL_OPEN_FORGED);
+    sealed[2] = SHOAL_PURPOSE_BEACON;
+    CHECK_EQ (s_open_fresh (keyring, SHOAL_PURPOSE_BEACON, sealed, (size_t) size),
+              SHOAL_OPEN_FORGED);
+    sealed[2] = SHOAL_PURPOSE_DATAGRAM;
+    CHECK_EQ (s_open_fresh (keyring, SHOAL_PURPOSE_DATAGRAM, sealed, (size_t) size), SHOAL_OPEN_OK);
+    shoal_sealer_destroy (&sealer);
+    shoal_keyring_destroy (&keyring);
+}
+
+static void
+test_keyed_node_refuses_plaintext (void)
+{
+    const uint8_t fills[] = { 17 };
+    shoal_keyring_t *keyring = s_keyring (fills, 1);
+    shoal_keyring_t *empty = shoal_keyring_new ();
+    const shoal_keyring_t *unkeyed[] = { empty, NULL };
+    uint8_t payload[50], sealed[BUFFER_SIZE];
+    s_payload (payload, sizeof payload, 9);
+    for (size_t k = 0; k < 2; k++) {
+        shoal_sealer_t *plain = s_sealer (unkeyed[k], 26, 1);
+        long size = shoal_sealer_seal (plain, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload,
+                                       sealed, sizeof sealed);
+        CHECK_EQ (sealed[1], SHOAL_ENVELOPE_PLAINTEXT);
+        CHECK_EQ (s_open_fresh (keyring, SHOAL_PURPOSE_DATAGRAM, sealed, (size_t) size),
+                  SHOAL_OPEN_PLAINTEXT);
+        shoal_sealer_destroy (&plain);
+    }
+    shoal_keyring_destroy (&empty);
+    shoal_keyring_destroy (&keyring);
+}
+
+static void
+test_unkeyed_node_refuses_sealed (void)
+{
+    const uint8_t fills[] = { 18 };
+    shoal_keyring_t *keyring = s_keyring (fills, 1);
+    shoal_keyring_t *empty = shoal_keyring_new ();
+    shoal_sealer_t *sealer = s_sealer (keyring, 27, 1);
+    uint8_t payload[50], sealed[BUFFER_SIZE];
+    s_payload (payload, sizeof payload, 10);
+    long size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed,
+                                   sizeof sealed);
+    CHECK_EQ (s_open_fresh (empty, SHOAL_PURPOSE_DATAGRAM, sealed, (size_t) size),
+              SHOAL_OPEN_SEALED);
+    CHECK_EQ (s_open_fresh (NULL, SHOAL_PURPOSE_DATAGRAM, sealed, (size_t) size),
+              SHOAL_OPEN_SEALED);
+    shoal_sealer_destroy (&sealer);
+    shoal_keyring_destroy (&empty);
+    shoal_keyring_destroy (&keyring);
+}
+
+//  The mode byte and the key id must agree; a mix of the two is neither
+//  a sealed nor a plaintext envelope.
+static void
+test_mode_and_key_id_must_agree (void)
+{
+    const uint8_t fills[] = { 19 };
+    shoal_keyring_t *keyring = s_keyring (fills, 1);
+    shoal_sealer_t *sealer = s_sealer (keyring, 28, 1);
+    shoal_sealer_t *plain = s_sealer (NULL, 28, 1);
+    uint8_t payload[50], sealed[BUFFER_SIZE], plaintext[BUFFER_SIZE];
+    s_payload (payload, sizeof payload, 11);
+    long sealed_size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload,
+                                          sealed, sizeof sealed);
+    long plain_size = shoal_sealer_seal (plain, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload,
+                                         plaintext, sizeof plaintext);
+
+    //  Sealed, claiming plaintext.
+    sealed[1] = SHOAL_ENVELOPE_PLAINTEXT;
+    CHECK_EQ (s_open_fresh (keyring, SHOAL_PURPOSE_DATAGRAM, sealed, (size_t) sealed_size),
+              SHOAL_OPEN_MALFORMED);
+    CHECK_EQ (s_open_fresh (NULL, SHOAL_PURPOSE_DATAGRAM, sealed, (size_t) sealed_size),
+              SHOAL_OPEN_MALFORMED);
+    //  Plaintext, claiming a key.
+    plaintext[7] = 1;
+    CHECK_EQ (s_open_fresh (NULL, SHOAL_PURPOSE_DATAGRAM, plaintext, (size_t) plain_size),
+              SHOAL_OPEN_MALFORMED);
+    //  A mode that does not exist.
+    plaintext[7] = 0;
+    plaintext[1] = 2;
+    CHECK_EQ (s_open_fresh (NULL, SHOAL_PURPOSE_DATAGRAM, plaintext, (size_t) plain_size),
+              SHOAL_OPEN_MALFORMED);
+    //  The reserved byte set.
+    plaintext[1] = SHOAL_ENVELOPE_PLAINTEXT;
+    plaintext[3] = 1;
+    CHECK_EQ (s_open_fresh (NULL, SHOAL_PURPOSE_DATAGRAM, plaintext, (size_t) plain_size),
+              SHOAL_OPEN_MALFORMED);
+    //  Another version.
+    plaintext[3] = 0;
+    plaintext[0] = 2;
+    CHECK_EQ (s_open_fresh (NULL, SHOAL_PURPOSE_DATAGRAM, plaintext, (size_t) plain_size),
+              SHOAL_OPEN_VERSION);
+    plaintext[0] = SHOAL_ENVELOPE_VERSION;
+    CHECK_EQ (s_open_fresh (NULL, SHOAL_PURPOSE_DATAGRAM, plaintext, (size_t) plain_size),
+              SHOAL_OPEN_OK);
+    shoal_sealer_destroy (&plain);
+    shoal_sealer_destroy (&sealer);
+    shoal_keyring_destroy (&keyring);
+}
+
+//  ---------------------------------------------------------------------
+//  Sizes
+
+static void
+test_carrier_sizes (void)
+{
+    CHECK_EQ (shoal_envelope_size_max (SHOAL_PURPOSE_BEACON), SHOAL_BEACON_MAX);
+    CHECK_EQ (shoal_envelope_size_max (SHOAL_PURPOSE_DATAGRAM), SHOAL_DATAGRAM_MAX);
+    CHECK_EQ (shoal_envelope_size_max (SHOAL_PURPOSE_FRAME), SHOAL_FRAME_MAX);
+    CHECK_EQ (shoal_envelope_size_max ((shoal_purpose_t) 0), 0);
+    CHECK_EQ (shoal_envelope_size_max ((shoal_purpose_t) 4), 0);
+}
+
+static void
+test_open_refuses_wrong_sizes (void)
+{
+    const uint8_t fills[] = { 20 };
+    shoal_keyring_t *keyring = s_keyring (fills, 1);
+    shoal_sealer_t *sealer = s_sealer (keyring, 29, 1);
+    shoal_sealer_t *plain = s_sealer (NULL, 29, 1);
+    static uint8_t big[SHOAL_FRAME_MAX + 1];
+    uint8_t payload[8] = { 0 };
+
+    //  Larger than each carrier takes, with a valid header in front.
+    const shoal_purpose_t purposes[] = { SHOAL_PURPOSE_BEACON, SHOAL_PURPOSE_DATAGRAM,
+                                         SHOAL_PURPOSE_FRAME };
+    for (size_t p = 0; p < 3; p++) {
+        size_t carrier = shoal_envelope_size_max (purposes[p]);
+        shoal_sealer_seal (sealer, purposes[p], payload, sizeof payload, big, sizeof big);
+        CHECK_EQ (s_open_fresh (keyring, purposes[p], big, carrier + 1), SHOAL_OPEN_SIZE);
+        CHECK_EQ (s_open_fresh (keyring, purposes[p], big, carrier), SHOAL_OPEN_FORGED);
+        shoal_sealer_seal (plain, purposes[p], payload, sizeof payload, big, sizeof big);
+        CHECK_EQ (s_open_fresh (NULL, purposes[p], big, carrier + 1), SHOAL_OPEN_SIZE);
+        //  Plaintext has no tag, so all up to the carrier's limit is payload.
+        CHECK_EQ (s_open_fresh (NULL, purposes[p], big, carrier), SHOAL_OPEN_OK);
+    }
+
+    //  Shorter than a header, keyed or not.
+    shoal_sealer_seal (plain, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, big, sizeof big);
+    CHECK_EQ (s_open_fresh (NULL, SHOAL_PURPOSE_DATAGRAM, big, SHOAL_ENVELOPE_HEADER - 1),
+              SHOAL_OPEN_SIZE);
+    CHECK_EQ (s_open_fresh (NULL, SHOAL_PURPOSE_DATAGRAM, big, 0), SHOAL_OPEN_SIZE);
+    CHECK_EQ (s_open_fresh (NULL, SHOAL_PURPOSE_DATAGRAM, big, SHOAL_ENVELOPE_HEADER),
+              SHOAL_OPEN_OK);
+    shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, big, sizeof big);
+    CHECK_EQ (s_open_fresh (keyring, SHOAL_PURPOSE_DATAGRAM, big, SHOAL_ENVELOPE_HEADER - 1),
+              SHOAL_OPEN_SIZE);
+    //  A header but no room for nonce and tag.
+    CHECK_EQ (s_open_fresh (keyring, SHOAL_PURPOSE_DATAGRAM, big, SHOAL_ENVELOPE_OVERHEAD - 1),
+              SHOAL_OPEN_SIZE);
+
+    //  A purpose that is no carrier at all.
+    CHECK_EQ (s_open_fresh (keyring, (shoal_purpose_t) 0, big, 80), SHOAL_OPEN_SIZE);
+    CHECK_EQ (s_open_fresh (keyring, (shoal_purpose_t) 4, big, 80), SHOAL_OPEN_SIZE);
+    shoal_sealer_destroy (&plain);
+    shoal_sealer_destroy (&sealer);
+    shoal_keyring_destroy (&keyring);
+}
+
+static void
+test_open_refuses_output_too_small_and_records_nothing (void)
+{
+    const uint8_t fills[] = { 21 };
+    shoal_keyring_t *keyring = s_keyring (fills, 1);
+    shoal_sealer_t *sealer = s_sealer (keyring, 30, 1);
+    shoal_opener_t *opener = shoal_opener_new (keyring, 16);
+    uint8_t payload[64], sealed[BUFFER_SIZE], out[BUFFER_SIZE];
+    s_payload (payload, sizeof payload, 12);
+    long size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed,
+                                   sizeof sealed);
+    size_t payload_size = 0;
+    CHECK_EQ (shoal_opener_open (opener, SHOAL_PURPOSE_DATAGRAM, sealed, (size_t) size, out,
+                                 sizeof payload - 1, &payload_size, NULL),
+              SHOAL_OPEN_SIZE);
+    CHECK_EQ (shoal_opener_open (opener, SHOAL_PURPOSE_DATAGRAM, sealed, (size_t) size, out,
+                                 sizeof payload, &payload_size, NULL),
+              SHOAL_OPEN_OK);
+    CHECK_EQ (payload_size, sizeof payload);
+    CHECK (memcmp (out, payload, sizeof payload) == 0);
+    shoal_opener_destroy (&opener);
+    shoal_sealer_destroy (&sealer);
+    shoal_keyring_destroy (&keyring);
+}
+
+static void
+test_seal_refuses_what_does_not_fit (void)
+{
+    const uint8_t fills[] = { 22 };
+    shoal_keyring_t *keyring = s_keyring (fills, 1);
+    shoal_sealer_t *sealer = s_sealer (keyring, 31, 1);
+    shoal_sealer_t *plain = s_sealer (NULL, 31, 1);
+    static uint8_t payload[SHOAL_FRAME_MAX + 1], sealed[SHOAL_FRAME_MAX + 1];
+
+    //  The largest payload each carrier takes sealed, and one byte more.
+    const shoal_purpose_t purposes[] = { SHOAL_PURPOSE_BEACON, SHOAL_PURPOSE_DATAGRAM,
+                                         SHOAL_PURPOSE_FRAME };
+    for (size_t p = 0; p < 3; p++) {
+        size_t carrier = shoal_envelope_size_max (purposes[p]);
+        size_t largest = carrier - SHOAL_ENVELOPE_OVERHEAD;
+        CHECK_EQ (shoal_sealer_seal (sealer, purposes[p], payload, largest, sealed, sizeof sealed),
+                  (long) carrier);
+        CHECK_EQ (s_open_fresh (keyring, purposes[p], sealed, carrier), SHOAL_OPEN_OK);
+        CHECK_EQ (
+            shoal_sealer_seal (sealer, purposes[p], payload, largest + 1, sealed, sizeof sealed),
+            -1);
+        //  Plaintext saves the nonce and the tag, and no more.
+        largest = carrier - SHOAL_ENVELOPE_HEADER;
+        CHECK_EQ (shoal_sealer_seal (plain, purposes[p], payload, largest, sealed, sizeof sealed),
+                  (long) carrier);
+        CHECK_EQ (
+            shoal_sealer_seal (plain, purposes[p], payload, largest + 1, sealed, sizeof sealed),
+            -1);
+    }
+    CHECK_EQ (
+        shoal_sealer_seal (sealer, SHOAL_PURPOSE_BEACON, payload, SIZE_MAX, sealed, sizeof sealed),
+        -1);
+
+    //  The output buffer must hold the whole envelope.
+    CHECK_EQ (shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, 100, sealed,
+                                 100 + SHOAL_ENVELOPE_OVERHEAD - 1),
+              -1);
+    CHECK_EQ (shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, 100, sealed,
+                                 100 + SHOAL_ENVELOPE_OVERHEAD),
+              100 + SHOAL_ENVELOPE_OVERHEAD);
+    CHECK_EQ (shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, 0, sealed, 0), -1);
+
+    //  Purposes that are no carrier.
+    CHECK_EQ (shoal_sealer_seal (sealer, (shoal_purpose_t) 0, payload, 1, sealed, sizeof sealed),
+              -1);
+    CHECK_EQ (shoal_sealer_seal (sealer, (shoal_purpose_t) 4, payload, 1, sealed, sizeof sealed),
+              -1);
+    shoal_sealer_destroy (&plain);
+    shoal_sealer_destroy (&sealer);
+    shoal_keyring_destroy (&keyring);
+}
+
+//  ---------------------------------------------------------------------
+//  Key rotation
+
+//  One node: its keyring, what it sends with and what it receives with.
+typedef struct {
+    shoal_keyring_t *keyring;
+    shoal_sealer_t *sealer;
+    shoal_opener_t *opener;
+} s_node_t;
+
+static void
+s_node_start (s_node_t *node, uint8_t sender_fill, uint8_t key_fill)
+{
+    const uint8_t fills[] = { key_fill };
+    node->keyring = s_keyring (fills, 1);
+    node->sealer = s_sealer (node->keyring, sender_fill, 1);
+    node->opener = shoal_opener_new (node->keyring, 16);
+}
+
+static void
+s_node_stop (s_node_t *node)
+{
+    shoal_opener_destroy (&node->opener);
+    shoal_sealer_destroy (&node->sealer);
+    shoal_keyring_destroy (&node->keyring);
+}
+
+//  Sends a few messages on every carrier from one node to the other and
+//  counts those that did not arrive intact.
+static int
+s_exchange (s_node_t *from, s_node_t *to, uint32_t expected_key_id)
+{
+    const shoal_purpose_t purposes[] = { SHOAL_PURPOSE_BEACON, SHOAL_PURPOSE_DATAGRAM,
+                                         SHOAL_PURPOSE_FRAME };
+    int lost = 0;
+    for (int i = 0; i < 9; i++) {
+        uint8_t payload[40], sealed[BUFFER_SIZE], out[BUFFER_SIZE];
+        s_payload (payload, sizeof payload, (unsigned) i);
+        long size = shoal_sealer_seal (from->sealer, purposes[i % 3], payload, sizeof payload,
+                                       sealed, sizeof sealed);
+        shoal_envelope_t envelope;
+        size_t payload_size = 0;
+        shoal_open_result_t result =
+            shoal_opener_open (to->opener, purposes[i % 3], sealed, (size_t) size, out, sizeof out,
+                               &payload_size, &envelope);
+        if (result != SHOAL_OPEN_OK || payload_size != sizeof payload ||
+            memcmp (out, payload, sizeof payload) != 0 || envelope.key_id != expected_key_id) {
+            if (lost++ == 0)
+                fprintf (stderr, "  message %d: %s\n", i, shoal_open_result_name (result));
+        }
+    }
+    return lost;
+}
+
+static void
+test_key_rotation_loses_no_message (void)
+{
+    const uint32_t k1 = s_key_id (30), k2 = s_key_id (31);
+    uint8_t key2[SHOAL_KEY_SIZE];
+    s_key (key2, 31);
+    s_node_t a, b;
+    s_node_start (&a, 40, 30);
+    s_node_start (&b, 41, 30);
+    CHECK_EQ (s_exchange (&a, &b, k1), 0);
+    CHECK_EQ (s_exchange (&b, &a, k1), 0);
+
+    //  An envelope sealed before the rotation, delivered late.
+    uint8_t late[BUFFER_SIZE], payload[40];
+    s_payload (payload, sizeof payload, 99);
+    long late_size = shoal_sealer_seal (a.sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload,
+                                        late, sizeof late);
+    uint8_t later[BUFFER_SIZE];
+    long later_size = shoal_sealer_seal (a.sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload,
+                                         later, sizeof later);
+
+    //  Step 1: install K2, A first. Both still seal with K1.
+    CHECK_EQ (shoal_keyring_install (a.keyring, key2), 0);
+    CHECK_EQ (s_exchange (&a, &b, k1), 0);
+    CHECK_EQ (s_exchange (&b, &a, k1), 0);
+    CHECK_EQ (shoal_keyring_install (b.keyring, key2), 0);
+    CHECK_EQ (s_exchange (&a, &b, k1), 0);
+    CHECK_EQ (s_exchange (&b, &a, k1), 0);
+
+    //  Step 2: A seals with K2 while B still seals with K1, then both K2.
+    CHECK_EQ (shoal_keyring_use (a.keyring, k2), 0);
+    CHECK_EQ (s_exchange (&a, &b, k2), 0);
+    CHECK_EQ (s_exchange (&b, &a, k1), 0);
+    CHECK_EQ (s_open (b.opener, SHOAL_PURPOSE_DATAGRAM, late, late_size), SHOAL_OPEN_OK);
+    CHECK_EQ (shoal_keyring_use (b.keyring, k2), 0);
+    CHECK_EQ (s_exchange (&a, &b, k2), 0);
+    CHECK_EQ (s_exchange (&b, &a, k2), 0);
+
+    //  Step 3: remove K1, A first.
+    CHECK_EQ (shoal_keyring_remove (a.keyring, k1), 0);
+    CHECK_EQ (s_exchange (&a, &b, k2), 0);
+    CHECK_EQ (s_exchange (&b, &a, k2), 0);
+    CHECK_EQ (shoal_keyring_remove (b.keyring, k1), 0);
+    CHECK_EQ (s_exchange (&a, &b, k2), 0);
+    CHECK_EQ (s_exchange (&b, &a, k2), 0);
+    CHECK_EQ (shoal_keyring_size (a.keyring), 1);
+    CHECK_EQ (shoal_keyring_size (b.keyring), 1);
+
+    //  Once K1 is gone, what was sealed with it no longer opens.
+    CHECK_EQ (s_open (b.opener, SHOAL_PURPOSE_DATAGRAM, later, later_size), SHOAL_OPEN_UNKNOWN_KEY);
+    s_node_stop (&a);
+    s_node_stop (&b);
+}
+
+static void
+test_primary_key_cannot_be_removed (void)
+{
+    const uint8_t fills[] = { 32, 33 };
+    shoal_keyring_t *keyring = s_keyring (fills, 2);
+    shoal_sealer_t *sealer = s_sealer (keyring, 42, 1);
+    uint32_t primary = s_key_id (32);
+    CHECK_EQ (shoal_keyring_remove (keyring, primary), -1);
+    CHECK_EQ (shoal_keyring_primary (keyring), primary);
+    CHECK_EQ (shoal_keyring_size (keyring), 2);
+    CHECK (shoal_keyring_subkey (keyring, primary, SHOAL_PURPOSE_FRAME) != NULL);
+
+    //  The keyring still seals and opens with it.
+    uint8_t payload[10] = { 0 }, sealed[BUFFER_SIZE];
+    long size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_FRAME, payload, sizeof payload, sealed,
+                                   sizeof sealed);
+    CHECK_EQ (size, (long) sizeof payload + SHOAL_ENVELOPE_OVERHEAD);
+    CHECK_EQ (s_open_fresh (keyring, SHOAL_PURPOSE_FRAME, sealed, (size_t) size), SHOAL_OPEN_OK);
+    shoal_sealer_destroy (&sealer);
+    shoal_keyring_destroy (&keyring);
+}
+
+//  ---------------------------------------------------------------------
+//  Bookkeeping
+
+static void
+test_result_names_are_distinct (void)
+{
+    for (int i = 0; i < SHOAL_OPEN_RESULT_COUNT; i++) {
+        const char *name = shoal_open_result_name ((shoal_open_result_t) i);
+        CHECK (name != NULL && name[0] != '\0');
+        for (int j = 0; j < i; j++)
+            CHECK (name && strcmp (name, shoal_open_result_name ((shoal_open_result_t) j)) != 0);
+    }
+    CHECK_STR (shoal_open_result_name (SHOAL_OPEN_OK), "ok");
+    CHECK_STR (shoal_open_result_name (SHOAL_OPEN_FORGED), "forged");
+    CHECK (shoal_open_result_name (SHOAL_OPEN_RESULT_COUNT) != NULL);
+    CHECK (shoal_open_result_name ((shoal_open_result_t) -1) != NULL);
+}
+
+static void
+test_opener_counts_forgotten_senders (void)
+{
+    const uint8_t fills[] = { 34 };
+    shoal_keyring_t *keyring = s_keyring (fills, 1);
+    CHECK (shoal_opener_new (keyring, 0) == NULL);
+    shoal_opener_t *opener = shoal_opener_new (keyring, 2);
+    uint8_t payload[10] = { 0 }, sealed[3][BUFFER_SIZE];
+    long sizes[3];
+    for (int i = 0; i < 3; i++) {
+        shoal_sealer_t *sealer = s_sealer (keyring, (uint8_t) (50 + i), 1);
+        sizes[i] = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload,
+                                      sealed[i], sizeof sealed[i]);
+        CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, sealed[i], sizes[i]), SHOAL_OPEN_OK);
+        shoal_sealer_destroy (&sealer);
+    }
+    CHECK_EQ (shoal_opener_evictions (opener), 1);
+    //  The first sender was forgotten, so its envelope passes again: the
+    //  cost of a table sized below the cluster.
+    CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, sealed[2], sizes[2]), SHOAL_OPEN_REPLAYED);
+    CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, sealed[0], sizes[0]), SHOAL_OPEN_OK);
+    CHECK_EQ (shoal_opener_evictions (opener), 2);
+    shoal_opener_destroy (&opener);
+    CHECK (opener == NULL);
+    shoal_opener_destroy (&opener);
+    shoal_keyring_destroy (&keyring);
+}
+
+int
+main (void)
+{
+    RUN (test_seal_then_open_gives_back_payload_and_header);
+    RUN (test_plaintext_round_trip_without_keys);
+    RUN (test_header_layout_matches_the_spec);
+    RUN (test_ciphertext_does_not_show_the_payload);
+    RUN (test_opener_without_the_key_says_unknown_key);
+    RUN (test_key_id_of_another_installed_key_is_forged);
+    RUN (test_every_flipped_bit_is_refused);
+    RUN (test_every_truncation_and_extension_is_refused);
+    RUN (test_forged_envelope_does_not_move_replay_window);
+    RUN (test_same_envelope_twice_is_replayed);
+    RUN (test_reordering_inside_window_loses_nothing);
+    RUN (test_envelope_older_than_window_is_stale);
+    RUN (test_new_incarnation_resets_the_window);
+    RUN (test_purposes_are_numbered_apart);
+    RUN (test_envelope_for_another_carrier_is_refused);
+    RUN (test_keyed_node_refuses_plaintext);
+    RUN (test_unkeyed_node_refuses_sealed);
+    RUN (test_mode_and_key_id_must_agree);
+    RUN (test_carrier_sizes);
+    RUN (test_open_refuses_wrong_sizes);
+    RUN (test_open_refuses_output_too_small_and_records_nothing);
+    RUN (test_seal_refuses_what_does_not_fit);
+    RUN (test_key_rotation_loses_no_message);
+    RUN (test_primary_key_cannot_be_removed);
+    RUN (test_result_names_are_distinct);
+    RUN (test_opener_counts_forgotten_senders);
+    return TEST_DONE ();
+}
