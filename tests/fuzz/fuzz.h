@@ -1,0 +1,53 @@
+/*  tests/fuzz/fuzz.h: what the fuzz targets and the corpus generator share.
+
+    Every fuzz target is one LLVMFuzzerTestOneInput that feeds its input to
+    one layer and aborts when the layer breaks a promise its header makes;
+    libFuzzer then keeps the input as a crash artifact. The receive path of
+    the codec is checked the same way whether the bytes arrive bare
+    (fuzz_decode) or inside an envelope (fuzz_open), so that check lives
+    here. So do the fixed key and the selector byte of fuzz_open, which the
+    corpus generator must reproduce exactly for its seeds to open.
+*/
+#ifndef SHOAL_FUZZ_H
+#define SHOAL_FUZZ_H
+
+#include "envelope.h"
+#include "keyring.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+//  The entry points libFuzzer calls.
+int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize (int *argc, char ***argv);
+
+//  Aborts, naming the broken promise, when cond is false.
+#define FUZZ_REQUIRE(cond, ...)                                                                    \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            fuzz_fail (__FILE__, __LINE__, #cond, __VA_ARGS__);                                    \
+    } while (0)
+
+//  Prints where and what failed, then aborts.
+_Noreturn void fuzz_fail (const char *file, int line, const char *cond, const char *format, ...)
+    __attribute__ ((format (printf, 4, 5)));
+
+//  Decodes size bytes as a node does on receipt, with an arena of exactly
+//  SHOAL_DECODE_ARENA (size) bytes, and aborts unless: the decode never fails
+//  only because that arena is full; a refusal comes with a non-empty,
+//  NUL-terminated error text; an accepted message re-encodes, and its
+//  encoding decodes and re-encodes to the same bytes. Returns 0 when the
+//  message was accepted, -1 when it was refused.
+int fuzz_decode_checked (const uint8_t *data, size_t size);
+
+//  The one cluster key of fuzz_open's keyed node and of the sealed seeds.
+extern const uint8_t fuzz_key[SHOAL_KEY_SIZE];
+
+//  The first byte of a fuzz_open input: the carrier (purpose) the envelope
+//  arrives on, and whether the receiving node holds fuzz_key or runs in
+//  plaintext. Every byte value selects something.
+uint8_t fuzz_open_selector (shoal_purpose_t purpose, bool keyed);
+void fuzz_open_select (uint8_t selector, shoal_purpose_t *purpose, bool *keyed);
+
+#endif

@@ -1,0 +1,368 @@
+/*  tests/fuzz/make_corpus.c: writes the seed corpus of every fuzz target.
+
+    Usage: make_corpus DIR, where DIR is tests/fuzz/corpus in the source
+    tree. Writes DIR/<target>/<seed> for each fuzz target, and DIR/wire.dict,
+    the dictionary of msgpack headers and message heads the fuzz tests pass
+    to libFuzzer. The output depends only on the sources (the samples of
+    tests/samples.c, the fixed key and nonce prefix), so regenerating after
+    a change to the wire format shows the change in the corpus's diff. Seeds
+    no longer written are not deleted; remove DIR first for a clean slate.
+*/
+
+#include "fuzz.h"
+
+#include "samples.h"
+#include "shoal.h"
+#include "wire.h"
+
+#include <errno.h>
+#include <msgpack.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char *s_root;
+static int s_failures;
+
+static void
+s_write (const char *target, const char *name, const void *data, size_t size)
+{
+    char path[1024];
+    snprintf (path, sizeof path, "%s/%s", s_root, target);
+    if (mkdir (path, 0755) != 0 && errno != EEXIST) {
+        fprintf (stderr, "make_corpus: cannot create %s: %s\n", path, strerror (errno));
+        s_failures++;
+        return;
+    }
+    snprintf (path, sizeof path, "%s/%s/%s", s_root, target, name);
+    FILE *file = fopen (path, "wb");
+    if (!file || fwrite (data, 1, size, file) != size || fclose (file) != 0) {
+        fprintf (stderr, "make_corpus: cannot write %s\n", path);
+        s_failures++;
+    }
+}
+
+//  Encodes the sample of type into out; exits when it does not encode,
+//  since every later seed would be wrong too.
+static size_t
+s_sample (int type, uint8_t *out, size_t capacity)
+{
+    shoal_msg_t msg;
+    shoal_wire_error_t err;
+    long size =
+        shoal_sample_msg (type, &msg) == 0 ? shoal_msg_encode (&msg, out, capacity, &err) : -1;
+    if (size < 0) {
+        fprintf (stderr, "make_corpus: the %s sample does not encode\n",
+                 shoal_msg_type_name (type));
+        exit (EXIT_FAILURE);
+    }
+    return (size_t) size;
+}
+
+//  ---------------------------------------------------------------------
+//  fuzz_decode: one message of every type, then what hostile peers send.
+
+static void
+s_decode_seeds (void)
+{
+    static uint8_t buffer[SHOAL_FRAME_MAX];
+    for (size_t i = 0; i < shoal_msg_type_count; i++) {
+        int type = shoal_msg_types[i];
+        size_t size = s_sample (type, buffer, sizeof buffer);
+        s_write ("fuzz_decode", shoal_msg_type_name (type), buffer, size);
+    }
+
+    //  Containers whose counts ask for far more than the bytes hold.
+    const uint8_t array32[] = { 0xdd, 0xff, 0xff, 0xff, 0xff };
+    const uint8_t map32[] = { 0xdf, 0xff, 0xff, 0xff, 0xff };
+    s_write ("fuzz_decode", "hostile-array32", array32, sizeof array32);
+    s_write ("fuzz_decode", "hostile-map32", map32, sizeof map32);
+
+    //  A ping-req whose address claims 4 GB.
+    msgpack_sbuffer sbuf;
+    msgpack_packer pk;
+    msgpack_sbuffer_init (&sbuf);
+    msgpack_packer_init (&pk, &sbuf, msgpack_sbuffer_write);
+    shoal_id_t target = shoal_sample_id (0x12);
+    msgpack_pack_array (&pk, 6);
+    msgpack_pack_uint8 (&pk, SHOAL_WIRE_VERSION);
+    msgpack_pack_uint8 (&pk, SHOAL_MSG_PING_REQ);
+    msgpack_pack_uint32 (&pk, 4712);
+    msgpack_pack_bin_with_body (&pk, target.bytes, sizeof target.bytes);
+    const uint8_t str32[] = { 0xdb, 0xff, 0xff, 0xff, 0xff, '1', '0', '.' };
+    msgpack_sbuffer_write (&sbuf, (const char *) str32, sizeof str32);
+    s_write ("fuzz_decode", "hostile-str32", sbuf.data, sbuf.size);
+    msgpack_sbuffer_destroy (&sbuf);
+
+    uint8_t nesting[1000];
+    memset (nesting, 0x91, sizeof nesting);
+    s_write ("fuzz_decode", "hostile-nesting", nesting, sizeof nesting);
+
+    size_t size = s_sample (SHOAL_MSG_BEACON, buffer, sizeof buffer);
+    buffer[1] = SHOAL_WIRE_VERSION + 1;
+    s_write ("fuzz_decode", "hostile-version", buffer, size);
+}
+
+//  Messages that take the most arena per byte the wire allows, at the edge
+//  of SHOAL_DECODE_ARENA: job specs that carry every label they may, with
+//  one-letter keys and empty values; updates whose metadata also lists
+//  every handle, each an empty string.
+static void
+s_dense_seeds (void)
+{
+    static const char *keys[SHOAL_LABELS_MAX] = { "a", "b", "c", "d", "e", "f", "g", "h",
+                                                  "i", "j", "k", "l", "m", "n", "o", "p" };
+    static shoal_label_t labels[SHOAL_LABELS_MAX];
+    static const char *handles[SHOAL_HANDLES_MAX];
+    static shoal_jobspec_t jobs[24];
+    static shoal_update_t updates[11]; //  as many as fit in a datagram
+    static uint8_t buffer[SHOAL_DATAGRAM_MAX * 4];
+
+    for (size_t i = 0; i < SHOAL_LABELS_MAX; i++)
+        labels[i] = (shoal_label_t){ keys[i], "" };
+    for (size_t i = 0; i < SHOAL_HANDLES_MAX; i++)
+        handles[i] = "";
+    for (size_t i = 0; i < sizeof jobs / sizeof jobs[0]; i++)
+        jobs[i] = (shoal_jobspec_t){
+            .name = "", .require_count = SHOAL_LABELS_MAX, .require = labels, .command = ""
+        };
+    static shoal_meta_t meta = { "",     "", 0, 0, 0, SHOAL_LABELS_MAX, labels, SHOAL_HANDLES_MAX,
+                                 handles };
+    for (size_t i = 0; i < sizeof updates / sizeof updates[0]; i++)
+        updates[i] = (shoal_update_t){ .node = shoal_sample_id ((uint8_t) i), .meta = &meta };
+
+    shoal_msg_t messages[2] = { { .type = SHOAL_MSG_SYNC_REPLY }, { .type = SHOAL_MSG_PING } };
+    messages[0].u.sync_reply.job_count = sizeof jobs / sizeof jobs[0];
+    messages[0].u.sync_reply.jobs = jobs;
+    messages[1].u.ping.update_count = sizeof updates / sizeof updates[0];
+    messages[1].u.ping.updates = updates;
+    for (size_t i = 0; i < 2; i++) {
+        shoal_wire_error_t err;
+        long size = shoal_msg_encode (&messages[i], buffer, sizeof buffer, &err);
+        char name[64];
+        snprintf (name, sizeof name, "dense-%s", shoal_msg_type_name (messages[i].type));
+        if (size < 0) {
+            fprintf (stderr, "make_corpus: %s does not encode: %s\n", name, err.text);
+            s_failures++;
+            continue;
+        }
+        s_write ("fuzz_decode", name, buffer, (size_t) size);
+    }
+}
+
+//  ---------------------------------------------------------------------
+//  fuzz_open: each carrier's message, sealed and in plaintext.
+
+static void
+s_open_seeds (void)
+{
+    static const struct {
+        shoal_purpose_t purpose;
+        const char *name;
+        int type;
+    } carriers[] = {
+        { SHOAL_PURPOSE_BEACON, "beacon", SHOAL_MSG_BEACON },
+        { SHOAL_PURPOSE_DATAGRAM, "datagram", SHOAL_MSG_PING },
+        { SHOAL_PURPOSE_FRAME, "frame", SHOAL_MSG_ASSIGN },
+    };
+    static const uint8_t nonce_prefix[SHOAL_ENVELOPE_NONCE] = "fuzz-nonce-0001";
+    static uint8_t payload[SHOAL_DATAGRAM_MAX * 4];
+    static uint8_t seed[1 + sizeof payload + SHOAL_ENVELOPE_OVERHEAD];
+
+    shoal_keyring_t *keyed = shoal_keyring_new ();
+    shoal_keyring_t *plaintext = shoal_keyring_new ();
+    if (!keyed || !plaintext || shoal_keyring_install (keyed, fuzz_key) != 0) {
+        fprintf (stderr, "make_corpus: no keyring\n");
+        exit (EXIT_FAILURE);
+    }
+    shoal_id_t sender = shoal_sample_id (0x10);
+    for (int sealed = 0; sealed <= 1; sealed++) {
+        shoal_sealer_t *sealer =
+            shoal_sealer_new (sealed ? keyed : plaintext, sender.bytes, 1000, nonce_prefix);
+        for (size_t i = 0; i < sizeof carriers / sizeof carriers[0]; i++) {
+            size_t size = s_sample (carriers[i].type, payload, sizeof payload);
+            seed[0] = fuzz_open_selector (carriers[i].purpose, sealed);
+            long sealed_size = shoal_sealer_seal (sealer, carriers[i].purpose, payload, size,
+                                                  seed + 1, sizeof seed - 1);
+            if (sealed_size < 0) {
+                fprintf (stderr, "make_corpus: the %s sample does not fit its carrier\n",
+                         shoal_msg_type_name (carriers[i].type));
+                s_failures++;
+                continue;
+            }
+            char name[64];
+            snprintf (name, sizeof name, "%s-%s", carriers[i].name,
+                      sealed ? "sealed" : "plaintext");
+            s_write ("fuzz_open", name, seed, 1 + (size_t) sealed_size);
+        }
+        shoal_sealer_destroy (&sealer);
+    }
+    shoal_keyring_destroy (&keyed);
+    shoal_keyring_destroy (&plaintext);
+}
+
+//  ---------------------------------------------------------------------
+//  fuzz_key: a key file as `shoal keygen` writes it, and near misses.
+
+static void
+s_key_seeds (void)
+{
+    char text[SHOAL_KEY_TEXT_BYTES];
+    shoal_key_format (fuzz_key, text);
+    char seed[SHOAL_KEY_TEXT_BYTES + 16];
+
+    snprintf (seed, sizeof seed, "%s\n", text);
+    s_write ("fuzz_key", "key-file", seed, strlen (seed));
+    snprintf (seed, sizeof seed, " \t%s \r\n", text);
+    s_write ("fuzz_key", "key-spaced", seed, strlen (seed));
+    snprintf (seed, sizeof seed, "%.43s", text);
+    s_write ("fuzz_key", "key-unpadded", seed, strlen (seed));
+    snprintf (seed, sizeof seed, "%s", text);
+    seed[10] = '*';
+    s_write ("fuzz_key", "key-bad-character", seed, strlen (seed));
+    //  libsodium 1.0.18 decodes any byte above 0x7f as '/'.
+    seed[10] = (char) 0xe4;
+    s_write ("fuzz_key", "key-non-ascii", seed, strlen (seed));
+}
+
+//  ---------------------------------------------------------------------
+//  fuzz_reader: values of every type the reader reads, in every width.
+
+static void
+s_reader_seeds (void)
+{
+    static uint8_t buffer[SHOAL_DATAGRAM_MAX];
+    size_t size = s_sample (SHOAL_MSG_PING, buffer, sizeof buffer);
+    s_write ("fuzz_reader", "ping", buffer, size);
+
+    //  Every header of each supported family, widest forms included.
+    const uint8_t widths[] = {
+        0xdc, 0x00, 0x12,                                     //  array16 of 18
+        0x7f,                                                 //  positive fixint
+        0xcc, 0xff,                                           //  uint8
+        0xcd, 0x01, 0x00,                                     //  uint16
+        0xce, 0x00, 0x01, 0x00, 0x00,                         //  uint32
+        0xcf, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, //  uint64
+        0xd0, 0x7f,                                           //  int8, not negative
+        0xd1, 0x00, 0x01,                                     //  int16
+        0xd2, 0x00, 0x00, 0x00, 0x01,                         //  int32
+        0xd3, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, //  int64
+        0xd9, 0x03, 'a',  'b',  'c',                          //  str8
+        0xda, 0x00, 0x01, 'x',                                //  str16
+        0xdb, 0x00, 0x00, 0x00, 0x01, 'y',                    //  str32
+        0xc4, 0x01, 0x00,                                     //  bin8
+        0xc5, 0x00, 0x01, 0x00,                               //  bin16
+        0xc6, 0x00, 0x00, 0x00, 0x01, 0x00,                   //  bin32
+        0xdd, 0x00, 0x00, 0x00, 0x01, 0xc3,                   //  array32 of true
+        0xde, 0x00, 0x01, 0xa1, 'k',  0xc2,                   //  map16 {k: false}
+        0xdf, 0x00, 0x00, 0x00, 0x01, 0xa1, 'n',  0xc0,       //  map32 {n: nil}
+    };
+    s_write ("fuzz_reader", "widths", widths, sizeof widths);
+
+    //  Nested containers, as the wire nests them, with room to mutate.
+    msgpack_sbuffer sbuf;
+    msgpack_packer pk;
+    msgpack_sbuffer_init (&sbuf);
+    msgpack_packer_init (&pk, &sbuf, msgpack_sbuffer_write);
+    msgpack_pack_map (&pk, 3);
+    msgpack_pack_str_with_body (&pk, "labels", 6);
+    msgpack_pack_map (&pk, 2);
+    msgpack_pack_str_with_body (&pk, "zone", 4);
+    msgpack_pack_str_with_body (&pk, "eu-west-1a", 10);
+    msgpack_pack_str_with_body (&pk, "disk", 4);
+    msgpack_pack_str_with_body (&pk, "ssd", 3);
+    msgpack_pack_str_with_body (&pk, "epochs", 6);
+    msgpack_pack_array (&pk, 2);
+    msgpack_pack_array (&pk, 2);
+    msgpack_pack_uint64 (&pk, 7);
+    msgpack_pack_uint64 (&pk, 300);
+    msgpack_pack_array (&pk, 2);
+    msgpack_pack_uint64 (&pk, 70000);
+    msgpack_pack_uint64 (&pk, UINT64_MAX);
+    msgpack_pack_bin_with_body (&pk, fuzz_key, 16);
+    msgpack_pack_array (&pk, 0);
+    s_write ("fuzz_reader", "nested", sbuf.data, sbuf.size);
+    msgpack_sbuffer_clear (&sbuf);
+
+    //  Types outside the reader's subset, where the walk stops.
+    msgpack_pack_array (&pk, 3);
+    msgpack_pack_int64 (&pk, -1);
+    msgpack_pack_double (&pk, 1.5);
+    msgpack_pack_ext_with_body (&pk, "ab", 2, 1);
+    s_write ("fuzz_reader", "outside", sbuf.data, sbuf.size);
+    msgpack_sbuffer_destroy (&sbuf);
+
+    //  As deep as msgpack-c parses: 31 arrays, then a map holding nil.
+    uint8_t deep[34];
+    memset (deep, 0x91, 31);
+    deep[31] = 0x81;
+    deep[32] = 0xc0;
+    deep[33] = 0xc0;
+    s_write ("fuzz_reader", "deep", deep, sizeof deep);
+}
+
+//  ---------------------------------------------------------------------
+//  The dictionary: headers the wire uses and the head of every message.
+
+static void
+s_dictionary (void)
+{
+    static const char *tokens[] = {
+        "nil=\"\\xc0\"",         "false=\"\\xc2\"",
+        "true=\"\\xc3\"",        "uint8=\"\\xcc\"",
+        "uint16=\"\\xcd\"",      "uint32=\"\\xce\"",
+        "uint64=\"\\xcf\"",      "int8=\"\\xd0\"",
+        "int64=\"\\xd3\"",       "str8=\"\\xd9\"",
+        "str16=\"\\xda\"",       "str32=\"\\xdb\"",
+        "array16=\"\\xdc\"",     "array32=\"\\xdd\"",
+        "map16=\"\\xde\"",       "map32=\"\\xdf\"",
+        "bin8=\"\\xc4\"",        "id=\"\\xc4\\x10\"",
+        "hash=\"\\xc4\\x20\"",   "epoch=\"\\x92\"",
+        "empty_str=\"\\xa0\"",   "empty_map=\"\\x80\"",
+        "empty_array=\"\\x90\"", "u32_max=\"\\xce\\xff\\xff\\xff\\xff\"",
+        "utf8_2=\"\\xc3\\xa9\"", "utf8_4=\"\\xf0\\x9f\\x90\\x9f\"",
+    };
+    char path[1024];
+    snprintf (path, sizeof path, "%s/wire.dict", s_root);
+    FILE *file = fopen (path, "w");
+    if (!file) {
+        fprintf (stderr, "make_corpus: cannot write %s\n", path);
+        s_failures++;
+        return;
+    }
+    fprintf (file, "# Written by tests/fuzz/make_corpus.c; regenerate, do not edit.\n");
+    for (size_t i = 0; i < sizeof tokens / sizeof tokens[0]; i++)
+        fprintf (file, "%s\n", tokens[i]);
+    //  A message starts with its array header, the version and its type.
+    static uint8_t buffer[SHOAL_FRAME_MAX];
+    for (size_t i = 0; i < shoal_msg_type_count; i++) {
+        int type = shoal_msg_types[i];
+        s_sample (type, buffer, sizeof buffer);
+        fprintf (file, "head_%02x=\"\\x%02x\\x%02x\\x%02x\"\n", type, buffer[0], buffer[1],
+                 buffer[2]);
+    }
+    if (fclose (file) != 0)
+        s_failures++;
+}
+
+int
+main (int argc, char *argv[])
+{
+    if (argc != 2) {
+        fprintf (stderr, "usage: make_corpus DIR (tests/fuzz/corpus)\n");
+        return EXIT_FAILURE;
+    }
+    s_root = argv[1];
+    if (mkdir (s_root, 0755) != 0 && errno != EEXIST) {
+        fprintf (stderr, "make_corpus: cannot create %s: %s\n", s_root, strerror (errno));
+        return EXIT_FAILURE;
+    }
+    s_decode_seeds ();
+    s_dense_seeds ();
+    s_open_seeds ();
+    s_key_seeds ();
+    s_reader_seeds ();
+    s_dictionary ();
+    return s_failures ? EXIT_FAILURE : EXIT_SUCCESS;
+}
