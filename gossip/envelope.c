@@ -143,13 +143,13 @@ struct _shoal_opener_t {
 };
 
 shoal_opener_t *
-shoal_opener_new (const shoal_keyring_t *keyring, size_t senders)
+shoal_opener_new (const shoal_keyring_t *keyring, size_t windows)
 {
     shoal_opener_t *self = calloc (1, sizeof *self);
     if (!self)
         return NULL;
     self->keyring = keyring;
-    self->replay = shoal_replay_new (senders);
+    self->replay = shoal_replay_new (windows);
     if (!self->replay)
         shoal_opener_destroy (&self);
     return self;

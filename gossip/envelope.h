@@ -101,8 +101,10 @@ long shoal_sealer_seal (shoal_sealer_t *self, shoal_purpose_t purpose, const uin
 
 typedef struct _shoal_opener_t shoal_opener_t;
 
-//  senders: how many senders' replay windows to keep (see replay.h).
-shoal_opener_t *shoal_opener_new (const shoal_keyring_t *keyring, size_t senders);
+//  windows: how many replay windows to keep, one per (sender, purpose) seen
+//  (see replay.h): an opener that serves every carrier of an N-node cluster
+//  needs 3N.
+shoal_opener_t *shoal_opener_new (const shoal_keyring_t *keyring, size_t windows);
 
 void shoal_opener_destroy (shoal_opener_t **self_p);
 
@@ -114,7 +116,7 @@ shoal_open_result_t shoal_opener_open (shoal_opener_t *self, shoal_purpose_t pur
                                        size_t capacity, size_t *payload_size,
                                        shoal_envelope_t *envelope);
 
-//  Senders whose replay window was dropped to make room.
+//  Replay windows dropped to make room.
 uint64_t shoal_opener_evictions (const shoal_opener_t *self);
 
 #endif

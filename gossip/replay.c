@@ -26,7 +26,7 @@ typedef struct {
 struct _shoal_replay_t {
     s_entry_t *slots;
     size_t mask;     //  slot count - 1 (a power of two)
-    size_t capacity; //  senders held at most
+    size_t capacity; //  windows held at most
     size_t count;
     uint64_t tick;
     uint64_t evictions;

@@ -9,8 +9,11 @@
 
     Only envelopes that passed authentication are recorded (check, then open,
     then commit), so a forger cannot fill the table. The table holds at most
-    capacity senders; when full, the one heard from least recently is
-    forgotten and counted in evictions. Size it above the cluster's size.
+    capacity windows, one per (sender, purpose) pair; when full, the window
+    committed to least recently is forgotten and counted in evictions. An
+    evicted sender's old envelopes would be accepted once more, so size the
+    table above the number of windows a node needs: the cluster's size for
+    each purpose its opener serves.
 */
 #ifndef SHOAL_REPLAY_H
 #define SHOAL_REPLAY_H

@@ -530,7 +530,12 @@ huge_counts_cannot_make_the_decoder_reserve_memory (void)
 static void
 msgpack_c_would_allocate_what_the_decoder_refuses (void)
 {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SHOAL_TEST_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(SHOAL_TEST_ASAN)
     printf ("skip msgpack_c_would_allocate_what_the_decoder_refuses: AddressSanitizer build\n");
 #else
     pid_t child = fork ();
