@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sodium.h>
 #include <string.h>
 
 //  A key whose bytes all derive from seed, different for every seed.
@@ -23,15 +24,6 @@ s_key_fill (uint8_t key[SHOAL_KEY_BYTES], uint32_t seed)
     key[1] = (uint8_t) (seed >> 8);
     key[2] = (uint8_t) (seed >> 16);
     key[3] = (uint8_t) (seed >> 24);
-}
-
-static bool
-s_all_zero (const uint8_t *bytes, size_t size)
-{
-    for (size_t i = 0; i < size; i++)
-        if (bytes[i])
-            return false;
-    return true;
 }
 
 //  Parses text into a key that was filled with garbage first, so that a
@@ -48,7 +40,7 @@ s_parse (const char *text, uint8_t key[SHOAL_KEY_BYTES])
     do {                                                                                           \
         uint8_t refused_[SHOAL_KEY_BYTES];                                                         \
         CHECK_EQ (s_parse ((text), refused_), -1);                                                 \
-        CHECK (s_all_zero (refused_, sizeof refused_));                                            \
+        CHECK (sodium_is_zero (refused_, sizeof refused_));                                        \
     } while (0)
 
 //  The text form of the key made from seed.
@@ -83,7 +75,7 @@ test_format_then_parse_gives_back_the_key (void)
     shoal_key_format (zeros, text);
     CHECK_STR (text, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=");
     CHECK_EQ (s_parse (text, parsed), 0);
-    CHECK (s_all_zero (parsed, sizeof parsed));
+    CHECK (sodium_is_zero (parsed, sizeof parsed));
     shoal_key_format (ones, text);
     CHECK_STR (text, "//////////////////////////////////////////8=");
     CHECK_EQ (s_parse (text, parsed), 0);
@@ -179,7 +171,7 @@ test_parse_refuses_text_after_long_whitespace (void)
         snprintf (trailing + 44 + blanks, sizeof trailing - 44 - blanks, "junk");
         uint8_t key[SHOAL_KEY_BYTES];
         if (s_parse (trailing, key) == -1)
-            zeroed = zeroed && s_all_zero (key, sizeof key);
+            zeroed = zeroed && sodium_is_zero (key, sizeof key);
         else if (accepted++ == 0)
             first_accepted = blanks;
     }
@@ -324,7 +316,7 @@ test_generate_gives_different_keys (void)
     CHECK_EQ (shoal_key_generate (first), 0);
     CHECK_EQ (shoal_key_generate (second), 0);
     CHECK (memcmp (first, second, SHOAL_KEY_BYTES) != 0);
-    CHECK (!s_all_zero (first, sizeof first));
+    CHECK (!sodium_is_zero (first, sizeof first));
 
     //  A generated key goes through its text form unchanged.
     char text[SHOAL_KEY_TEXT_BYTES];

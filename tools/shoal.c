@@ -37,7 +37,7 @@ static const char s_keygen_usage[] =
     "usage: shoal keygen [--out FILE] [--json]\n"
     "\n"
     "Prints a new cluster key: 32 random bytes from the system, in base64.\n"
-    "Give the same key to every node of a cluster (--key-file); it seals every\n"
+    "Give the same key to every node of a cluster; it seals every\n"
     "beacon, datagram and frame.\n"
     "\n"
     "  --out FILE   write the key to FILE (created with mode 0600; an existing\n"

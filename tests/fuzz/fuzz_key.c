@@ -12,16 +12,8 @@
 
 #include <ctype.h>
 #include <stdlib.h>
+#include <sodium.h>
 #include <string.h>
-
-static bool
-s_all_zero (const uint8_t *bytes, size_t size)
-{
-    for (size_t i = 0; i < size; i++)
-        if (bytes[i])
-            return false;
-    return true;
-}
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
@@ -34,7 +26,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     uint8_t key[SHOAL_KEY_BYTES];
     memset (key, 0xa5, sizeof key);
     if (shoal_key_parse (text, key) != 0) {
-        FUZZ_REQUIRE (s_all_zero (key, sizeof key), "a refused key text leaves bytes behind");
+        FUZZ_REQUIRE (sodium_is_zero (key, sizeof key), "a refused key text leaves bytes behind");
         free (text);
         return 0;
     }
