@@ -51,12 +51,14 @@ shoal_key_parse (const char *text, uint8_t key[SHOAL_KEY_BYTES])
     //  decodes to is a key.
     size_t decoded = 0;
     char canonical[SHOAL_KEY_TEXT_BYTES];
-    if (sodium_base642bin (key, SHOAL_KEY_BYTES, text, length, NULL, &decoded, NULL,
-                           sodium_base64_VARIANT_ORIGINAL) != 0 ||
-        decoded != SHOAL_KEY_BYTES || shoal_key_format (key, canonical) != 0 ||
-        memcmp (canonical, text, KEY_TEXT_LENGTH) != 0) {
+    int rc = sodium_base642bin (key, SHOAL_KEY_BYTES, text, length, NULL, &decoded, NULL,
+                                sodium_base64_VARIANT_ORIGINAL) == 0 &&
+                     decoded == SHOAL_KEY_BYTES && shoal_key_format (key, canonical) == 0 &&
+                     memcmp (canonical, text, KEY_TEXT_LENGTH) == 0
+                 ? 0
+                 : -1;
+    sodium_memzero (canonical, sizeof canonical);
+    if (rc != 0)
         sodium_memzero (key, SHOAL_KEY_BYTES);
-        return -1;
-    }
-    return 0;
+    return rc;
 }

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sodium.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -108,10 +109,17 @@ s_keygen (int argc, char **argv)
                   shoal_key_id (key));
     else
         snprintf (line, sizeof line, "%s\n", text);
+    sodium_memzero (key, sizeof key);
+    sodium_memzero (text, sizeof text);
+    int rc;
     if (out)
-        return s_write_new_file (out, line) == 0 ? 0 : EXIT_FAILED;
-    fputs (line, stdout);
-    return fflush (stdout) == 0 ? 0 : EXIT_FAILED;
+        rc = s_write_new_file (out, line) == 0 ? 0 : EXIT_FAILED;
+    else {
+        fputs (line, stdout);
+        rc = fflush (stdout) == 0 ? 0 : EXIT_FAILED;
+    }
+    sodium_memzero (line, sizeof line);
+    return rc;
 }
 
 int
