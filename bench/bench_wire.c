@@ -55,50 +55,7 @@ s_die (const char *format, ...)
 //  Sample messages
 //
 //  Every message is the shared sample of its type (tests/samples.c), the one
-//  the unit tests and the fuzz corpus start from, so that there is one set of
-//  realistic messages to keep in step with gossip/wire.h. This table only
-//  says, in the output, what each sample holds; it follows samples.c.
-
-//  The updates piggybacked by the samples start with two alive records.
-#define ALIVE_WITH_META "2 alive with meta (name, addr, 3 labels; the first with 2 handles)"
-
-//  The job specs of the samples, the first of them on its own.
-#define FOUR_JOBS                                                                                  \
-    "4 jobs (parallelism 4 to 32, stateful and stateless; the first with 2 required labels "       \
-    "and a command)"
-#define INGEST_JOB "a stateful job: parallelism 4, 2 required labels, a command"
-
-typedef struct {
-    uint8_t type;
-    const char *description;
-} s_sample_t;
-
-static const s_sample_t s_samples[] = {
-    { SHOAL_MSG_BEACON, "cluster id, node id, incarnation 1000, port 7946, no flags" },
-    { SHOAL_MSG_PING, "target, 6 updates: " ALIVE_WITH_META ", then 1 left, 1 suspect, 1 dead, "
-                      "1 left" },
-    { SHOAL_MSG_ACK, "4 updates: " ALIVE_WITH_META ", then 1 left, 1 suspect" },
-    { SHOAL_MSG_NACK, "4 updates: " ALIVE_WITH_META ", then 1 left, 1 suspect" },
-    { SHOAL_MSG_PING_REQ, "target and its address, 3 updates: " ALIVE_WITH_META ", then 1 left" },
-    { SHOAL_MSG_DIGEST, "10 members, jobs version 12, assignment (7, 52), with their hashes" },
-    { SHOAL_MSG_SYNC_REQ, "want members and jobs" },
-    { SHOAL_MSG_SYNC_REPLY, "10 members: " ALIVE_WITH_META ", then 3 left, 3 suspect, 2 dead; "
-                            "jobs version 12, " FOUR_JOBS },
-    { SHOAL_MSG_ELECTION, "term 8, priority 5" },
-    { SHOAL_MSG_ANSWER, "term 8" },
-    { SHOAL_MSG_COORDINATOR, "term 8, priority 5" },
-    { SHOAL_MSG_COORDINATOR_ACK, "term 8, jobs version 12, assignment (7, 52)" },
-    { SHOAL_MSG_ASSIGN, "snapshot (7, 52): 5 voters, 64 placements of 32 tasks over 5 nodes "
-                        "(active and standby alternating)" },
-    { SHOAL_MSG_STATUS, "16 tasks: 6 active, 5 standby, 5 learner (the last two with a lag), "
-                        "in every task state" },
-    { SHOAL_MSG_JOB, "term 7, version 12, " INGEST_JOB },
-    { SHOAL_MSG_JOB_ACK, "term 7, version 12" },
-    { SHOAL_MSG_CONTROL_REQ, "submit with a timeout: " INGEST_JOB },
-    { SHOAL_MSG_CONTROL_REP, "10 members (" ALIVE_WITH_META ", then 3 left, 3 suspect, 2 dead), "
-                             "4 jobs, 32 task reports over 10 nodes (11 active, 11 standby, "
-                             "10 learner)" },
-};
+//  the unit tests and the fuzz corpus start from.
 
 //  Fills msg with the sample of type and returns what it holds. The message
 //  lives in samples.c's static storage until the next call for this type.
@@ -107,10 +64,7 @@ s_sample (uint8_t type, shoal_msg_t *msg)
 {
     if (shoal_sample_msg (type, msg))
         s_die ("no sample for message type 0x%02x", type);
-    for (size_t i = 0; i < sizeof s_samples / sizeof s_samples[0]; i++)
-        if (s_samples[i].type == type)
-            return s_samples[i].description;
-    s_die ("no description of the sample of message type 0x%02x", type);
+    return shoal_sample_describe (type);
 }
 
 //  Keys, nonce prefixes and envelope payloads: what they hold does not
@@ -189,6 +143,7 @@ typedef struct {
     size_t size;
     uint8_t *out; //  where encodes write, shoal_msg_size_max (type) bytes
     shoal_arena_t *arena;
+    shoal_purpose_t carrier;
 } s_codec_t;
 
 static int
@@ -218,7 +173,8 @@ s_decode_batch (void *context, uint64_t count, double *seconds)
     double start = s_now ();
     for (uint64_t i = 0; i < count; i++) {
         shoal_arena_reset (self->arena);
-        if (shoal_msg_decode (self->bytes, self->size, &decoded, self->arena, &err)) {
+        if (shoal_msg_decode (self->bytes, self->size, self->carrier, &decoded, self->arena,
+                              &err)) {
             fprintf (stderr, "bench_wire: decode: %s\n", err.text);
             return -1;
         }
@@ -248,25 +204,21 @@ s_bench_message (uint8_t type, double target)
     if (shoal_arena_init (&arena, SHOAL_DECODE_ARENA (size)))
         s_die ("no memory for the decode arena");
     shoal_msg_t decoded;
-    if (shoal_msg_decode (bytes, (size_t) size, &decoded, &arena, &err))
+    shoal_purpose_t carrier = shoal_msg_purpose (type);
+    if (shoal_msg_decode (bytes, (size_t) size, carrier, &decoded, &arena, &err))
         s_die ("%s: the sample does not decode: %s", name, err.text);
     size_t arena_used = arena.used;
     if (shoal_msg_encode (&decoded, out, capacity, &err) != size ||
         memcmp (bytes, out, (size_t) size))
         s_die ("%s: the decoded sample does not encode to the same bytes", name);
 
-    //  The carrier's limit is on the sealed envelope; wire.h tells it only
-    //  as the largest message, so it is named back from that.
-    size_t carrier = capacity + SHOAL_ENVELOPE_OVERHEAD;
-    const char *carrier_name = carrier == SHOAL_BEACON_MAX     ? "beacon"
-                               : carrier == SHOAL_DATAGRAM_MAX ? "datagram"
-                                                               : "frame";
-    s_codec_t codec = { &msg, bytes, (size_t) size, out, &arena };
-    json_t *result =
-        json_pack ("{s:i, s:s, s:s, s:I, s:I, s:I, s:I}", "code", type, "carrier", carrier_name,
-                   "sample", sample, "encoded_bytes", (json_int_t) size, "sealed_bytes",
-                   (json_int_t) size + SHOAL_ENVELOPE_OVERHEAD, "carrier_max_bytes",
-                   (json_int_t) carrier, "decoded_arena_bytes", (json_int_t) arena_used);
+    const char *carrier_name = shoal_purpose_name (carrier);
+    s_codec_t codec = { &msg, bytes, (size_t) size, out, &arena, carrier };
+    json_t *result = json_pack ("{s:i, s:s, s:s, s:I, s:I, s:I, s:I}", "code", type, "carrier",
+                                carrier_name, "sample", sample, "encoded_bytes", (json_int_t) size,
+                                "sealed_bytes", (json_int_t) size + SHOAL_ENVELOPE_OVERHEAD,
+                                "carrier_max_bytes", (json_int_t) shoal_envelope_size_max (carrier),
+                                "decoded_arena_bytes", (json_int_t) arena_used);
     json_object_set_new (result, "encode",
                          s_timing_json (s_measure (s_encode_batch, &codec, target), codec.size));
     json_object_set_new (result, "decode",
@@ -289,6 +241,7 @@ typedef struct {
     uint8_t *envelopes; //  a batch of sealed envelopes waiting to be opened
     size_t batch;       //  how many envelopes it holds
     uint8_t *out;       //  where seals and opens write
+    shoal_life_t recipient;
 } s_envelope_bench_t;
 
 #define ENVELOPE_BATCH_BYTES (4u * 1024 * 1024)
@@ -296,8 +249,8 @@ typedef struct {
 static int
 s_seal (s_envelope_bench_t *self, uint8_t *out)
 {
-    long size = shoal_sealer_seal (self->sealer, self->purpose, self->payload, self->size, out,
-                                   self->size + SHOAL_ENVELOPE_OVERHEAD);
+    long size = shoal_sealer_seal (self->sealer, self->purpose, &self->recipient, self->payload,
+                                   self->size, out, self->size + SHOAL_ENVELOPE_OVERHEAD);
     if (size != (long) (self->size + SHOAL_ENVELOPE_OVERHEAD)) {
         fprintf (stderr, "bench_wire: seal of %zu bytes failed\n", self->size);
         return -1;
@@ -356,11 +309,14 @@ s_bench_envelope (const shoal_keyring_t *keyring, const char *carrier, shoal_pur
 {
     uint8_t nonce_prefix[SHOAL_ENVELOPE_NONCE];
     s_fill (nonce_prefix, sizeof nonce_prefix);
-    shoal_id_t sender = shoal_sample_id (0x10);
+    shoal_life_t sender = { .life = 1 }, recipient = { .life = 1 };
+    memcpy (sender.id, shoal_sample_id (0x10).bytes, sizeof sender.id);
+    memcpy (recipient.id, shoal_sample_id (0x11).bytes, sizeof recipient.id);
     size_t sealed = size + SHOAL_ENVELOPE_OVERHEAD;
     s_envelope_bench_t self = {
-        .sealer = shoal_sealer_new (keyring, sender.bytes, 1, nonce_prefix),
-        .opener = shoal_opener_new (keyring, 1),
+        .sealer = shoal_sealer_new (keyring, &sender, nonce_prefix),
+        .opener = shoal_opener_new (keyring, &recipient, 1),
+        .recipient = recipient,
         .purpose = purpose,
         .payload = malloc (size),
         .size = size,

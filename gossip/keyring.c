@@ -2,6 +2,8 @@
 
 #include "keyring.h"
 
+#include "bigendian.h"
+
 #include <sodium.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -28,7 +30,9 @@ shoal_keyring_t *
 shoal_keyring_new (void)
 {
     //  sodium_init is idempotent and thread-safe; it picks the fastest
-    //  implementations. It fails only when no randomness source exists.
+    //  implementations for this CPU. It also opens the system's random
+    //  source, which the core never draws from (nonce prefixes and keys come
+    //  from the caller); libsodium needs it called before any other use.
     if (sodium_init () < 0)
         return NULL;
     return calloc (1, sizeof (shoal_keyring_t));
@@ -49,8 +53,7 @@ shoal_key_id (const uint8_t key[SHOAL_KEY_SIZE])
 {
     uint8_t digest[crypto_kdf_BYTES_MIN];
     crypto_kdf_derive_from_key (digest, sizeof digest, 0, KDF_KEY_ID, key);
-    uint32_t id = (uint32_t) digest[0] << 24 | (uint32_t) digest[1] << 16 |
-                  (uint32_t) digest[2] << 8 | digest[3];
+    uint32_t id = (uint32_t) shoal__get_be (digest, 4);
     sodium_memzero (digest, sizeof digest);
     return id ? id : 1;
 }

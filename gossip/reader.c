@@ -7,11 +7,14 @@
 
 #include "reader.h"
 
+#include "bigendian.h"
+
 void
 shoal_reader_init (shoal_reader_t *self, const uint8_t *data, size_t size)
 {
+    //  NULL + 0 is undefined in C; an empty message may come as NULL.
     self->pos = data;
-    self->end = data + size;
+    self->end = size ? data + size : data;
     self->why = NULL;
 }
 
@@ -34,11 +37,8 @@ s_take_be (shoal_reader_t *self, unsigned width, uint64_t *value)
 {
     if (shoal_reader_left (self) < width)
         return s_fail (self, "truncated");
-    uint64_t v = 0;
-    for (unsigned i = 0; i < width; i++)
-        v = (v << 8) | self->pos[i];
+    *value = shoal__get_be (self->pos, (int) width);
     self->pos += width;
-    *value = v;
     return 0;
 }
 

@@ -17,7 +17,7 @@ typedef struct {
     bool used;
     uint8_t purpose;
     uint8_t sender[16];
-    uint64_t incarnation;
+    uint64_t life;
     uint64_t top;         //  highest sequence number accepted
     uint64_t seen[WORDS]; //  bit i: top - i was accepted
     uint64_t last_used;   //  tick of the last commit, for eviction
@@ -86,11 +86,11 @@ s_lookup (const shoal_replay_t *self, const uint8_t sender[16], uint8_t purpose)
 }
 
 static shoal_replay_verdict_t
-s_verdict (const s_entry_t *entry, uint64_t incarnation, uint64_t seq)
+s_verdict (const s_entry_t *entry, uint64_t life, uint64_t seq)
 {
-    if (!entry->used || incarnation > entry->incarnation || seq > entry->top)
-        return incarnation < entry->incarnation ? SHOAL_REPLAY_STALE : SHOAL_REPLAY_FRESH;
-    if (incarnation < entry->incarnation)
+    if (!entry->used || life > entry->life || seq > entry->top)
+        return life < entry->life ? SHOAL_REPLAY_STALE : SHOAL_REPLAY_FRESH;
+    if (life < entry->life)
         return SHOAL_REPLAY_STALE;
     uint64_t back = entry->top - seq;
     if (back >= SHOAL_REPLAY_WINDOW)
@@ -100,9 +100,9 @@ s_verdict (const s_entry_t *entry, uint64_t incarnation, uint64_t seq)
 
 shoal_replay_verdict_t
 shoal_replay_check (const shoal_replay_t *self, const uint8_t sender[16], uint8_t purpose,
-                    uint64_t incarnation, uint64_t seq)
+                    uint64_t life, uint64_t seq)
 {
-    return s_verdict (&self->slots[s_lookup (self, sender, purpose)], incarnation, seq);
+    return s_verdict (&self->slots[s_lookup (self, sender, purpose)], life, seq);
 }
 
 //  Moves the window up by shift numbers: bit i becomes bit i + shift.
@@ -153,11 +153,11 @@ s_evict_oldest (shoal_replay_t *self)
 }
 
 shoal_replay_verdict_t
-shoal_replay_commit (shoal_replay_t *self, const uint8_t sender[16], uint8_t purpose,
-                     uint64_t incarnation, uint64_t seq)
+shoal_replay_commit (shoal_replay_t *self, const uint8_t sender[16], uint8_t purpose, uint64_t life,
+                     uint64_t seq)
 {
     size_t i = s_lookup (self, sender, purpose);
-    shoal_replay_verdict_t verdict = s_verdict (&self->slots[i], incarnation, seq);
+    shoal_replay_verdict_t verdict = s_verdict (&self->slots[i], life, seq);
     if (verdict != SHOAL_REPLAY_FRESH)
         return verdict;
     if (!self->slots[i].used) {
@@ -169,13 +169,13 @@ shoal_replay_commit (shoal_replay_t *self, const uint8_t sender[16], uint8_t pur
         entry->used = true;
         entry->purpose = purpose;
         memcpy (entry->sender, sender, 16);
-        entry->incarnation = incarnation;
+        entry->life = life;
         entry->top = seq;
         self->count++;
     }
     s_entry_t *entry = &self->slots[i];
-    if (incarnation > entry->incarnation) {
-        entry->incarnation = incarnation;
+    if (life > entry->life) {
+        entry->life = life;
         entry->top = seq;
         memset (entry->seen, 0, sizeof entry->seen);
     } else if (seq > entry->top) {

@@ -263,33 +263,32 @@ static const s_field_t s_control_rep_fields[] = {
 SCHEMA (s_control_rep, "control-rep", shoal_control_rep_t, s_control_rep_fields);
 
 //  Which schema and which carrier each message type has.
-typedef enum { CARRIER_BEACON, CARRIER_DATAGRAM, CARRIER_FRAME } s_carrier_t;
 
 typedef struct {
     uint8_t type;
-    s_carrier_t carrier;
+    shoal_purpose_t carrier;
     const s_schema_t *schema;
 } s_message_t;
 
 static const s_message_t s_messages[] = {
-    { SHOAL_MSG_BEACON, CARRIER_BEACON, &s_beacon },
-    { SHOAL_MSG_PING, CARRIER_DATAGRAM, &s_ping },
-    { SHOAL_MSG_ACK, CARRIER_DATAGRAM, &s_ack },
-    { SHOAL_MSG_PING_REQ, CARRIER_DATAGRAM, &s_ping_req },
-    { SHOAL_MSG_NACK, CARRIER_DATAGRAM, &s_nack },
-    { SHOAL_MSG_DIGEST, CARRIER_FRAME, &s_digest },
-    { SHOAL_MSG_SYNC_REQ, CARRIER_FRAME, &s_sync_req },
-    { SHOAL_MSG_SYNC_REPLY, CARRIER_FRAME, &s_sync_reply },
-    { SHOAL_MSG_ELECTION, CARRIER_FRAME, &s_election },
-    { SHOAL_MSG_ANSWER, CARRIER_FRAME, &s_answer },
-    { SHOAL_MSG_COORDINATOR, CARRIER_FRAME, &s_coordinator },
-    { SHOAL_MSG_COORDINATOR_ACK, CARRIER_FRAME, &s_coordinator_ack },
-    { SHOAL_MSG_ASSIGN, CARRIER_FRAME, &s_assign },
-    { SHOAL_MSG_STATUS, CARRIER_FRAME, &s_status },
-    { SHOAL_MSG_JOB, CARRIER_FRAME, &s_job },
-    { SHOAL_MSG_JOB_ACK, CARRIER_FRAME, &s_job_ack },
-    { SHOAL_MSG_CONTROL_REQ, CARRIER_FRAME, &s_control_req },
-    { SHOAL_MSG_CONTROL_REP, CARRIER_FRAME, &s_control_rep },
+    { SHOAL_MSG_BEACON, SHOAL_PURPOSE_BEACON, &s_beacon },
+    { SHOAL_MSG_PING, SHOAL_PURPOSE_DATAGRAM, &s_ping },
+    { SHOAL_MSG_ACK, SHOAL_PURPOSE_DATAGRAM, &s_ack },
+    { SHOAL_MSG_PING_REQ, SHOAL_PURPOSE_DATAGRAM, &s_ping_req },
+    { SHOAL_MSG_NACK, SHOAL_PURPOSE_DATAGRAM, &s_nack },
+    { SHOAL_MSG_DIGEST, SHOAL_PURPOSE_FRAME, &s_digest },
+    { SHOAL_MSG_SYNC_REQ, SHOAL_PURPOSE_FRAME, &s_sync_req },
+    { SHOAL_MSG_SYNC_REPLY, SHOAL_PURPOSE_FRAME, &s_sync_reply },
+    { SHOAL_MSG_ELECTION, SHOAL_PURPOSE_FRAME, &s_election },
+    { SHOAL_MSG_ANSWER, SHOAL_PURPOSE_FRAME, &s_answer },
+    { SHOAL_MSG_COORDINATOR, SHOAL_PURPOSE_FRAME, &s_coordinator },
+    { SHOAL_MSG_COORDINATOR_ACK, SHOAL_PURPOSE_FRAME, &s_coordinator_ack },
+    { SHOAL_MSG_ASSIGN, SHOAL_PURPOSE_FRAME, &s_assign },
+    { SHOAL_MSG_STATUS, SHOAL_PURPOSE_FRAME, &s_status },
+    { SHOAL_MSG_JOB, SHOAL_PURPOSE_FRAME, &s_job },
+    { SHOAL_MSG_JOB_ACK, SHOAL_PURPOSE_FRAME, &s_job_ack },
+    { SHOAL_MSG_CONTROL_REQ, SHOAL_PURPOSE_FRAME, &s_control_req },
+    { SHOAL_MSG_CONTROL_REP, SHOAL_PURPOSE_FRAME, &s_control_rep },
 };
 
 #define MESSAGE_COUNT (sizeof (s_messages) / sizeof (s_messages[0]))
@@ -322,21 +321,25 @@ shoal_msg_type_name (int type)
     return message ? message->schema->name : NULL;
 }
 
+shoal_purpose_t
+shoal_msg_purpose (int type)
+{
+    const s_message_t *message = s_message (type);
+    return message ? message->carrier : 0;
+}
+
+//  What a carrier leaves for the message once the envelope takes its part.
+static size_t
+s_payload_max (shoal_purpose_t purpose)
+{
+    return shoal_envelope_size_max (purpose) - SHOAL_ENVELOPE_OVERHEAD;
+}
+
 size_t
 shoal_msg_size_max (int type)
 {
     const s_message_t *message = s_message (type);
-    if (!message)
-        return 0;
-    switch (message->carrier) {
-    case CARRIER_BEACON:
-        return SHOAL_BEACON_MAX - SHOAL_ENVELOPE_OVERHEAD;
-    case CARRIER_DATAGRAM:
-        return SHOAL_DATAGRAM_MAX - SHOAL_ENVELOPE_OVERHEAD;
-    case CARRIER_FRAME:
-        break;
-    }
-    return SHOAL_FRAME_MAX - SHOAL_ENVELOPE_OVERHEAD;
+    return message ? s_payload_max (message->carrier) : 0;
 }
 
 //  ---------------------------------------------------------------------
@@ -564,6 +567,8 @@ s_encode_labels (s_encoder_t *self, const s_field_t *field, const uint8_t *base)
     if (count > field->max)
         return s_fail (&self->trail, "%u labels, limit %llu", count,
                        (unsigned long long) field->max);
+    if (count && !labels)
+        return s_fail (&self->trail, "%u labels but no array", count);
     if (msgpack_pack_map (&self->packer, count))
         return -1;
     for (uint32_t i = 0; i < count; i++) {
@@ -905,14 +910,17 @@ s_decode_struct (s_decoder_t *self, const s_schema_t *schema, uint8_t *base)
 }
 
 int
-shoal_msg_decode (const uint8_t *data, size_t size, shoal_msg_t *msg, shoal_arena_t *arena,
-                  shoal_wire_error_t *err)
+shoal_msg_decode (const uint8_t *data, size_t size, shoal_purpose_t carrier, shoal_msg_t *msg,
+                  shoal_arena_t *arena, shoal_wire_error_t *err)
 {
     s_decoder_t decoder = { .arena = arena, .trail = { .err = err } };
     s_decoder_t *self = &decoder;
     memset (msg, 0, sizeof *msg);
-    if (size > SHOAL_FRAME_MAX)
-        return s_fail (&self->trail, "message of %zu bytes, limit %u", size, SHOAL_FRAME_MAX);
+    if (shoal_envelope_size_max (carrier) == 0)
+        return s_fail (&self->trail, "unknown carrier %d", (int) carrier);
+    if (size > s_payload_max (carrier))
+        return s_fail (&self->trail, "message of %zu bytes, a %s carries at most %zu", size,
+                       shoal_purpose_name (carrier), s_payload_max (carrier));
     shoal_reader_init (&self->reader, data, size);
 
     uint32_t count;
@@ -933,8 +941,9 @@ shoal_msg_decode (const uint8_t *data, size_t size, shoal_msg_t *msg, shoal_aren
         return s_fail (&self->trail, "unknown message type %llu", (unsigned long long) type);
 
     s_enter (&self->trail, message->schema->name, -1);
-    if (size > shoal_msg_size_max ((int) type))
-        return s_fail (&self->trail, "%zu bytes, limit %zu", size, shoal_msg_size_max ((int) type));
+    if (message->carrier != carrier)
+        return s_fail (&self->trail, "belongs on a %s, came on a %s",
+                       shoal_purpose_name (message->carrier), shoal_purpose_name (carrier));
     if (count != 2 + message->schema->field_count)
         return s_fail (&self->trail, "%u fields, expected %zu", count - 2,
                        message->schema->field_count);

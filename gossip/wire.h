@@ -369,15 +369,21 @@ typedef struct {
 long shoal_msg_encode (const shoal_msg_t *msg, uint8_t *out, size_t capacity,
                        shoal_wire_error_t *err);
 
-//  Decodes size bytes into msg; strings and lists live in arena. Returns 0,
-//  or -1 with err set (msg is then garbage; the arena may be reset).
-int shoal_msg_decode (const uint8_t *data, size_t size, shoal_msg_t *msg, shoal_arena_t *arena,
-                      shoal_wire_error_t *err);
+//  Decodes size bytes that arrived on carrier into msg; strings and lists
+//  live in arena. A message of a type that belongs on another carrier (a
+//  PING in a frame) is refused. Returns 0, or -1 with err set (msg is then
+//  garbage; the arena may be reset).
+int shoal_msg_decode (const uint8_t *data, size_t size, shoal_purpose_t carrier, shoal_msg_t *msg,
+                      shoal_arena_t *arena, shoal_wire_error_t *err);
 
 //  The message type's name ("ping", "coordinator-ack"), or NULL if unknown.
 const char *shoal_msg_type_name (int type);
 
-//  The largest encoded size allowed for a message type, by its carrier.
+//  The carrier a message type travels on (shoal_purpose_t), or 0 if unknown.
+shoal_purpose_t shoal_msg_purpose (int type);
+
+//  The largest encoded size allowed for a message type: its carrier's limit
+//  less the sealed envelope's overhead. 0 if unknown.
 size_t shoal_msg_size_max (int type);
 
 //  Every message type, for tests and tools that walk them all.

@@ -201,3 +201,57 @@ shoal_sample_msg (int type, shoal_msg_t *msg)
     }
     return -1;
 }
+
+//  ---------------------------------------------------------------------
+//  What each sample holds, in words, for reports (the benchmark's JSON).
+//  It follows shoal_sample_msg above: change both together.
+
+//  The updates piggybacked by the samples start with two alive records.
+#define ALIVE_WITH_META "2 alive with meta (name, addr, 3 labels; the first with 2 handles)"
+
+//  The job specs of the samples, the first of them on its own.
+#define FOUR_JOBS                                                                                  \
+    "4 jobs (parallelism 4 to 32, stateful and stateless; the first with 2 required labels "       \
+    "and a command)"
+#define INGEST_JOB "a stateful job: parallelism 4, 2 required labels, a command"
+
+typedef struct {
+    uint8_t type;
+    const char *description;
+} s_description_t;
+
+static const s_description_t s_descriptions[] = {
+    { SHOAL_MSG_BEACON, "cluster id, node id, incarnation 1000, port 7946, no flags" },
+    { SHOAL_MSG_PING, "target, 6 updates: " ALIVE_WITH_META ", then 1 left, 1 suspect, 1 dead, "
+                      "1 left" },
+    { SHOAL_MSG_ACK, "4 updates: " ALIVE_WITH_META ", then 1 left, 1 suspect" },
+    { SHOAL_MSG_NACK, "4 updates: " ALIVE_WITH_META ", then 1 left, 1 suspect" },
+    { SHOAL_MSG_PING_REQ, "target and its address, 3 updates: " ALIVE_WITH_META ", then 1 left" },
+    { SHOAL_MSG_DIGEST, "10 members, jobs version 12, assignment (7, 52), with their hashes" },
+    { SHOAL_MSG_SYNC_REQ, "want members and jobs" },
+    { SHOAL_MSG_SYNC_REPLY, "10 members: " ALIVE_WITH_META ", then 3 left, 3 suspect, 2 dead; "
+                            "jobs version 12, " FOUR_JOBS },
+    { SHOAL_MSG_ELECTION, "term 8, priority 5" },
+    { SHOAL_MSG_ANSWER, "term 8" },
+    { SHOAL_MSG_COORDINATOR, "term 8, priority 5" },
+    { SHOAL_MSG_COORDINATOR_ACK, "term 8, jobs version 12, assignment (7, 52)" },
+    { SHOAL_MSG_ASSIGN, "snapshot (7, 52): 5 voters, 64 placements of 32 tasks over 5 nodes "
+                        "(active and standby alternating)" },
+    { SHOAL_MSG_STATUS, "16 tasks: 6 active, 5 standby, 5 learner (the last two with a lag), "
+                        "in every task state" },
+    { SHOAL_MSG_JOB, "term 7, version 12, " INGEST_JOB },
+    { SHOAL_MSG_JOB_ACK, "term 7, version 12" },
+    { SHOAL_MSG_CONTROL_REQ, "submit with a timeout: " INGEST_JOB },
+    { SHOAL_MSG_CONTROL_REP, "10 members (" ALIVE_WITH_META ", then 3 left, 3 suspect, 2 dead), "
+                             "4 jobs, 32 task reports over 10 nodes (11 active, 11 standby, "
+                             "10 learner)" },
+};
+
+const char *
+shoal_sample_describe (int type)
+{
+    for (size_t i = 0; i < sizeof s_descriptions / sizeof s_descriptions[0]; i++)
+        if (s_descriptions[i].type == type)
+            return s_descriptions[i].description;
+    return NULL;
+}

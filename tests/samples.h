@@ -16,6 +16,10 @@
 //  same type. Returns 0, or -1 for an unknown type.
 int shoal_sample_msg (int type, shoal_msg_t *msg);
 
+//  What the sample of type holds, in words ("term 8, priority 5"), or NULL
+//  for an unknown type.
+const char *shoal_sample_describe (int type);
+
 //  A node id made of one repeated byte, for readable tests.
 shoal_id_t shoal_sample_id (uint8_t fill);
 

@@ -1,11 +1,12 @@
 /*  tests/test_envelope.c: sealed envelopes, from both ends.
 
-    Every test builds its keys, sender ids and nonce prefixes from fixed
+    Every test builds its keys, node ids, lives and nonce prefixes from fixed
     bytes, so a run is the same every time and a failure replays exactly.
 */
 
 #include "envelope.h"
 #include "test.h"
+#include "wire.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,6 +16,28 @@
 //  Room for the largest datagram or beacon envelope, and then some.
 #define BUFFER_SIZE 2048
 
+//  Where the header's fields start (docs/wire.md, section 3.1). The tests
+//  spell them out rather than borrow the library's, so that moving a field
+//  in envelope.c alone makes them fail.
+enum {
+    AT_KEY_ID = 4,
+    AT_SENDER = 8,
+    AT_SENDER_LIFE = 24,
+    AT_RECIPIENT = 32,
+    AT_RECIPIENT_LIFE = 48,
+    AT_SEQ = 56,
+    AT_NONCE = 64,
+};
+
+//  The node that opens what the tests seal, unless a test says otherwise.
+//  Its life has one bit set, so that flipping one bit of a recipient life
+//  of 0 (any life) can land on it, and flipping one bit of it can give 0.
+static const shoal_life_t s_receiver = {
+    .id = { 0xb0, 0xb1, 0xb2, 0xb3, 0xb4, 0xb5, 0xb6, 0xb7, 0xb8, 0xb9, 0xba, 0xbb, 0xbc, 0xbd,
+            0xbe, 0xbf },
+    .life = 4,
+};
+
 //  A key made of fill, with its position mixed in so it is not all one byte.
 static void
 s_key (uint8_t key[SHOAL_KEY_SIZE], uint8_t fill)
@@ -23,17 +46,38 @@ s_key (uint8_t key[SHOAL_KEY_SIZE], uint8_t fill)
         key[i] = (uint8_t) (fill * 17 + i * 3 + 1);
 }
 
-static void
-s_sender (uint8_t sender[16], uint8_t fill)
+//  A node life whose id is made of fill.
+static shoal_life_t
+s_life (uint8_t fill, uint64_t life)
 {
+    shoal_life_t node = { .life = life };
     for (int i = 0; i < 16; i++)
-        sender[i] = (uint8_t) (fill + i * 11);
+        node.id[i] = (uint8_t) (fill + i * 11);
+    return node;
 }
 
 static void
 s_nonce (uint8_t nonce[SHOAL_ENVELOPE_NONCE], uint8_t fill)
 {
     memset (nonce, fill, SHOAL_ENVELOPE_NONCE);
+}
+
+//  Header integers, written and read here rather than with the library's
+//  helpers, for the same reason as the offsets above.
+static void
+s_put_be64 (uint8_t *at, uint64_t value)
+{
+    for (int i = 7; i >= 0; i--, value >>= 8)
+        at[i] = (uint8_t) value;
+}
+
+static uint64_t
+s_get_be64 (const uint8_t *at)
+{
+    uint64_t value = 0;
+    for (int i = 0; i < 8; i++)
+        value = (value << 8) | at[i];
+    return value;
 }
 
 //  A keyring holding the keys made from the given fills, the first primary.
@@ -57,13 +101,14 @@ s_key_id (uint8_t fill)
     return shoal_key_id (key);
 }
 
+//  The sealer of one life of the node made of sender_fill.
 static shoal_sealer_t *
-s_sealer (const shoal_keyring_t *keyring, uint8_t sender_fill, uint64_t incarnation)
+s_sealer (const shoal_keyring_t *keyring, uint8_t sender_fill, uint64_t life)
 {
-    uint8_t sender[16], nonce[SHOAL_ENVELOPE_NONCE];
-    s_sender (sender, sender_fill);
-    s_nonce (nonce, (uint8_t) (sender_fill ^ incarnation));
-    return shoal_sealer_new (keyring, sender, incarnation, nonce);
+    shoal_life_t sender = s_life (sender_fill, life);
+    uint8_t nonce[SHOAL_ENVELOPE_NONCE];
+    s_nonce (nonce, (uint8_t) (sender_fill ^ life));
+    return shoal_sealer_new (keyring, &sender, nonce);
 }
 
 //  A payload you can recognise in a dump and that differs per seed.
@@ -85,19 +130,27 @@ s_contains (const uint8_t *haystack, size_t size, const uint8_t *needle, size_t 
     return false;
 }
 
-//  Opens an envelope with an opener that has seen nothing yet, so replay
-//  protection plays no part in the result.
+//  Opens an envelope at the given node life with an opener that has seen
+//  nothing yet, so replay protection plays no part in the result.
 static shoal_open_result_t
-s_open_fresh (const shoal_keyring_t *keyring, shoal_purpose_t purpose, const uint8_t *data,
-              size_t size)
+s_open_at (const shoal_keyring_t *keyring, const shoal_life_t *self, shoal_purpose_t purpose,
+           const uint8_t *data, size_t size)
 {
-    shoal_opener_t *opener = shoal_opener_new (keyring, 16);
+    shoal_opener_t *opener = shoal_opener_new (keyring, self, 16);
     static uint8_t out[SHOAL_FRAME_MAX];
     size_t payload_size = 0;
     shoal_open_result_t result =
         shoal_opener_open (opener, purpose, data, size, out, sizeof out, &payload_size, NULL);
     shoal_opener_destroy (&opener);
     return result;
+}
+
+//  The same, at the receiver.
+static shoal_open_result_t
+s_open_fresh (const shoal_keyring_t *keyring, shoal_purpose_t purpose, const uint8_t *data,
+              size_t size)
+{
+    return s_open_at (keyring, &s_receiver, purpose, data, size);
 }
 
 static shoal_open_result_t
@@ -107,6 +160,14 @@ s_open (shoal_opener_t *opener, shoal_purpose_t purpose, const uint8_t *data, lo
     size_t payload_size = 0;
     return shoal_opener_open (opener, purpose, data, (size_t) size, out, sizeof out, &payload_size,
                               NULL);
+}
+
+//  Seals for the receiver: what most tests send.
+static long
+s_seal (shoal_sealer_t *sealer, shoal_purpose_t purpose, const uint8_t *payload, size_t size,
+        uint8_t *out, size_t capacity)
+{
+    return shoal_sealer_seal (sealer, purpose, &s_receiver, payload, size, out, capacity);
 }
 
 //  ---------------------------------------------------------------------
@@ -120,9 +181,8 @@ test_seal_then_open_gives_back_payload_and_header (void)
     const uint8_t fills[] = { 1 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
     shoal_sealer_t *sealer = s_sealer (keyring, 10, 42);
-    shoal_opener_t *opener = shoal_opener_new (keyring, 16);
-    uint8_t sender[16];
-    s_sender (sender, 10);
+    shoal_opener_t *opener = shoal_opener_new (keyring, &s_receiver, 16);
+    shoal_life_t sender = s_life (10, 42);
 
     for (size_t p = 0; p < 3; p++) {
         shoal_purpose_t purpose = purposes[p];
@@ -133,8 +193,7 @@ test_seal_then_open_gives_back_payload_and_header (void)
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
             uint8_t payload[BUFFER_SIZE], sealed[BUFFER_SIZE], out[BUFFER_SIZE];
             s_payload (payload, sizes[s], (unsigned) s);
-            long size =
-                shoal_sealer_seal (sealer, purpose, payload, sizes[s], sealed, sizeof sealed);
+            long size = s_seal (sealer, purpose, payload, sizes[s], sealed, sizeof sealed);
             CHECK_EQ (size, (long) (sizes[s] + SHOAL_ENVELOPE_OVERHEAD));
 
             size_t payload_size = 12345;
@@ -148,8 +207,10 @@ test_seal_then_open_gives_back_payload_and_header (void)
             CHECK_EQ (envelope.mode, SHOAL_ENVELOPE_SEALED);
             CHECK_EQ (envelope.purpose, purpose);
             CHECK_EQ (envelope.key_id, s_key_id (1));
-            CHECK (memcmp (envelope.sender, sender, 16) == 0);
-            CHECK_EQ (envelope.incarnation, 42);
+            CHECK (memcmp (envelope.sender.id, sender.id, 16) == 0);
+            CHECK_EQ (envelope.sender.life, 42);
+            CHECK (memcmp (envelope.recipient.id, s_receiver.id, 16) == 0);
+            CHECK_EQ (envelope.recipient.life, s_receiver.life);
             //  Each purpose numbers its envelopes from 1.
             CHECK_EQ (envelope.seq, s + 1);
         }
@@ -167,16 +228,15 @@ test_plaintext_round_trip_without_keys (void)
     //  A node without keys is either an empty keyring or none at all.
     shoal_keyring_t *empty = shoal_keyring_new ();
     const shoal_keyring_t *keyrings[] = { empty, NULL };
-    uint8_t sender[16];
-    s_sender (sender, 11);
+    shoal_life_t sender = s_life (11, 3);
     for (size_t k = 0; k < 2; k++) {
         shoal_sealer_t *sealer = s_sealer (keyrings[k], 11, 3);
-        shoal_opener_t *opener = shoal_opener_new (keyrings[k], 16);
+        shoal_opener_t *opener = shoal_opener_new (keyrings[k], &s_receiver, 16);
         for (size_t p = 0; p < 3; p++) {
             uint8_t payload[100], sealed[BUFFER_SIZE], out[BUFFER_SIZE];
             s_payload (payload, sizeof payload, (unsigned) p);
-            long size = shoal_sealer_seal (sealer, purposes[p], payload, sizeof payload, sealed,
-                                           sizeof sealed);
+            long size =
+                s_seal (sealer, purposes[p], payload, sizeof payload, sealed, sizeof sealed);
             CHECK_EQ (size, (long) (sizeof payload + SHOAL_ENVELOPE_HEADER));
             size_t payload_size = 0;
             shoal_envelope_t envelope;
@@ -188,11 +248,11 @@ test_plaintext_round_trip_without_keys (void)
             CHECK_EQ (envelope.mode, SHOAL_ENVELOPE_PLAINTEXT);
             CHECK_EQ (envelope.purpose, purposes[p]);
             CHECK_EQ (envelope.key_id, 0);
-            CHECK (memcmp (envelope.sender, sender, 16) == 0);
-            CHECK_EQ (envelope.incarnation, 3);
+            CHECK (memcmp (envelope.sender.id, sender.id, 16) == 0);
+            CHECK_EQ (envelope.sender.life, 3);
+            CHECK (memcmp (envelope.recipient.id, s_receiver.id, 16) == 0);
+            CHECK_EQ (envelope.recipient.life, s_receiver.life);
             CHECK_EQ (envelope.seq, 1);
-            //  Plaintext still refuses replays.
-            CHECK_EQ (s_open (opener, purposes[p], sealed, size), SHOAL_OPEN_REPLAYED);
         }
         shoal_opener_destroy (&opener);
         shoal_sealer_destroy (&sealer);
@@ -206,16 +266,19 @@ test_header_layout_matches_the_spec (void)
 {
     const uint8_t fills[] = { 2 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
-    uint8_t sender[16], nonce[SHOAL_ENVELOPE_NONCE];
-    s_sender (sender, 12);
+    const shoal_life_t sender = s_life (12, 0x0102030405060708ull);
+    const shoal_life_t recipient = s_life (13, 0x1112131415161718ull);
+    uint8_t nonce[SHOAL_ENVELOPE_NONCE];
     s_nonce (nonce, 0x5a);
-    shoal_sealer_t *sealer = shoal_sealer_new (keyring, sender, 0x0102030405060708ull, nonce);
+    shoal_sealer_t *sealer = shoal_sealer_new (keyring, &sender, nonce);
     uint8_t payload[8] = { 0 }, sealed[BUFFER_SIZE];
-    shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed,
+    shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, &recipient, payload, sizeof payload, sealed,
                        sizeof sealed);
-    long size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed,
-                                   sizeof sealed);
-    CHECK_EQ (size, 8 + 72);
+    long size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, &recipient, payload,
+                                   sizeof payload, sealed, sizeof sealed);
+    CHECK_EQ (SHOAL_ENVELOPE_HEADER, 64);
+    CHECK_EQ (SHOAL_ENVELOPE_OVERHEAD, 96);
+    CHECK_EQ (size, 8 + 96);
     CHECK_EQ (sealed[0], SHOAL_ENVELOPE_VERSION);
     CHECK_EQ (sealed[1], SHOAL_ENVELOPE_SEALED);
     CHECK_EQ (sealed[2], SHOAL_PURPOSE_DATAGRAM);
@@ -223,13 +286,24 @@ test_header_layout_matches_the_spec (void)
     uint32_t id = s_key_id (2);
     const uint8_t id_bytes[4] = { (uint8_t) (id >> 24), (uint8_t) (id >> 16), (uint8_t) (id >> 8),
                                   (uint8_t) id };
-    CHECK (memcmp (sealed + 4, id_bytes, 4) == 0);
-    CHECK (memcmp (sealed + 8, sender, 16) == 0);
-    const uint8_t incarnation[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
-    CHECK (memcmp (sealed + 24, incarnation, 8) == 0);
+    CHECK (memcmp (sealed + AT_KEY_ID, id_bytes, 4) == 0);
+    CHECK (memcmp (sealed + AT_SENDER, sender.id, 16) == 0);
+    const uint8_t sender_life[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    CHECK (memcmp (sealed + AT_SENDER_LIFE, sender_life, 8) == 0);
+    CHECK (memcmp (sealed + AT_RECIPIENT, recipient.id, 16) == 0);
+    const uint8_t recipient_life[8] = { 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18 };
+    CHECK (memcmp (sealed + AT_RECIPIENT_LIFE, recipient_life, 8) == 0);
     const uint8_t seq[8] = { 0, 0, 0, 0, 0, 0, 0, 2 };
-    CHECK (memcmp (sealed + 32, seq, 8) == 0);
-    CHECK (memcmp (sealed + 40, nonce, SHOAL_ENVELOPE_NONCE) == 0);
+    CHECK (memcmp (sealed + AT_SEQ, seq, 8) == 0);
+    CHECK (memcmp (sealed + AT_NONCE, nonce, SHOAL_ENVELOPE_NONCE) == 0);
+
+    //  Unaddressed, the recipient is all zero, id and life.
+    size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, NULL, payload, sizeof payload, sealed,
+                              sizeof sealed);
+    CHECK_EQ (size, 8 + 96);
+    static const uint8_t nobody[24];
+    CHECK (memcmp (sealed + AT_RECIPIENT, nobody, 24) == 0);
+    CHECK_EQ (s_get_be64 (sealed + AT_SEQ), 3);
     shoal_sealer_destroy (&sealer);
     shoal_keyring_destroy (&keyring);
 }
@@ -245,12 +319,11 @@ test_ciphertext_does_not_show_the_payload (void)
     s_payload (payload, sizeof payload, 0);
 
     //  The plaintext envelope does carry it, which shows the search works.
-    long size = shoal_sealer_seal (plain, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed,
-                                   sizeof sealed);
+    long size =
+        s_seal (plain, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed, sizeof sealed);
     CHECK (s_contains (sealed, (size_t) size, payload, 8));
 
-    size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed,
-                              sizeof sealed);
+    size = s_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed, sizeof sealed);
     CHECK_EQ (size, (long) (sizeof payload + SHOAL_ENVELOPE_OVERHEAD));
     //  No 6-byte run of the payload shows through anywhere.
     int shown = 0;
@@ -260,11 +333,105 @@ test_ciphertext_does_not_show_the_payload (void)
 
     //  The same payload sealed twice gives two different ciphertexts.
     uint8_t again[BUFFER_SIZE];
-    shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, again,
-                       sizeof again);
+    s_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, again, sizeof again);
     CHECK (memcmp (sealed + SHOAL_ENVELOPE_HEADER + SHOAL_ENVELOPE_NONCE,
                    again + SHOAL_ENVELOPE_HEADER + SHOAL_ENVELOPE_NONCE, sizeof payload) != 0);
     shoal_sealer_destroy (&plain);
+    shoal_sealer_destroy (&sealer);
+    shoal_keyring_destroy (&keyring);
+}
+
+//  The vectors of docs/wire.md, section 3.5. They were computed once by a
+//  separate program that calls libsodium directly (crypto_kdf_derive_from_key,
+//  crypto_aead_xchacha20poly1305_ietf_encrypt), not with shoal's code, so an
+//  implementation that follows the spec produces these bytes.
+static const uint8_t s_vector_subkeys[SHOAL_PURPOSE_COUNT][32] = {
+    { 0x01, 0xb2, 0xc1, 0x10, 0xd8, 0xce, 0x6c, 0x49, 0xb3, 0x54, 0x75,
+      0xd8, 0x55, 0xec, 0x4b, 0xe0, 0xd0, 0x98, 0x0f, 0x4f, 0xa5, 0x01,
+      0x7e, 0xbc, 0xfc, 0x2e, 0x39, 0x04, 0xdf, 0x16, 0x28, 0x06 },
+    { 0x00, 0xb0, 0x5a, 0x0a, 0x09, 0xb5, 0x17, 0xf3, 0x47, 0x34, 0xf0,
+      0x00, 0x24, 0x79, 0x18, 0xf8, 0x9e, 0xc4, 0xf8, 0xd5, 0x85, 0x35,
+      0x06, 0x44, 0xe9, 0x37, 0xf2, 0x4b, 0x59, 0x17, 0x6b, 0x50 },
+    { 0xb0, 0x5a, 0xd5, 0x3a, 0x29, 0x25, 0x6d, 0x05, 0x82, 0x4b, 0xcf,
+      0x6c, 0xe5, 0xf6, 0xb0, 0xff, 0x95, 0x22, 0x0d, 0xf7, 0x67, 0x0f,
+      0x13, 0x24, 0xd7, 0x2b, 0x9d, 0x7a, 0x1c, 0x2c, 0x2d, 0x92 },
+};
+
+static const uint8_t s_vector_sealed[] = {
+    0x01, 0x01, 0x03, 0x00, 0xa8, 0x36, 0xec, 0xb2, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11,
+    0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x01, 0x22, 0x22, 0x22, 0x22, 0x22, 0x22, 0x22, 0x22, 0x22, 0x22, 0x22, 0x22, 0x22,
+    0x22, 0x22, 0x22, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x01, 0xa0, 0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7, 0xa8, 0xa9, 0xaa,
+    0xab, 0xac, 0xad, 0xae, 0xaf, 0x33, 0xcc, 0x72, 0x3f, 0xe2, 0x00, 0x33, 0xd6, 0x5a, 0x1d,
+    0x8c, 0xb3, 0x4a, 0xf3, 0x94, 0x03, 0x2e, 0x80, 0xa6, 0x0a,
+};
+
+static const uint8_t s_vector_plaintext[] = {
+    0x01, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11,
+    0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x01, 0x22, 0x22, 0x22, 0x22, 0x22, 0x22, 0x22, 0x22, 0x22, 0x22,
+    0x22, 0x22, 0x22, 0x22, 0x22, 0x22, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x93, 0x01, 0x31, 0x08,
+};
+
+static void
+test_known_answers_match_the_spec (void)
+{
+    uint8_t key[SHOAL_KEY_SIZE], prefix[SHOAL_ENVELOPE_NONCE];
+    for (int i = 0; i < SHOAL_KEY_SIZE; i++)
+        key[i] = (uint8_t) i;
+    for (int i = 0; i < SHOAL_ENVELOPE_NONCE; i++)
+        prefix[i] = (uint8_t) (0xa0 + i);
+    CHECK_EQ (shoal_key_id (key), 0xa836ecb2u);
+    shoal_keyring_t *keyring = shoal_keyring_new ();
+    CHECK_EQ (shoal_keyring_install (keyring, key), 0);
+    for (int purpose = 1; purpose <= SHOAL_PURPOSE_COUNT; purpose++) {
+        const uint8_t *subkey =
+            shoal_keyring_subkey (keyring, 0xa836ecb2u, (shoal_purpose_t) purpose);
+        CHECK (subkey && memcmp (subkey, s_vector_subkeys[purpose - 1], 32) == 0);
+    }
+
+    //  The payload is a real message: ANSWER with term 8.
+    shoal_msg_t answer = { .type = SHOAL_MSG_ANSWER, .u.answer.term = 8 };
+    uint8_t message[16];
+    shoal_wire_error_t err;
+    CHECK_EQ (shoal_msg_encode (&answer, message, sizeof message, &err), 4);
+    const uint8_t expected_message[4] = { 0x93, 0x01, 0x31, 0x08 };
+    CHECK (memcmp (message, expected_message, 4) == 0);
+
+    shoal_life_t sender = { .life = 1 }, recipient = { .life = 7 };
+    memset (sender.id, 0x11, 16);
+    memset (recipient.id, 0x22, 16);
+    shoal_sealer_t *sealer = shoal_sealer_new (keyring, &sender, prefix);
+    uint8_t sealed[BUFFER_SIZE];
+    long size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_FRAME, &recipient, expected_message, 4,
+                                   sealed, sizeof sealed);
+    CHECK_EQ (size, sizeof s_vector_sealed);
+    CHECK (memcmp (sealed, s_vector_sealed, sizeof s_vector_sealed) == 0);
+
+    //  And the recipient, at that life, opens the vector itself.
+    shoal_opener_t *opener = shoal_opener_new (keyring, &recipient, 16);
+    uint8_t out[BUFFER_SIZE];
+    size_t payload_size = 0;
+    shoal_envelope_t envelope;
+    CHECK_EQ (shoal_opener_open (opener, SHOAL_PURPOSE_FRAME, s_vector_sealed,
+                                 sizeof s_vector_sealed, out, sizeof out, &payload_size, &envelope),
+              SHOAL_OPEN_OK);
+    CHECK_EQ (payload_size, 4);
+    CHECK (memcmp (out, expected_message, 4) == 0);
+    CHECK_EQ (envelope.key_id, 0xa836ecb2u);
+    CHECK_EQ (envelope.sender.life, 1);
+    CHECK_EQ (envelope.recipient.life, 7);
+    CHECK_EQ (envelope.seq, 1);
+
+    shoal_sealer_t *plain = shoal_sealer_new (NULL, &sender, prefix);
+    size = shoal_sealer_seal (plain, SHOAL_PURPOSE_FRAME, &recipient, expected_message, 4, sealed,
+                              sizeof sealed);
+    CHECK_EQ (size, sizeof s_vector_plaintext);
+    CHECK (memcmp (sealed, s_vector_plaintext, sizeof s_vector_plaintext) == 0);
+    shoal_sealer_destroy (&plain);
+    shoal_opener_destroy (&opener);
     shoal_sealer_destroy (&sealer);
     shoal_keyring_destroy (&keyring);
 }
@@ -281,8 +448,8 @@ test_opener_without_the_key_says_unknown_key (void)
     shoal_sealer_t *sealer = s_sealer (sealing, 14, 1);
     uint8_t payload[32], sealed[BUFFER_SIZE];
     s_payload (payload, sizeof payload, 1);
-    long size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed,
-                                   sizeof sealed);
+    long size =
+        s_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed, sizeof sealed);
     CHECK_EQ (s_open_fresh (opening, SHOAL_PURPOSE_DATAGRAM, sealed, (size_t) size),
               SHOAL_OPEN_UNKNOWN_KEY);
     CHECK_EQ (s_open_fresh (sealing, SHOAL_PURPOSE_DATAGRAM, sealed, (size_t) size), SHOAL_OPEN_OK);
@@ -301,15 +468,15 @@ test_key_id_of_another_installed_key_is_forged (void)
     shoal_sealer_t *sealer = s_sealer (keyring, 15, 1);
     uint8_t payload[32], sealed[BUFFER_SIZE];
     s_payload (payload, sizeof payload, 2);
-    long size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_FRAME, payload, sizeof payload, sealed,
-                                   sizeof sealed);
+    long size =
+        s_seal (sealer, SHOAL_PURPOSE_FRAME, payload, sizeof payload, sealed, sizeof sealed);
     CHECK_EQ (s_open_fresh (keyring, SHOAL_PURPOSE_FRAME, sealed, (size_t) size), SHOAL_OPEN_OK);
 
     uint32_t other = s_key_id (7);
-    sealed[4] = (uint8_t) (other >> 24);
-    sealed[5] = (uint8_t) (other >> 16);
-    sealed[6] = (uint8_t) (other >> 8);
-    sealed[7] = (uint8_t) other;
+    sealed[AT_KEY_ID] = (uint8_t) (other >> 24);
+    sealed[AT_KEY_ID + 1] = (uint8_t) (other >> 16);
+    sealed[AT_KEY_ID + 2] = (uint8_t) (other >> 8);
+    sealed[AT_KEY_ID + 3] = (uint8_t) other;
     CHECK_EQ (s_open_fresh (keyring, SHOAL_PURPOSE_FRAME, sealed, (size_t) size),
               SHOAL_OPEN_FORGED);
     shoal_sealer_destroy (&sealer);
@@ -317,9 +484,194 @@ test_key_id_of_another_installed_key_is_forged (void)
 }
 
 //  ---------------------------------------------------------------------
+//  Addressing
+
+//  An envelope names its recipient: it cannot be replayed to another node,
+//  and reflected back to its sender it is refused as the sender's own. An
+//  unaddressed envelope (a beacon) goes to any node but its sender.
+static void
+test_envelope_is_bound_to_its_recipient (void)
+{
+    const uint8_t fills[] = { 23 };
+    shoal_keyring_t *keyring = s_keyring (fills, 1);
+    const shoal_life_t a = s_life (60, 1), b = s_life (61, 1), c = s_life (62, 1);
+    const shoal_life_t a_restarted = s_life (60, 2);
+    //  Keyed or not, the same rules: they are about whom the envelope
+    //  names, not about whether that is proven.
+    const shoal_keyring_t *keyrings[] = { keyring, NULL };
+    for (size_t k = 0; k < 2; k++) {
+        shoal_sealer_t *sealer = s_sealer (keyrings[k], 60, 1);
+        uint8_t payload[40], to_b[BUFFER_SIZE], anyone[BUFFER_SIZE];
+        s_payload (payload, sizeof payload, 13);
+        long to_b_size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_FRAME, &b, payload,
+                                            sizeof payload, to_b, sizeof to_b);
+        long anyone_size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_BEACON, NULL, payload,
+                                              sizeof payload, anyone, sizeof anyone);
+
+        CHECK_EQ (s_open_at (keyrings[k], &b, SHOAL_PURPOSE_FRAME, to_b, (size_t) to_b_size),
+                  SHOAL_OPEN_OK);
+        CHECK_EQ (s_open_at (keyrings[k], &c, SHOAL_PURPOSE_FRAME, to_b, (size_t) to_b_size),
+                  SHOAL_OPEN_MISDIRECTED);
+        CHECK_EQ (s_open_at (keyrings[k], &a, SHOAL_PURPOSE_FRAME, to_b, (size_t) to_b_size),
+                  SHOAL_OPEN_OWN);
+        CHECK_EQ (
+            s_open_at (keyrings[k], &a_restarted, SHOAL_PURPOSE_FRAME, to_b, (size_t) to_b_size),
+            SHOAL_OPEN_OWN);
+
+        CHECK_EQ (s_open_at (keyrings[k], &b, SHOAL_PURPOSE_BEACON, anyone, (size_t) anyone_size),
+                  SHOAL_OPEN_OK);
+        CHECK_EQ (s_open_at (keyrings[k], &c, SHOAL_PURPOSE_BEACON, anyone, (size_t) anyone_size),
+                  SHOAL_OPEN_OK);
+        CHECK_EQ (s_open_at (keyrings[k], &a, SHOAL_PURPOSE_BEACON, anyone, (size_t) anyone_size),
+                  SHOAL_OPEN_OWN);
+        shoal_sealer_destroy (&sealer);
+    }
+    shoal_keyring_destroy (&keyring);
+}
+
+//  A recipient life of 0 means any life of the recipient: what a node sends
+//  before it has heard from the life it sends to.
+static void
+test_recipient_life_zero_is_any_life (void)
+{
+    const uint8_t fills[] = { 24 };
+    shoal_keyring_t *keyring = s_keyring (fills, 1);
+    shoal_sealer_t *sealer = s_sealer (keyring, 63, 1);
+    const shoal_life_t any_life_of_b = s_life (64, 0);
+    uint8_t payload[40], sealed[BUFFER_SIZE];
+    s_payload (payload, sizeof payload, 14);
+    long size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, &any_life_of_b, payload,
+                                   sizeof payload, sealed, sizeof sealed);
+    const uint64_t lives[] = { 1, 2, 99, UINT64_MAX };
+    for (size_t i = 0; i < sizeof lives / sizeof lives[0]; i++) {
+        const shoal_life_t b = s_life (64, lives[i]);
+        shoal_opener_t *opener = shoal_opener_new (keyring, &b, 16);
+        uint8_t out[BUFFER_SIZE];
+        size_t payload_size = 0;
+        shoal_envelope_t envelope;
+        CHECK_EQ (shoal_opener_open (opener, SHOAL_PURPOSE_DATAGRAM, sealed, (size_t) size, out,
+                                     sizeof out, &payload_size, &envelope),
+                  SHOAL_OPEN_OK);
+        CHECK (memcmp (envelope.recipient.id, b.id, 16) == 0);
+        CHECK_EQ (envelope.recipient.life, 0);
+        shoal_opener_destroy (&opener);
+    }
+    //  Any life of B, but still only B.
+    const shoal_life_t c = s_life (65, 1);
+    CHECK_EQ (s_open_at (keyring, &c, SHOAL_PURPOSE_DATAGRAM, sealed, (size_t) size),
+              SHOAL_OPEN_MISDIRECTED);
+    shoal_sealer_destroy (&sealer);
+    shoal_keyring_destroy (&keyring);
+}
+
+//  A node that restarts raises its life and starts with empty replay
+//  windows; an envelope addressed to its earlier life must not pass again.
+static void
+test_envelope_for_an_earlier_life_is_stale (void)
+{
+    const uint8_t fills[] = { 25 };
+    shoal_keyring_t *keyring = s_keyring (fills, 1);
+    shoal_sealer_t *sealer = s_sealer (keyring, 66, 1);
+    const shoal_life_t b5 = s_life (67, 5), b6 = s_life (67, 6), b4 = s_life (67, 4);
+    uint8_t payload[40], sealed[BUFFER_SIZE];
+    s_payload (payload, sizeof payload, 15);
+    long size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, &b5, payload, sizeof payload,
+                                   sealed, sizeof sealed);
+    CHECK_EQ (s_open_at (keyring, &b5, SHOAL_PURPOSE_DATAGRAM, sealed, (size_t) size),
+              SHOAL_OPEN_OK);
+    CHECK_EQ (s_open_at (keyring, &b6, SHOAL_PURPOSE_DATAGRAM, sealed, (size_t) size),
+              SHOAL_OPEN_STALE);
+    //  A life B has not begun: no sender can have heard from it.
+    CHECK_EQ (s_open_at (keyring, &b4, SHOAL_PURPOSE_DATAGRAM, sealed, (size_t) size),
+              SHOAL_OPEN_MISDIRECTED);
+    shoal_sealer_destroy (&sealer);
+    shoal_keyring_destroy (&keyring);
+}
+
+//  All zero is "nobody"; a life of nobody means nothing. The sealer will
+//  not write one, and the opener refuses one written by someone else.
+static void
+test_zero_recipient_id_with_a_life_is_malformed (void)
+{
+    const uint8_t fills[] = { 26 };
+    shoal_keyring_t *keyring = s_keyring (fills, 1);
+    const shoal_keyring_t *keyrings[] = { keyring, NULL };
+    for (size_t k = 0; k < 2; k++) {
+        shoal_sealer_t *sealer = s_sealer (keyrings[k], 68, 1);
+        uint8_t payload[40], sealed[BUFFER_SIZE];
+        s_payload (payload, sizeof payload, 16);
+        long size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_BEACON, NULL, payload, sizeof payload,
+                                       sealed, sizeof sealed);
+        CHECK_EQ (s_open_fresh (keyrings[k], SHOAL_PURPOSE_BEACON, sealed, (size_t) size),
+                  SHOAL_OPEN_OK);
+        s_put_be64 (sealed + AT_RECIPIENT_LIFE, s_receiver.life);
+        CHECK_EQ (s_open_fresh (keyrings[k], SHOAL_PURPOSE_BEACON, sealed, (size_t) size),
+                  SHOAL_OPEN_MALFORMED);
+        s_put_be64 (sealed + AT_RECIPIENT_LIFE, 1);
+        CHECK_EQ (s_open_fresh (keyrings[k], SHOAL_PURPOSE_BEACON, sealed, (size_t) size),
+                  SHOAL_OPEN_MALFORMED);
+
+        const shoal_life_t life_of_nobody = { .life = 1 };
+        CHECK_EQ (shoal_sealer_seal (sealer, SHOAL_PURPOSE_BEACON, &life_of_nobody, payload,
+                                     sizeof payload, sealed, sizeof sealed),
+                  -1);
+        //  The refused seal used up no sequence number.
+        size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_BEACON, NULL, payload, sizeof payload,
+                                  sealed, sizeof sealed);
+        CHECK_EQ (s_get_be64 (sealed + AT_SEQ), 2);
+        shoal_sealer_destroy (&sealer);
+    }
+    shoal_keyring_destroy (&keyring);
+}
+
+//  The recipient is authenticated: rewriting it to send a sealed envelope
+//  elsewhere, to make it unaddressed, or to move it to another life of
+//  its recipient fails authentication.
+static void
+test_readdressed_sealed_envelope_is_forged (void)
+{
+    const uint8_t fills[] = { 27 };
+    shoal_keyring_t *keyring = s_keyring (fills, 1);
+    shoal_sealer_t *sealer = s_sealer (keyring, 69, 1);
+    const shoal_life_t b5 = s_life (70, 5), b6 = s_life (70, 6), c = s_life (71, 1);
+    uint8_t payload[40], sealed[BUFFER_SIZE], readdressed[BUFFER_SIZE];
+    s_payload (payload, sizeof payload, 17);
+    long size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, &b5, payload, sizeof payload,
+                                   sealed, sizeof sealed);
+
+    //  To C instead.
+    memcpy (readdressed, sealed, (size_t) size);
+    memcpy (readdressed + AT_RECIPIENT, c.id, 16);
+    s_put_be64 (readdressed + AT_RECIPIENT_LIFE, c.life);
+    CHECK_EQ (s_open_at (keyring, &c, SHOAL_PURPOSE_DATAGRAM, readdressed, (size_t) size),
+              SHOAL_OPEN_FORGED);
+    //  To nobody, so anyone would take it.
+    memset (readdressed + AT_RECIPIENT, 0, 24);
+    CHECK_EQ (s_open_at (keyring, &c, SHOAL_PURPOSE_DATAGRAM, readdressed, (size_t) size),
+              SHOAL_OPEN_FORGED);
+    CHECK_EQ (s_open_at (keyring, &b6, SHOAL_PURPOSE_DATAGRAM, readdressed, (size_t) size),
+              SHOAL_OPEN_FORGED);
+    //  To any life of B, or to B's next life, once B has restarted.
+    memcpy (readdressed, sealed, (size_t) size);
+    s_put_be64 (readdressed + AT_RECIPIENT_LIFE, 0);
+    CHECK_EQ (s_open_at (keyring, &b6, SHOAL_PURPOSE_DATAGRAM, readdressed, (size_t) size),
+              SHOAL_OPEN_FORGED);
+    s_put_be64 (readdressed + AT_RECIPIENT_LIFE, 6);
+    CHECK_EQ (s_open_at (keyring, &b6, SHOAL_PURPOSE_DATAGRAM, readdressed, (size_t) size),
+              SHOAL_OPEN_FORGED);
+    //  Untouched, it still opens where it was sent.
+    CHECK_EQ (s_open_at (keyring, &b5, SHOAL_PURPOSE_DATAGRAM, sealed, (size_t) size),
+              SHOAL_OPEN_OK);
+    shoal_sealer_destroy (&sealer);
+    shoal_keyring_destroy (&keyring);
+}
+
+//  ---------------------------------------------------------------------
 //  Tampering
 
-//  What flipping a bit of the header at offset must be refused as.
+//  What flipping a bit of an envelope sealed for the receiver at offset
+//  must be refused as. Every header field is either checked on its own
+//  before decryption or refused by authentication; none lets it through.
 static shoal_open_result_t
 s_expected_for_tampered (size_t offset, const uint8_t *tampered)
 {
@@ -329,10 +681,22 @@ s_expected_for_tampered (size_t offset, const uint8_t *tampered)
         return SHOAL_OPEN_MALFORMED;
     if (offset == 2)
         return SHOAL_OPEN_PURPOSE;
-    if (offset < 8) {
+    if (offset < AT_SENDER) {
         //  A key id flipped to 0 claims plaintext in a sealed envelope.
         bool zero = !tampered[4] && !tampered[5] && !tampered[6] && !tampered[7];
         return zero ? SHOAL_OPEN_MALFORMED : SHOAL_OPEN_UNKNOWN_KEY;
+    }
+    //  No test id is one bit away from the receiver's or from zero, so a
+    //  flipped recipient id names another node.
+    if (offset >= AT_RECIPIENT && offset < AT_RECIPIENT_LIFE)
+        return SHOAL_OPEN_MISDIRECTED;
+    if (offset >= AT_RECIPIENT_LIFE && offset < AT_SEQ) {
+        static const uint8_t nobody[16];
+        uint64_t life = s_get_be64 (tampered + AT_RECIPIENT_LIFE);
+        if (memcmp (tampered + AT_RECIPIENT, nobody, 16) == 0)
+            return SHOAL_OPEN_MALFORMED;
+        if (life != 0 && life != s_receiver.life)
+            return life < s_receiver.life ? SHOAL_OPEN_STALE : SHOAL_OPEN_MISDIRECTED;
     }
     return SHOAL_OPEN_FORGED;
 }
@@ -342,31 +706,37 @@ test_every_flipped_bit_is_refused (void)
 {
     const shoal_purpose_t purposes[] = { SHOAL_PURPOSE_BEACON, SHOAL_PURPOSE_DATAGRAM,
                                          SHOAL_PURPOSE_FRAME };
+    //  Addressed to the receiver's life, to any life of it, and to nobody.
+    shoal_life_t any_life = s_receiver;
+    any_life.life = 0;
+    const shoal_life_t *recipients[] = { &s_receiver, &any_life, NULL };
     const uint8_t fills[] = { 8 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
     shoal_sealer_t *sealer = s_sealer (keyring, 16, 9);
-    for (size_t p = 0; p < 3; p++) {
-        uint8_t payload[100], sealed[BUFFER_SIZE], tampered[BUFFER_SIZE];
-        s_payload (payload, sizeof payload, 3);
-        long size =
-            shoal_sealer_seal (sealer, purposes[p], payload, sizeof payload, sealed, sizeof sealed);
-        CHECK_EQ (s_open_fresh (keyring, purposes[p], sealed, (size_t) size), SHOAL_OPEN_OK);
-        int accepted = 0, unexpected = 0;
-        for (long offset = 0; offset < size; offset++)
-            for (int bit = 0; bit < 8; bit++) {
-                memcpy (tampered, sealed, (size_t) size);
-                tampered[offset] ^= (uint8_t) (1u << bit);
-                shoal_open_result_t result =
-                    s_open_fresh (keyring, purposes[p], tampered, (size_t) size);
-                accepted += result == SHOAL_OPEN_OK;
-                if (result != s_expected_for_tampered ((size_t) offset, tampered) &&
-                    unexpected++ == 0)
-                    fprintf (stderr, "  purpose %d, byte %ld bit %d: %s\n", (int) purposes[p],
-                             offset, bit, shoal_open_result_name (result));
-            }
-        CHECK_EQ (accepted, 0);
-        CHECK_EQ (unexpected, 0);
-    }
+    for (size_t p = 0; p < 3; p++)
+        for (size_t r = 0; r < 3; r++) {
+            uint8_t payload[100], sealed[BUFFER_SIZE], tampered[BUFFER_SIZE];
+            s_payload (payload, sizeof payload, 3);
+            long size = shoal_sealer_seal (sealer, purposes[p], recipients[r], payload,
+                                           sizeof payload, sealed, sizeof sealed);
+            CHECK_EQ (s_open_fresh (keyring, purposes[p], sealed, (size_t) size), SHOAL_OPEN_OK);
+            int accepted = 0, unexpected = 0;
+            for (long offset = 0; offset < size; offset++)
+                for (int bit = 0; bit < 8; bit++) {
+                    memcpy (tampered, sealed, (size_t) size);
+                    tampered[offset] ^= (uint8_t) (1u << bit);
+                    shoal_open_result_t result =
+                        s_open_fresh (keyring, purposes[p], tampered, (size_t) size);
+                    accepted += result == SHOAL_OPEN_OK;
+                    if (result != s_expected_for_tampered ((size_t) offset, tampered) &&
+                        unexpected++ == 0)
+                        fprintf (stderr, "  purpose %d, recipient %zu, byte %ld bit %d: %s\n",
+                                 (int) purposes[p], r, offset, bit,
+                                 shoal_open_result_name (result));
+                }
+            CHECK_EQ (accepted, 0);
+            CHECK_EQ (unexpected, 0);
+        }
     shoal_sealer_destroy (&sealer);
     shoal_keyring_destroy (&keyring);
 }
@@ -379,8 +749,8 @@ test_every_truncation_and_extension_is_refused (void)
     shoal_sealer_t *sealer = s_sealer (keyring, 17, 1);
     uint8_t payload[100], sealed[BUFFER_SIZE];
     s_payload (payload, sizeof payload, 4);
-    long size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed,
-                                   sizeof sealed);
+    long size =
+        s_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed, sizeof sealed);
     int accepted = 0, unexpected = 0;
     for (long length = 0; length < size; length++) {
         shoal_open_result_t result =
@@ -411,14 +781,14 @@ test_forged_envelope_does_not_move_replay_window (void)
     const uint8_t fills[] = { 10 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
     shoal_sealer_t *sealer = s_sealer (keyring, 18, 1);
-    shoal_opener_t *opener = shoal_opener_new (keyring, 16);
+    shoal_opener_t *opener = shoal_opener_new (keyring, &s_receiver, 16);
     uint8_t sealed[6][BUFFER_SIZE];
     long sizes[6];
     for (int i = 1; i <= 5; i++) {
         uint8_t payload[20];
         s_payload (payload, sizeof payload, (unsigned) i);
-        sizes[i] = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload,
-                                      sealed[i], sizeof sealed[i]);
+        sizes[i] = s_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed[i],
+                           sizeof sealed[i]);
     }
     for (int i = 1; i <= 3; i++)
         CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, sealed[i], sizes[i]), SHOAL_OPEN_OK);
@@ -429,12 +799,12 @@ test_forged_envelope_does_not_move_replay_window (void)
     forged[sizes[5] - 1] ^= 0x01;
     CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, forged, sizes[5]), SHOAL_OPEN_FORGED);
 
-    //  Envelope 4 claiming a number far ahead, and a newer incarnation.
+    //  Envelope 4 claiming a number far ahead, and a newer sender life.
     memcpy (forged, sealed[4], (size_t) sizes[4]);
-    forged[32] = 0x7f;
+    forged[AT_SEQ] = 0x7f;
     CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, forged, sizes[4]), SHOAL_OPEN_FORGED);
     memcpy (forged, sealed[4], (size_t) sizes[4]);
-    forged[24] ^= 0x40;
+    forged[AT_SENDER_LIFE] ^= 0x40;
     CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, forged, sizes[4]), SHOAL_OPEN_FORGED);
 
     CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, sealed[5], sizes[5]), SHOAL_OPEN_OK);
@@ -454,13 +824,13 @@ test_same_envelope_twice_is_replayed (void)
     const uint8_t fills[] = { 11 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
     shoal_sealer_t *sealer = s_sealer (keyring, 19, 1);
-    shoal_opener_t *opener = shoal_opener_new (keyring, 16);
+    shoal_opener_t *opener = shoal_opener_new (keyring, &s_receiver, 16);
     uint8_t payload[40], first[BUFFER_SIZE], second[BUFFER_SIZE];
     s_payload (payload, sizeof payload, 5);
-    long first_size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload,
-                                         first, sizeof first);
-    long second_size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload,
-                                          second, sizeof second);
+    long first_size =
+        s_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, first, sizeof first);
+    long second_size =
+        s_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, second, sizeof second);
 
     CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, first, first_size), SHOAL_OPEN_OK);
     CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, first, first_size), SHOAL_OPEN_REPLAYED);
@@ -475,9 +845,6 @@ test_same_envelope_twice_is_replayed (void)
     CHECK (memcmp (out, payload, sizeof payload) == 0);
     CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, second, second_size), SHOAL_OPEN_REPLAYED);
 
-    //  Another opener, another node: it has seen nothing.
-    CHECK_EQ (s_open_fresh (keyring, SHOAL_PURPOSE_DATAGRAM, first, (size_t) first_size),
-              SHOAL_OPEN_OK);
     shoal_opener_destroy (&opener);
     shoal_sealer_destroy (&sealer);
     shoal_keyring_destroy (&keyring);
@@ -496,8 +863,8 @@ s_seal_many (shoal_sealer_t *sealer, s_stored_t *stored)
 {
     for (int i = 0; i < REORDERED; i++) {
         uint8_t payload[4] = { (uint8_t) (i >> 8), (uint8_t) i, 0xab, 0xcd };
-        stored[i].size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload,
-                                            stored[i].data, sizeof stored[i].data);
+        stored[i].size = s_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload,
+                                 stored[i].data, sizeof stored[i].data);
     }
 }
 
@@ -539,7 +906,7 @@ test_reordering_inside_window_loses_nothing (void)
         int end = block + 200 < REORDERED ? block + 200 : REORDERED;
         order[i] = end - 1 - (i - block);
     }
-    shoal_opener_t *opener = shoal_opener_new (keyring, 16);
+    shoal_opener_t *opener = shoal_opener_new (keyring, &s_receiver, 16);
     CHECK_EQ (s_open_in_order (opener, stored, order), 0);
 
     //  Everything again: the last 256 are replays, the rest are too old to
@@ -576,7 +943,7 @@ test_reordering_inside_window_loses_nothing (void)
             order[j] = swap;
         }
     }
-    opener = shoal_opener_new (keyring, 16);
+    opener = shoal_opener_new (keyring, &s_receiver, 16);
     CHECK_EQ (s_open_in_order (opener, stored, order), 0);
     int accepted = 0;
     for (int i = 0; i < REORDERED; i++)
@@ -594,7 +961,7 @@ test_envelope_older_than_window_is_stale (void)
     const uint8_t fills[] = { 13 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
     shoal_sealer_t *sealer = s_sealer (keyring, 22, 1);
-    shoal_opener_t *opener = shoal_opener_new (keyring, 16);
+    shoal_opener_t *opener = shoal_opener_new (keyring, &s_receiver, 16);
     static s_stored_t stored[REORDERED];
     s_seal_many (sealer, stored);
 
@@ -615,11 +982,11 @@ test_envelope_older_than_window_is_stale (void)
 }
 
 static void
-test_new_incarnation_resets_the_window (void)
+test_new_sender_life_resets_the_window (void)
 {
     const uint8_t fills[] = { 14 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
-    shoal_opener_t *opener = shoal_opener_new (keyring, 16);
+    shoal_opener_t *opener = shoal_opener_new (keyring, &s_receiver, 16);
     uint8_t payload[16], sealed[8][BUFFER_SIZE];
     long sizes[8];
     s_payload (payload, sizeof payload, 6);
@@ -628,8 +995,8 @@ test_new_incarnation_resets_the_window (void)
     //  the node restarts.
     shoal_sealer_t *first_life = s_sealer (keyring, 23, 7);
     for (int i = 0; i < 5; i++)
-        sizes[i] = shoal_sealer_seal (first_life, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload,
-                                      sealed[i], sizeof sealed[i]);
+        sizes[i] = s_seal (first_life, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed[i],
+                           sizeof sealed[i]);
     for (int i = 0; i < 4; i++)
         CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, sealed[i], sizes[i]), SHOAL_OPEN_OK);
 
@@ -639,15 +1006,15 @@ test_new_incarnation_resets_the_window (void)
     uint8_t out[BUFFER_SIZE];
     size_t payload_size = 0;
     for (int i = 5; i < 8; i++) {
-        sizes[i] = shoal_sealer_seal (second_life, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload,
-                                      sealed[i], sizeof sealed[i]);
+        sizes[i] = s_seal (second_life, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed[i],
+                           sizeof sealed[i]);
         CHECK_EQ (shoal_opener_open (opener, SHOAL_PURPOSE_DATAGRAM, sealed[i], (size_t) sizes[i],
                                      out, sizeof out, &payload_size, &envelope),
                   SHOAL_OPEN_OK);
-        CHECK_EQ (envelope.incarnation, 8);
+        CHECK_EQ (envelope.sender.life, 8);
         CHECK_EQ (envelope.seq, (uint64_t) i - 4);
     }
-    CHECK (memcmp (sealed[0] + 40, sealed[5] + 40, SHOAL_ENVELOPE_NONCE) != 0);
+    CHECK (memcmp (sealed[0] + AT_NONCE, sealed[5] + AT_NONCE, SHOAL_ENVELOPE_NONCE) != 0);
 
     //  What the old life sent is now stale, delivered before or not.
     CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, sealed[4], sizes[4]), SHOAL_OPEN_STALE);
@@ -659,6 +1026,40 @@ test_new_incarnation_resets_the_window (void)
     shoal_keyring_destroy (&keyring);
 }
 
+//  Plaintext keeps no replay window. Anyone can forge a plaintext envelope,
+//  so a window would stop nothing a forger could not get past by raising
+//  the sequence number, and a forged envelope claiming a huge sender life
+//  would make every real envelope of that sender look stale: one packet
+//  would silence a peer. Replays in plaintext are the application's to
+//  tolerate, which is why a cluster that faces a network has a key.
+static void
+test_plaintext_keeps_no_replay_window (void)
+{
+    shoal_sealer_t *plain = s_sealer (NULL, 35, 2);
+    shoal_opener_t *opener = shoal_opener_new (NULL, &s_receiver, 16);
+    uint8_t payload[16], first[BUFFER_SIZE], second[BUFFER_SIZE], forged[BUFFER_SIZE];
+    s_payload (payload, sizeof payload, 18);
+    long first_size =
+        s_seal (plain, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, first, sizeof first);
+
+    //  The same envelope twice is accepted twice.
+    CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, first, first_size), SHOAL_OPEN_OK);
+    CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, first, first_size), SHOAL_OPEN_OK);
+
+    //  A forgery from the farthest life there is silences nobody.
+    memcpy (forged, first, (size_t) first_size);
+    s_put_be64 (forged + AT_SENDER_LIFE, UINT64_MAX);
+    s_put_be64 (forged + AT_SEQ, UINT64_MAX);
+    CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, forged, first_size), SHOAL_OPEN_OK);
+    long second_size =
+        s_seal (plain, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, second, sizeof second);
+    CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, second, second_size), SHOAL_OPEN_OK);
+    CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, first, first_size), SHOAL_OPEN_OK);
+    CHECK_EQ (shoal_opener_evictions (opener), 0);
+    shoal_opener_destroy (&opener);
+    shoal_sealer_destroy (&plain);
+}
+
 //  Each purpose keeps its own numbering, at the sealer and at the opener.
 static void
 test_purposes_are_numbered_apart (void)
@@ -666,7 +1067,7 @@ test_purposes_are_numbered_apart (void)
     const uint8_t fills[] = { 15 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
     shoal_sealer_t *sealer = s_sealer (keyring, 24, 1);
-    shoal_opener_t *opener = shoal_opener_new (keyring, 16);
+    shoal_opener_t *opener = shoal_opener_new (keyring, &s_receiver, 16);
     uint8_t payload[16], out[BUFFER_SIZE];
     s_payload (payload, sizeof payload, 7);
     const shoal_purpose_t purposes[] = { SHOAL_PURPOSE_FRAME, SHOAL_PURPOSE_BEACON,
@@ -675,8 +1076,7 @@ test_purposes_are_numbered_apart (void)
     const uint64_t seqs[] = { 1, 1, 2, 1, 3 };
     for (size_t i = 0; i < 5; i++) {
         uint8_t sealed[BUFFER_SIZE];
-        long size =
-            shoal_sealer_seal (sealer, purposes[i], payload, sizeof payload, sealed, sizeof sealed);
+        long size = s_seal (sealer, purposes[i], payload, sizeof payload, sealed, sizeof sealed);
         shoal_envelope_t envelope;
         size_t payload_size;
         CHECK_EQ (shoal_opener_open (opener, purposes[i], sealed, (size_t) size, out, sizeof out,
@@ -700,8 +1100,8 @@ test_envelope_for_another_carrier_is_refused (void)
     shoal_sealer_t *sealer = s_sealer (keyring, 25, 1);
     uint8_t payload[50], sealed[BUFFER_SIZE];
     s_payload (payload, sizeof payload, 8);
-    long size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed,
-                                   sizeof sealed);
+    long size =
+        s_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed, sizeof sealed);
     CHECK_EQ (s_open_fresh (keyring, SHOAL_PURPOSE_FRAME, sealed, (size_t) size),
               SHOAL_OPEN_PURPOSE);
     CHECK_EQ (s_open_fresh (keyring, SHOAL_PURPOSE_BEACON, sealed, (size_t) size),
@@ -732,8 +1132,8 @@ test_keyed_node_refuses_plaintext (void)
     s_payload (payload, sizeof payload, 9);
     for (size_t k = 0; k < 2; k++) {
         shoal_sealer_t *plain = s_sealer (unkeyed[k], 26, 1);
-        long size = shoal_sealer_seal (plain, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload,
-                                       sealed, sizeof sealed);
+        long size =
+            s_seal (plain, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed, sizeof sealed);
         CHECK_EQ (sealed[1], SHOAL_ENVELOPE_PLAINTEXT);
         CHECK_EQ (s_open_fresh (keyring, SHOAL_PURPOSE_DATAGRAM, sealed, (size_t) size),
                   SHOAL_OPEN_PLAINTEXT);
@@ -752,8 +1152,8 @@ test_unkeyed_node_refuses_sealed (void)
     shoal_sealer_t *sealer = s_sealer (keyring, 27, 1);
     uint8_t payload[50], sealed[BUFFER_SIZE];
     s_payload (payload, sizeof payload, 10);
-    long size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed,
-                                   sizeof sealed);
+    long size =
+        s_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed, sizeof sealed);
     CHECK_EQ (s_open_fresh (empty, SHOAL_PURPOSE_DATAGRAM, sealed, (size_t) size),
               SHOAL_OPEN_SEALED);
     CHECK_EQ (s_open_fresh (NULL, SHOAL_PURPOSE_DATAGRAM, sealed, (size_t) size),
@@ -774,10 +1174,10 @@ test_mode_and_key_id_must_agree (void)
     shoal_sealer_t *plain = s_sealer (NULL, 28, 1);
     uint8_t payload[50], sealed[BUFFER_SIZE], plaintext[BUFFER_SIZE];
     s_payload (payload, sizeof payload, 11);
-    long sealed_size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload,
-                                          sealed, sizeof sealed);
-    long plain_size = shoal_sealer_seal (plain, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload,
-                                         plaintext, sizeof plaintext);
+    long sealed_size =
+        s_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed, sizeof sealed);
+    long plain_size = s_seal (plain, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, plaintext,
+                              sizeof plaintext);
 
     //  Sealed, claiming plaintext.
     sealed[1] = SHOAL_ENVELOPE_PLAINTEXT;
@@ -823,6 +1223,11 @@ test_carrier_sizes (void)
     CHECK_EQ (shoal_envelope_size_max (SHOAL_PURPOSE_FRAME), SHOAL_FRAME_MAX);
     CHECK_EQ (shoal_envelope_size_max ((shoal_purpose_t) 0), 0);
     CHECK_EQ (shoal_envelope_size_max ((shoal_purpose_t) 4), 0);
+    CHECK_STR (shoal_purpose_name (SHOAL_PURPOSE_BEACON), "beacon");
+    CHECK_STR (shoal_purpose_name (SHOAL_PURPOSE_DATAGRAM), "datagram");
+    CHECK_STR (shoal_purpose_name (SHOAL_PURPOSE_FRAME), "frame");
+    CHECK_STR (shoal_purpose_name ((shoal_purpose_t) 0), "unknown");
+    CHECK_STR (shoal_purpose_name ((shoal_purpose_t) 4), "unknown");
 }
 
 static void
@@ -840,23 +1245,23 @@ test_open_refuses_wrong_sizes (void)
                                          SHOAL_PURPOSE_FRAME };
     for (size_t p = 0; p < 3; p++) {
         size_t carrier = shoal_envelope_size_max (purposes[p]);
-        shoal_sealer_seal (sealer, purposes[p], payload, sizeof payload, big, sizeof big);
+        s_seal (sealer, purposes[p], payload, sizeof payload, big, sizeof big);
         CHECK_EQ (s_open_fresh (keyring, purposes[p], big, carrier + 1), SHOAL_OPEN_SIZE);
         CHECK_EQ (s_open_fresh (keyring, purposes[p], big, carrier), SHOAL_OPEN_FORGED);
-        shoal_sealer_seal (plain, purposes[p], payload, sizeof payload, big, sizeof big);
+        s_seal (plain, purposes[p], payload, sizeof payload, big, sizeof big);
         CHECK_EQ (s_open_fresh (NULL, purposes[p], big, carrier + 1), SHOAL_OPEN_SIZE);
         //  Plaintext has no tag, so all up to the carrier's limit is payload.
         CHECK_EQ (s_open_fresh (NULL, purposes[p], big, carrier), SHOAL_OPEN_OK);
     }
 
     //  Shorter than a header, keyed or not.
-    shoal_sealer_seal (plain, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, big, sizeof big);
+    s_seal (plain, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, big, sizeof big);
     CHECK_EQ (s_open_fresh (NULL, SHOAL_PURPOSE_DATAGRAM, big, SHOAL_ENVELOPE_HEADER - 1),
               SHOAL_OPEN_SIZE);
     CHECK_EQ (s_open_fresh (NULL, SHOAL_PURPOSE_DATAGRAM, big, 0), SHOAL_OPEN_SIZE);
     CHECK_EQ (s_open_fresh (NULL, SHOAL_PURPOSE_DATAGRAM, big, SHOAL_ENVELOPE_HEADER),
               SHOAL_OPEN_OK);
-    shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, big, sizeof big);
+    s_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, big, sizeof big);
     CHECK_EQ (s_open_fresh (keyring, SHOAL_PURPOSE_DATAGRAM, big, SHOAL_ENVELOPE_HEADER - 1),
               SHOAL_OPEN_SIZE);
     //  A header but no room for nonce and tag.
@@ -877,11 +1282,11 @@ test_open_refuses_output_too_small_and_records_nothing (void)
     const uint8_t fills[] = { 21 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
     shoal_sealer_t *sealer = s_sealer (keyring, 30, 1);
-    shoal_opener_t *opener = shoal_opener_new (keyring, 16);
+    shoal_opener_t *opener = shoal_opener_new (keyring, &s_receiver, 16);
     uint8_t payload[64], sealed[BUFFER_SIZE], out[BUFFER_SIZE];
     s_payload (payload, sizeof payload, 12);
-    long size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed,
-                                   sizeof sealed);
+    long size =
+        s_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed, sizeof sealed);
     size_t payload_size = 0;
     CHECK_EQ (shoal_opener_open (opener, SHOAL_PURPOSE_DATAGRAM, sealed, (size_t) size, out,
                                  sizeof payload - 1, &payload_size, NULL),
@@ -911,38 +1316,30 @@ test_seal_refuses_what_does_not_fit (void)
     for (size_t p = 0; p < 3; p++) {
         size_t carrier = shoal_envelope_size_max (purposes[p]);
         size_t largest = carrier - SHOAL_ENVELOPE_OVERHEAD;
-        CHECK_EQ (shoal_sealer_seal (sealer, purposes[p], payload, largest, sealed, sizeof sealed),
+        CHECK_EQ (s_seal (sealer, purposes[p], payload, largest, sealed, sizeof sealed),
                   (long) carrier);
         CHECK_EQ (s_open_fresh (keyring, purposes[p], sealed, carrier), SHOAL_OPEN_OK);
-        CHECK_EQ (
-            shoal_sealer_seal (sealer, purposes[p], payload, largest + 1, sealed, sizeof sealed),
-            -1);
+        CHECK_EQ (s_seal (sealer, purposes[p], payload, largest + 1, sealed, sizeof sealed), -1);
         //  Plaintext saves the nonce and the tag, and no more.
         largest = carrier - SHOAL_ENVELOPE_HEADER;
-        CHECK_EQ (shoal_sealer_seal (plain, purposes[p], payload, largest, sealed, sizeof sealed),
+        CHECK_EQ (s_seal (plain, purposes[p], payload, largest, sealed, sizeof sealed),
                   (long) carrier);
-        CHECK_EQ (
-            shoal_sealer_seal (plain, purposes[p], payload, largest + 1, sealed, sizeof sealed),
-            -1);
+        CHECK_EQ (s_seal (plain, purposes[p], payload, largest + 1, sealed, sizeof sealed), -1);
     }
-    CHECK_EQ (
-        shoal_sealer_seal (sealer, SHOAL_PURPOSE_BEACON, payload, SIZE_MAX, sealed, sizeof sealed),
-        -1);
+    CHECK_EQ (s_seal (sealer, SHOAL_PURPOSE_BEACON, payload, SIZE_MAX, sealed, sizeof sealed), -1);
 
     //  The output buffer must hold the whole envelope.
-    CHECK_EQ (shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, 100, sealed,
-                                 100 + SHOAL_ENVELOPE_OVERHEAD - 1),
+    CHECK_EQ (s_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, 100, sealed,
+                      100 + SHOAL_ENVELOPE_OVERHEAD - 1),
               -1);
-    CHECK_EQ (shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, 100, sealed,
-                                 100 + SHOAL_ENVELOPE_OVERHEAD),
+    CHECK_EQ (s_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, 100, sealed,
+                      100 + SHOAL_ENVELOPE_OVERHEAD),
               100 + SHOAL_ENVELOPE_OVERHEAD);
-    CHECK_EQ (shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, 0, sealed, 0), -1);
+    CHECK_EQ (s_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, 0, sealed, 0), -1);
 
     //  Purposes that are no carrier.
-    CHECK_EQ (shoal_sealer_seal (sealer, (shoal_purpose_t) 0, payload, 1, sealed, sizeof sealed),
-              -1);
-    CHECK_EQ (shoal_sealer_seal (sealer, (shoal_purpose_t) 4, payload, 1, sealed, sizeof sealed),
-              -1);
+    CHECK_EQ (s_seal (sealer, (shoal_purpose_t) 0, payload, 1, sealed, sizeof sealed), -1);
+    CHECK_EQ (s_seal (sealer, (shoal_purpose_t) 4, payload, 1, sealed, sizeof sealed), -1);
     shoal_sealer_destroy (&plain);
     shoal_sealer_destroy (&sealer);
     shoal_keyring_destroy (&keyring);
@@ -951,8 +1348,10 @@ test_seal_refuses_what_does_not_fit (void)
 //  ---------------------------------------------------------------------
 //  Key rotation
 
-//  One node: its keyring, what it sends with and what it receives with.
+//  One node: its life, its keyring, what it sends with and what it
+//  receives with.
 typedef struct {
+    shoal_life_t life;
     shoal_keyring_t *keyring;
     shoal_sealer_t *sealer;
     shoal_opener_t *opener;
@@ -962,9 +1361,10 @@ static void
 s_node_start (s_node_t *node, uint8_t sender_fill, uint8_t key_fill)
 {
     const uint8_t fills[] = { key_fill };
+    node->life = s_life (sender_fill, 1);
     node->keyring = s_keyring (fills, 1);
     node->sealer = s_sealer (node->keyring, sender_fill, 1);
-    node->opener = shoal_opener_new (node->keyring, 16);
+    node->opener = shoal_opener_new (node->keyring, &node->life, 16);
 }
 
 static void
@@ -986,8 +1386,10 @@ s_exchange (s_node_t *from, s_node_t *to, uint32_t expected_key_id)
     for (int i = 0; i < 9; i++) {
         uint8_t payload[40], sealed[BUFFER_SIZE], out[BUFFER_SIZE];
         s_payload (payload, sizeof payload, (unsigned) i);
-        long size = shoal_sealer_seal (from->sealer, purposes[i % 3], payload, sizeof payload,
-                                       sealed, sizeof sealed);
+        //  Beacons go to anyone, the rest to the other node's life.
+        const shoal_life_t *recipient = purposes[i % 3] == SHOAL_PURPOSE_BEACON ? NULL : &to->life;
+        long size = shoal_sealer_seal (from->sealer, purposes[i % 3], recipient, payload,
+                                       sizeof payload, sealed, sizeof sealed);
         shoal_envelope_t envelope;
         size_t payload_size = 0;
         shoal_open_result_t result =
@@ -1017,11 +1419,11 @@ test_key_rotation_loses_no_message (void)
     //  An envelope sealed before the rotation, delivered late.
     uint8_t late[BUFFER_SIZE], payload[40];
     s_payload (payload, sizeof payload, 99);
-    long late_size = shoal_sealer_seal (a.sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload,
-                                        late, sizeof late);
+    long late_size = shoal_sealer_seal (a.sealer, SHOAL_PURPOSE_DATAGRAM, &b.life, payload,
+                                        sizeof payload, late, sizeof late);
     uint8_t later[BUFFER_SIZE];
-    long later_size = shoal_sealer_seal (a.sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload,
-                                         later, sizeof later);
+    long later_size = shoal_sealer_seal (a.sealer, SHOAL_PURPOSE_DATAGRAM, &b.life, payload,
+                                         sizeof payload, later, sizeof later);
 
     //  Step 1: install K2, A first. Both still seal with K1.
     CHECK_EQ (shoal_keyring_install (a.keyring, key2), 0);
@@ -1070,8 +1472,8 @@ test_primary_key_cannot_be_removed (void)
 
     //  The keyring still seals and opens with it.
     uint8_t payload[10] = { 0 }, sealed[BUFFER_SIZE];
-    long size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_FRAME, payload, sizeof payload, sealed,
-                                   sizeof sealed);
+    long size =
+        s_seal (sealer, SHOAL_PURPOSE_FRAME, payload, sizeof payload, sealed, sizeof sealed);
     CHECK_EQ (size, (long) sizeof payload + SHOAL_ENVELOPE_OVERHEAD);
     CHECK_EQ (s_open_fresh (keyring, SHOAL_PURPOSE_FRAME, sealed, (size_t) size), SHOAL_OPEN_OK);
     shoal_sealer_destroy (&sealer);
@@ -1087,11 +1489,18 @@ test_result_names_are_distinct (void)
     for (int i = 0; i < SHOAL_OPEN_RESULT_COUNT; i++) {
         const char *name = shoal_open_result_name ((shoal_open_result_t) i);
         CHECK (name != NULL && name[0] != '\0');
-        for (int j = 0; j < i; j++)
-            CHECK (name && strcmp (name, shoal_open_result_name ((shoal_open_result_t) j)) != 0);
+        for (int j = 0; j < i; j++) {
+            const char *other = shoal_open_result_name ((shoal_open_result_t) j);
+            CHECK (name && other && strcmp (name, other) != 0);
+        }
     }
-    CHECK_STR (shoal_open_result_name (SHOAL_OPEN_OK), "ok");
-    CHECK_STR (shoal_open_result_name (SHOAL_OPEN_FORGED), "forged");
+    //  The names are what logs and metrics show, and docs/wire.md lists them.
+    static const char *names[SHOAL_OPEN_RESULT_COUNT] = {
+        "ok",  "size",        "version",     "malformed", "purpose",  "plaintext", "sealed",
+        "own", "misdirected", "unknown-key", "forged",    "replayed", "stale",
+    };
+    for (int i = 0; i < SHOAL_OPEN_RESULT_COUNT; i++)
+        CHECK_STR (shoal_open_result_name ((shoal_open_result_t) i), names[i]);
     CHECK (shoal_open_result_name (SHOAL_OPEN_RESULT_COUNT) != NULL);
     CHECK (shoal_open_result_name ((shoal_open_result_t) -1) != NULL);
 }
@@ -1101,14 +1510,14 @@ test_opener_counts_forgotten_senders (void)
 {
     const uint8_t fills[] = { 34 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
-    CHECK (shoal_opener_new (keyring, 0) == NULL);
-    shoal_opener_t *opener = shoal_opener_new (keyring, 2);
+    CHECK (shoal_opener_new (keyring, &s_receiver, 0) == NULL);
+    shoal_opener_t *opener = shoal_opener_new (keyring, &s_receiver, 2);
     uint8_t payload[10] = { 0 }, sealed[3][BUFFER_SIZE];
     long sizes[3];
     for (int i = 0; i < 3; i++) {
         shoal_sealer_t *sealer = s_sealer (keyring, (uint8_t) (50 + i), 1);
-        sizes[i] = shoal_sealer_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload,
-                                      sealed[i], sizeof sealed[i]);
+        sizes[i] = s_seal (sealer, SHOAL_PURPOSE_DATAGRAM, payload, sizeof payload, sealed[i],
+                           sizeof sealed[i]);
         CHECK_EQ (s_open (opener, SHOAL_PURPOSE_DATAGRAM, sealed[i], sizes[i]), SHOAL_OPEN_OK);
         shoal_sealer_destroy (&sealer);
     }
@@ -1124,6 +1533,47 @@ test_opener_counts_forgotten_senders (void)
     shoal_keyring_destroy (&keyring);
 }
 
+//  A node is named by an id that is not all zero and a life of at least 1:
+//  the all-zero id means "nobody" and life 0 "any life", so neither can be
+//  a node's own, and a node does not seal to itself.
+static void
+test_only_named_lives_seal_and_open (void)
+{
+    uint8_t nonce[SHOAL_ENVELOPE_NONCE];
+    s_nonce (nonce, 1);
+    shoal_life_t nobody = { .life = 3 }, lifeless = s_life (0x40, 0);
+    CHECK (shoal_sealer_new (NULL, &nobody, nonce) == NULL);
+    CHECK (shoal_sealer_new (NULL, &lifeless, nonce) == NULL);
+    CHECK (shoal_opener_new (NULL, &nobody, 4) == NULL);
+    CHECK (shoal_opener_new (NULL, &lifeless, 4) == NULL);
+
+    shoal_sealer_t *sealer = s_sealer (NULL, 0x40, 2);
+    shoal_life_t me = s_life (0x40, 2), me_any = s_life (0x40, 0);
+    uint8_t payload[8] = { 0 }, out[BUFFER_SIZE];
+    CHECK_EQ (shoal_sealer_seal (sealer, SHOAL_PURPOSE_FRAME, &me, payload, sizeof payload, out,
+                                 sizeof out),
+              -1);
+    CHECK_EQ (shoal_sealer_seal (sealer, SHOAL_PURPOSE_FRAME, &me_any, payload, sizeof payload, out,
+                                 sizeof out),
+              -1);
+
+    //  An envelope that claims no sender, or a sender without a life, is
+    //  malformed (plaintext, where the claim can be written by anyone).
+    long size = s_seal (sealer, SHOAL_PURPOSE_FRAME, payload, sizeof payload, out, sizeof out);
+    CHECK (size > 0);
+    CHECK_EQ (s_open_fresh (NULL, SHOAL_PURPOSE_FRAME, out, (size_t) size), SHOAL_OPEN_OK);
+    uint8_t forged[BUFFER_SIZE];
+    memcpy (forged, out, (size_t) size);
+    memset (forged + AT_SENDER, 0, 16);
+    CHECK_EQ (s_open_fresh (NULL, SHOAL_PURPOSE_FRAME, forged, (size_t) size),
+              SHOAL_OPEN_MALFORMED);
+    memcpy (forged, out, (size_t) size);
+    s_put_be64 (forged + AT_SENDER_LIFE, 0);
+    CHECK_EQ (s_open_fresh (NULL, SHOAL_PURPOSE_FRAME, forged, (size_t) size),
+              SHOAL_OPEN_MALFORMED);
+    shoal_sealer_destroy (&sealer);
+}
+
 int
 main (void)
 {
@@ -1131,15 +1581,22 @@ main (void)
     RUN (test_plaintext_round_trip_without_keys);
     RUN (test_header_layout_matches_the_spec);
     RUN (test_ciphertext_does_not_show_the_payload);
+    RUN (test_known_answers_match_the_spec);
     RUN (test_opener_without_the_key_says_unknown_key);
     RUN (test_key_id_of_another_installed_key_is_forged);
+    RUN (test_envelope_is_bound_to_its_recipient);
+    RUN (test_recipient_life_zero_is_any_life);
+    RUN (test_envelope_for_an_earlier_life_is_stale);
+    RUN (test_zero_recipient_id_with_a_life_is_malformed);
+    RUN (test_readdressed_sealed_envelope_is_forged);
     RUN (test_every_flipped_bit_is_refused);
     RUN (test_every_truncation_and_extension_is_refused);
     RUN (test_forged_envelope_does_not_move_replay_window);
     RUN (test_same_envelope_twice_is_replayed);
     RUN (test_reordering_inside_window_loses_nothing);
     RUN (test_envelope_older_than_window_is_stale);
-    RUN (test_new_incarnation_resets_the_window);
+    RUN (test_new_sender_life_resets_the_window);
+    RUN (test_plaintext_keeps_no_replay_window);
     RUN (test_purposes_are_numbered_apart);
     RUN (test_envelope_for_another_carrier_is_refused);
     RUN (test_keyed_node_refuses_plaintext);
@@ -1152,6 +1609,7 @@ main (void)
     RUN (test_key_rotation_loses_no_message);
     RUN (test_primary_key_cannot_be_removed);
     RUN (test_result_names_are_distinct);
+    RUN (test_only_named_lives_seal_and_open);
     RUN (test_opener_counts_forgotten_senders);
     return TEST_DONE ();
 }

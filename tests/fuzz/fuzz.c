@@ -36,13 +36,13 @@ s_error_fill (shoal_wire_error_t *err)
 //  allocation, so AddressSanitizer sees any write past its end. The caller
 //  releases the arena, which holds the decoded message.
 static int
-s_decode (const uint8_t *data, size_t size, size_t arena_size, shoal_arena_t *arena,
-          shoal_msg_t *msg, shoal_wire_error_t *err)
+s_decode (const uint8_t *data, size_t size, shoal_purpose_t carrier, size_t arena_size,
+          shoal_arena_t *arena, shoal_msg_t *msg, shoal_wire_error_t *err)
 {
     FUZZ_REQUIRE (shoal_arena_init (arena, arena_size) == 0, "no memory for an arena of %zu bytes",
                   arena_size);
     s_error_fill (err);
-    int rc = shoal_msg_decode (data, size, msg, arena, err);
+    int rc = shoal_msg_decode (data, size, carrier, msg, arena, err);
     FUZZ_REQUIRE (rc == 0 || rc == -1, "decode returned %d", rc);
     FUZZ_REQUIRE (arena->used <= arena->size, "arena used %zu of %zu bytes", arena->used,
                   arena->size);
@@ -50,6 +50,9 @@ s_decode (const uint8_t *data, size_t size, size_t arena_size, shoal_arena_t *ar
         FUZZ_REQUIRE (memchr (err->text, '\0', sizeof err->text) && err->text[0] != '\0',
                       "a refusal without a terminated error text (%d bytes, first 0x%02x)",
                       (int) sizeof err->text, (unsigned char) err->text[0]);
+    else
+        FUZZ_REQUIRE (shoal_msg_purpose (msg->type) == carrier, "a %s accepted on the %s carrier",
+                      shoal_msg_type_name (msg->type), shoal_purpose_name (carrier));
     return rc;
 }
 
@@ -73,11 +76,12 @@ s_encode (const shoal_msg_t *msg, size_t *size)
 }
 
 //  What a node accepts survives a round trip: its encoding is a message
-//  every node accepts, and that message encodes to the very same bytes. The
-//  input itself may use wider encodings than the encoder picks, so the
-//  comparison is between the first and the second encoding.
+//  every node accepts on the same carrier, and that message encodes to the
+//  very same bytes. The input itself may use wider encodings than the
+//  encoder picks, so the comparison is between the first and the second
+//  encoding.
 static void
-s_check_round_trip (const shoal_msg_t *msg)
+s_check_round_trip (const shoal_msg_t *msg, shoal_purpose_t carrier)
 {
     size_t first_size, second_size;
     uint8_t *first = s_encode (msg, &first_size);
@@ -85,7 +89,8 @@ s_check_round_trip (const shoal_msg_t *msg)
     shoal_arena_t arena;
     shoal_msg_t again;
     shoal_wire_error_t err;
-    int rc = s_decode (first, first_size, SHOAL_DECODE_ARENA (first_size), &arena, &again, &err);
+    int rc = s_decode (first, first_size, carrier, SHOAL_DECODE_ARENA (first_size), &arena, &again,
+                       &err);
     FUZZ_REQUIRE (rc == 0, "the encoding of a decoded %s is refused: %s",
                   shoal_msg_type_name (msg->type), err.text);
     FUZZ_REQUIRE (again.type == msg->type, "type 0x%02x came back as 0x%02x", msg->type,
@@ -107,7 +112,8 @@ s_check_round_trip (const shoal_msg_t *msg)
 //  alone and the bound is too small. (A label key may itself read "arena";
 //  then both runs fail with the same text.)
 static void
-s_check_arena_bound (const uint8_t *data, size_t size, const shoal_wire_error_t *err)
+s_check_arena_bound (const uint8_t *data, size_t size, shoal_purpose_t carrier,
+                     const shoal_wire_error_t *err)
 {
     if (!strstr (err->text, "arena"))
         return;
@@ -115,7 +121,7 @@ s_check_arena_bound (const uint8_t *data, size_t size, const shoal_wire_error_t 
     shoal_arena_t roomy;
     shoal_msg_t msg;
     shoal_wire_error_t roomy_err;
-    int rc = s_decode (data, size, 4 * bound, &roomy, &msg, &roomy_err);
+    int rc = s_decode (data, size, carrier, 4 * bound, &roomy, &msg, &roomy_err);
     FUZZ_REQUIRE (rc == -1 && strcmp (roomy_err.text, err->text) == 0,
                   "SHOAL_DECODE_ARENA (%zu) = %zu bytes is not enough: \"%s\"; with %zu bytes "
                   "the decode %s%s and uses %zu bytes",
@@ -125,16 +131,16 @@ s_check_arena_bound (const uint8_t *data, size_t size, const shoal_wire_error_t 
 }
 
 int
-fuzz_decode_checked (const uint8_t *data, size_t size)
+fuzz_decode_checked (const uint8_t *data, size_t size, shoal_purpose_t carrier)
 {
     shoal_arena_t arena;
     shoal_msg_t msg;
     shoal_wire_error_t err;
-    int rc = s_decode (data, size, SHOAL_DECODE_ARENA (size), &arena, &msg, &err);
+    int rc = s_decode (data, size, carrier, SHOAL_DECODE_ARENA (size), &arena, &msg, &err);
     if (rc == 0)
-        s_check_round_trip (&msg);
+        s_check_round_trip (&msg, carrier);
     else
-        s_check_arena_bound (data, size, &err);
+        s_check_arena_bound (data, size, carrier, &err);
     shoal_arena_release (&arena);
     return rc;
 }
@@ -145,6 +151,12 @@ fuzz_decode_checked (const uint8_t *data, size_t size)
 const uint8_t fuzz_key[SHOAL_KEY_SIZE] = {
     0x73, 0x68, 0x6f, 0x61, 0x6c, 0x2d, 0x66, 0x75, 0x7a, 0x7a, 0x2d, 0x6b, 0x65, 0x79, 0x2d, 0x30,
     0x9d, 0x41, 0xe2, 0x07, 0x5c, 0xb8, 0x13, 0x6a, 0xf0, 0x28, 0x94, 0x3e, 0xc7, 0x51, 0x0b, 0xad,
+};
+
+const shoal_life_t fuzz_self = {
+    .id = { 0x22, 0x22, 0x22, 0x22, 0x22, 0x22, 0x22, 0x22, 0x22, 0x22, 0x22, 0x22, 0x22, 0x22,
+            0x22, 0x22 },
+    .life = 7,
 };
 
 //  Bit 7 says keyed; the low bits, taken modulo the number of purposes,

@@ -5,8 +5,9 @@
     libFuzzer then keeps the input as a crash artifact. The receive path of
     the codec is checked the same way whether the bytes arrive bare
     (fuzz_decode) or inside an envelope (fuzz_open), so that check lives
-    here. So do the fixed key and the selector byte of fuzz_open, which the
-    corpus generator must reproduce exactly for its seeds to open.
+    here. So do the fixed key, the receiving node's life and the selector
+    byte of fuzz_open, which the corpus generator must reproduce exactly for
+    its seeds to open.
 */
 #ifndef SHOAL_FUZZ_H
 #define SHOAL_FUZZ_H
@@ -33,16 +34,21 @@ int LLVMFuzzerInitialize (int *argc, char ***argv);
 _Noreturn void fuzz_fail (const char *file, int line, const char *cond, const char *format, ...)
     __attribute__ ((format (printf, 4, 5)));
 
-//  Decodes size bytes as a node does on receipt, with an arena of exactly
-//  SHOAL_DECODE_ARENA (size) bytes, and aborts unless: the decode never fails
-//  only because that arena is full; a refusal comes with a non-empty,
-//  NUL-terminated error text; an accepted message re-encodes, and its
-//  encoding decodes and re-encodes to the same bytes. Returns 0 when the
-//  message was accepted, -1 when it was refused.
-int fuzz_decode_checked (const uint8_t *data, size_t size);
+//  Decodes size bytes as a node does on receipt from carrier, with an arena
+//  of exactly SHOAL_DECODE_ARENA (size) bytes, and aborts unless: the decode
+//  never fails only because that arena is full; a refusal comes with a
+//  non-empty, NUL-terminated error text; an accepted message is of a type
+//  that travels on carrier, re-encodes, and its encoding decodes on the same
+//  carrier and re-encodes to the same bytes. Returns 0 when the message was
+//  accepted, -1 when it was refused.
+int fuzz_decode_checked (const uint8_t *data, size_t size, shoal_purpose_t carrier);
 
 //  The one cluster key of fuzz_open's keyed node and of the sealed seeds.
 extern const uint8_t fuzz_key[SHOAL_KEY_SIZE];
+
+//  The life of fuzz_open's receiving node: envelopes addressed to it, to any
+//  of its lives, or to nobody get past the addressing checks.
+extern const shoal_life_t fuzz_self;
 
 //  The first byte of a fuzz_open input: the carrier (purpose) the envelope
 //  arrives on, and whether the receiving node holds fuzz_key or runs in

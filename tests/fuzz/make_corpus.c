@@ -73,17 +73,34 @@ s_decode_seeds (void)
         s_write ("fuzz_decode", shoal_msg_type_name (type), buffer, size);
     }
 
-    //  Containers whose counts ask for far more than the bytes hold.
+    //  Containers whose counts ask for far more than the bytes hold: at the
+    //  top, where a message must be an array, and where a job's labels go.
     const uint8_t array32[] = { 0xdd, 0xff, 0xff, 0xff, 0xff };
     const uint8_t map32[] = { 0xdf, 0xff, 0xff, 0xff, 0xff };
     s_write ("fuzz_decode", "hostile-array32", array32, sizeof array32);
     s_write ("fuzz_decode", "hostile-map32", map32, sizeof map32);
 
-    //  A ping-req whose address claims 4 GB.
     msgpack_sbuffer sbuf;
     msgpack_packer pk;
     msgpack_sbuffer_init (&sbuf);
     msgpack_packer_init (&pk, &sbuf, msgpack_sbuffer_write);
+    msgpack_pack_array (&pk, 5);
+    msgpack_pack_uint8 (&pk, SHOAL_WIRE_VERSION);
+    msgpack_pack_uint8 (&pk, SHOAL_MSG_JOB);
+    msgpack_pack_uint64 (&pk, 3);
+    msgpack_pack_uint64 (&pk, 41);
+    msgpack_pack_array (&pk, 6);
+    msgpack_pack_str_with_body (&pk, "ingest", 6);
+    msgpack_pack_uint32 (&pk, 4);
+    msgpack_pack_true (&pk);
+    msgpack_pack_uint32 (&pk, 1);
+    msgpack_sbuffer_write (&sbuf, (const char *) map32, sizeof map32);
+    msgpack_pack_str_with_body (&pk, "zone", 4);
+    msgpack_pack_str_with_body (&pk, "eu", 2);
+    s_write ("fuzz_decode", "hostile-labels-map32", sbuf.data, sbuf.size);
+    msgpack_sbuffer_clear (&sbuf);
+
+    //  A ping-req whose address claims 4 GB.
     shoal_id_t target = shoal_sample_id (0x12);
     msgpack_pack_array (&pk, 6);
     msgpack_pack_uint8 (&pk, SHOAL_WIRE_VERSION);
@@ -104,10 +121,12 @@ s_decode_seeds (void)
     s_write ("fuzz_decode", "hostile-version", buffer, size);
 }
 
-//  Messages that take the most arena per byte the wire allows, at the edge
-//  of SHOAL_DECODE_ARENA: job specs that carry every label they may, with
+//  Messages dense in what the decoder allocates, for the fuzzer to grow
+//  denser ones from: job specs that carry every label they may, with
 //  one-letter keys and empty values; updates whose metadata also lists
-//  every handle, each an empty string.
+//  every handle, each an empty string. They take about 6 (sync-reply) and
+//  5 (ping) times their size in arena, half of what SHOAL_DECODE_ARENA
+//  allows; they are not at its edge.
 static void
 s_dense_seeds (void)
 {
@@ -152,52 +171,86 @@ s_dense_seeds (void)
 }
 
 //  ---------------------------------------------------------------------
-//  fuzz_open: each carrier's message, sealed and in plaintext.
+//  fuzz_open: each carrier's message, sealed and in plaintext, addressed to
+//  fuzz_self and unaddressed; then envelopes the addressing checks refuse.
+
+//  Seals the sample of the carrier's message from sealer to recipient and
+//  writes it as the seed <carrier>-<mode>-<addressing>, led by the selector
+//  of a node in that mode.
+static void
+s_open_seed (shoal_sealer_t *sealer, bool sealed, shoal_purpose_t purpose,
+             const shoal_life_t *recipient, const char *addressing)
+{
+    static const int carried[SHOAL_PURPOSE_COUNT + 1] = {
+        [SHOAL_PURPOSE_BEACON] = SHOAL_MSG_BEACON,
+        [SHOAL_PURPOSE_DATAGRAM] = SHOAL_MSG_PING,
+        [SHOAL_PURPOSE_FRAME] = SHOAL_MSG_ASSIGN,
+    };
+    static uint8_t payload[SHOAL_DATAGRAM_MAX * 4];
+    static uint8_t seed[1 + sizeof payload + SHOAL_ENVELOPE_OVERHEAD];
+
+    int type = carried[purpose];
+    if (shoal_msg_purpose (type) != purpose) {
+        fprintf (stderr, "make_corpus: a %s does not travel on the %s carrier\n",
+                 shoal_msg_type_name (type), shoal_purpose_name (purpose));
+        exit (EXIT_FAILURE);
+    }
+    size_t size = s_sample (type, payload, sizeof payload);
+    seed[0] = fuzz_open_selector (purpose, sealed);
+    long sealed_size =
+        shoal_sealer_seal (sealer, purpose, recipient, payload, size, seed + 1, sizeof seed - 1);
+    if (sealed_size < 0) {
+        fprintf (stderr, "make_corpus: the %s sample does not fit its carrier\n",
+                 shoal_msg_type_name (type));
+        s_failures++;
+        return;
+    }
+    char name[64];
+    snprintf (name, sizeof name, "%s-%s-%s", shoal_purpose_name (purpose),
+              sealed ? "sealed" : "plaintext", addressing);
+    s_write ("fuzz_open", name, seed, 1 + (size_t) sealed_size);
+}
 
 static void
 s_open_seeds (void)
 {
-    static const struct {
-        shoal_purpose_t purpose;
-        const char *name;
-        int type;
-    } carriers[] = {
-        { SHOAL_PURPOSE_BEACON, "beacon", SHOAL_MSG_BEACON },
-        { SHOAL_PURPOSE_DATAGRAM, "datagram", SHOAL_MSG_PING },
-        { SHOAL_PURPOSE_FRAME, "frame", SHOAL_MSG_ASSIGN },
-    };
     static const uint8_t nonce_prefix[SHOAL_ENVELOPE_NONCE] = "fuzz-nonce-0001";
-    static uint8_t payload[SHOAL_DATAGRAM_MAX * 4];
-    static uint8_t seed[1 + sizeof payload + SHOAL_ENVELOPE_OVERHEAD];
-
     shoal_keyring_t *keyed = shoal_keyring_new ();
     shoal_keyring_t *plaintext = shoal_keyring_new ();
     if (!keyed || !plaintext || shoal_keyring_install (keyed, fuzz_key) != 0) {
         fprintf (stderr, "make_corpus: no keyring\n");
         exit (EXIT_FAILURE);
     }
-    shoal_id_t sender = shoal_sample_id (0x10);
+    shoal_life_t peer = { .life = 1000 };
+    memcpy (peer.id, shoal_sample_id (0x10).bytes, sizeof peer.id);
+
     for (int sealed = 0; sealed <= 1; sealed++) {
-        shoal_sealer_t *sealer =
-            shoal_sealer_new (sealed ? keyed : plaintext, sender.bytes, 1000, nonce_prefix);
-        for (size_t i = 0; i < sizeof carriers / sizeof carriers[0]; i++) {
-            size_t size = s_sample (carriers[i].type, payload, sizeof payload);
-            seed[0] = fuzz_open_selector (carriers[i].purpose, sealed);
-            long sealed_size = shoal_sealer_seal (sealer, carriers[i].purpose, payload, size,
-                                                  seed + 1, sizeof seed - 1);
-            if (sealed_size < 0) {
-                fprintf (stderr, "make_corpus: the %s sample does not fit its carrier\n",
-                         shoal_msg_type_name (carriers[i].type));
-                s_failures++;
-                continue;
-            }
-            char name[64];
-            snprintf (name, sizeof name, "%s-%s", carriers[i].name,
-                      sealed ? "sealed" : "plaintext");
-            s_write ("fuzz_open", name, seed, 1 + (size_t) sealed_size);
+        shoal_sealer_t *sealer = shoal_sealer_new (sealed ? keyed : plaintext, &peer, nonce_prefix);
+        for (shoal_purpose_t purpose = 1; purpose <= SHOAL_PURPOSE_COUNT; purpose++) {
+            s_open_seed (sealer, sealed, purpose, &fuzz_self, "addressed");
+            s_open_seed (sealer, sealed, purpose, NULL, "unaddressed");
         }
         shoal_sealer_destroy (&sealer);
     }
+
+    //  Addressed to any life of fuzz_self, which opens; to another node and
+    //  to an earlier life of fuzz_self, which do not; and fuzz_self's own
+    //  beacon, heard back.
+    shoal_sealer_t *sealer = shoal_sealer_new (keyed, &peer, nonce_prefix);
+    shoal_life_t any_life = { .life = 0 };
+    memcpy (any_life.id, fuzz_self.id, sizeof any_life.id);
+    shoal_life_t older_life = any_life;
+    older_life.life = fuzz_self.life - 1;
+    shoal_life_t elsewhere = { .life = fuzz_self.life };
+    memcpy (elsewhere.id, shoal_sample_id (0x33).bytes, sizeof elsewhere.id);
+    s_open_seed (sealer, true, SHOAL_PURPOSE_DATAGRAM, &any_life, "any-life");
+    s_open_seed (sealer, true, SHOAL_PURPOSE_DATAGRAM, &older_life, "older-life");
+    s_open_seed (sealer, true, SHOAL_PURPOSE_DATAGRAM, &elsewhere, "elsewhere");
+    shoal_sealer_destroy (&sealer);
+    sealer = shoal_sealer_new (keyed, &fuzz_self, nonce_prefix);
+    s_open_seed (sealer, true, SHOAL_PURPOSE_BEACON, NULL, "from-self");
+    shoal_sealer_destroy (&sealer);
+
     shoal_keyring_destroy (&keyed);
     shoal_keyring_destroy (&plaintext);
 }
