@@ -85,8 +85,9 @@ shoal_envelope_size_max (shoal_purpose_t purpose)
 //  ---------------------------------------------------------------------
 //  Sealing
 
-//  A node's own life names it: an id that is not all zero and a life of at
-//  least 1 (0 means "any life" in a recipient).
+//  A node's life names it: an id that is not all zero and a life of at
+//  least 1. The all-zero life is nobody, the recipient of an unaddressed
+//  envelope.
 static bool
 s_is_named (const shoal_life_t *life)
 {
@@ -150,11 +151,13 @@ shoal_sealer_seal (shoal_sealer_t *self, shoal_purpose_t purpose, const shoal_li
     static const shoal_life_t nobody;
     if (carrier == 0 || size > carrier || total > carrier || total > capacity)
         return -1;
-    //  A life without an id names nobody, and this node does not write to
-    //  itself: receivers would refuse both.
+    //  A recipient is a node's whole life, and not this node: receivers
+    //  would refuse anything else.
     if (recipient &&
-        ((recipient->life && memcmp (recipient->id, nobody.id, sizeof nobody.id) == 0) ||
-         memcmp (recipient->id, self->sender.id, sizeof nobody.id) == 0))
+        (!s_is_named (recipient) || memcmp (recipient->id, self->sender.id, sizeof nobody.id) == 0))
+        return -1;
+    //  After 2^64 - 1 envelopes the numbers, and so the nonces, would repeat.
+    if (self->seq[purpose - 1] == UINT64_MAX)
         return -1;
 
     uint64_t seq = ++self->seq[purpose - 1];
@@ -186,7 +189,8 @@ shoal_sealer_seal (shoal_sealer_t *self, shoal_purpose_t purpose, const shoal_li
 struct _shoal_opener_t {
     const shoal_keyring_t *keyring;
     shoal_life_t self;
-    shoal_replay_t *replay;
+    shoal_replay_t *addressed;   //  windows of envelopes addressed to this life
+    shoal_replay_t *unaddressed; //  windows of beacons and introductions
 };
 
 shoal_opener_t *
@@ -199,8 +203,9 @@ shoal_opener_new (const shoal_keyring_t *keyring, const shoal_life_t *self_life,
         return NULL;
     self->keyring = keyring;
     self->self = *self_life;
-    self->replay = shoal_replay_new (windows);
-    if (!self->replay)
+    self->addressed = shoal_replay_new (windows);
+    self->unaddressed = shoal_replay_new (windows);
+    if (!self->addressed || !self->unaddressed)
         shoal_opener_destroy (&self);
     return self;
 }
@@ -209,7 +214,8 @@ void
 shoal_opener_destroy (shoal_opener_t **self_p)
 {
     if (*self_p) {
-        shoal_replay_destroy (&(*self_p)->replay);
+        shoal_replay_destroy (&(*self_p)->addressed);
+        shoal_replay_destroy (&(*self_p)->unaddressed);
         free (*self_p);
         *self_p = NULL;
     }
@@ -218,7 +224,7 @@ shoal_opener_destroy (shoal_opener_t **self_p)
 uint64_t
 shoal_opener_evictions (const shoal_opener_t *self)
 {
-    return shoal_replay_evictions (self->replay);
+    return shoal_replay_evictions (self->addressed) + shoal_replay_evictions (self->unaddressed);
 }
 
 static shoal_open_result_t
@@ -235,16 +241,19 @@ s_replay_result (shoal_replay_verdict_t verdict)
 static shoal_open_result_t
 s_check_parties (const shoal_opener_t *self, const shoal_envelope_t *header)
 {
-    static const uint8_t nobody[sizeof header->sender.id];
-    if (!s_is_named (&header->sender))
+    static const shoal_life_t nobody;
+    if (!s_is_named (&header->sender) || header->seq == 0)
         return SHOAL_OPEN_MALFORMED;
-    if (memcmp (header->sender.id, self->self.id, sizeof nobody) == 0)
+    if (memcmp (header->sender.id, self->self.id, sizeof nobody.id) == 0)
         return SHOAL_OPEN_OWN;
-    if (memcmp (header->recipient.id, nobody, sizeof nobody) == 0)
-        return header->recipient.life ? SHOAL_OPEN_MALFORMED : SHOAL_OPEN_OK;
-    if (memcmp (header->recipient.id, self->self.id, sizeof nobody) != 0)
+    if (memcmp (&header->recipient.id, nobody.id, sizeof nobody.id) == 0 &&
+        header->recipient.life == 0)
+        return SHOAL_OPEN_OK;
+    if (!s_is_named (&header->recipient))
+        return SHOAL_OPEN_MALFORMED;
+    if (memcmp (header->recipient.id, self->self.id, sizeof nobody.id) != 0)
         return SHOAL_OPEN_MISDIRECTED;
-    if (header->recipient.life == 0 || header->recipient.life == self->self.life)
+    if (header->recipient.life == self->self.life)
         return SHOAL_OPEN_OK;
     return header->recipient.life < self->self.life ? SHOAL_OPEN_STALE : SHOAL_OPEN_MISDIRECTED;
 }
@@ -302,7 +311,9 @@ shoal_opener_open (shoal_opener_t *self, shoal_purpose_t purpose, const uint8_t 
 
     //  Refuse replays before paying for decryption; record only after the
     //  envelope proved authentic, so forgeries cannot move the window.
-    result = s_replay_result (shoal_replay_check (self->replay, header.sender.id, header.purpose,
+    bool addressed = header.recipient.life != 0;
+    shoal_replay_t *replay = addressed ? self->addressed : self->unaddressed;
+    result = s_replay_result (shoal_replay_check (replay, header.sender.id, header.purpose,
                                                   header.sender.life, header.seq));
     if (result != SHOAL_OPEN_OK)
         return result;
@@ -316,8 +327,7 @@ shoal_opener_open (shoal_opener_t *self, shoal_purpose_t purpose, const uint8_t 
                                                     SHOAL_ENVELOPE_HEADER, nonce, subkey) != 0)
         return SHOAL_OPEN_FORGED;
 
-    shoal_replay_commit (self->replay, header.sender.id, header.purpose, header.sender.life,
-                         header.seq);
+    shoal_replay_commit (replay, header.sender.id, header.purpose, header.sender.life, header.seq);
     *payload_size = body;
     if (envelope)
         *envelope = header;

@@ -11,7 +11,7 @@
              8    16  sender id
             24     8  sender life
             32    16  recipient id (all zero: unaddressed)
-            48     8  recipient life (0: any life of the recipient)
+            48     8  recipient life (0 when unaddressed)
             56     8  sequence number, per sender life and purpose, from 1
             64    16  nonce prefix (sealed only)
             80     n  ciphertext of the payload, then a 16-byte tag
@@ -27,11 +27,13 @@
     also rises during a run to refute suspicion: the envelope's binding must
     not change while a node runs.
 
-    An envelope names its recipient, so an authentic envelope cannot be
-    replayed to another node, reflected to its sender, or replayed to a later
-    life of its recipient (whose replay windows started empty). Only beacons
-    and first contact with a seed, whose id is not known yet, go unaddressed;
-    the receiver decides which message types it accepts unaddressed.
+    An envelope names one life of its recipient, so an authentic envelope
+    cannot be replayed to another node, reflected to its sender, or replayed
+    to a later life of its recipient (whose replay windows started empty).
+    Only beacons and first contact with a seed, whose id is not known yet, go
+    unaddressed; the receiver decides which message types it accepts
+    unaddressed, and keeps their replay windows apart from the addressed
+    ones, so that replayed introductions cannot push those out.
 */
 #ifndef SHOAL_ENVELOPE_H
 #define SHOAL_ENVELOPE_H
@@ -59,8 +61,8 @@
 #define SHOAL_ENVELOPE_SEALED    1
 
 //  One life of a node: its id and the life number it raised at start. A
-//  node's id is never all zero and its life starts at 1: an all-zero id
-//  means "nobody" (unaddressed) and life 0 means "any life" in a recipient.
+//  node's id is never all zero and its life starts at 1: the all-zero life
+//  means "nobody", the recipient of an unaddressed envelope.
 typedef struct {
     uint8_t id[16];
     uint64_t life;
@@ -76,15 +78,19 @@ typedef struct {
     uint64_t seq;
 } shoal_envelope_t;
 
-//  Why an envelope was refused. The reasons up to FORGED are decided on
-//  what the envelope claims, before it is authenticated: count them as
-//  metrics, never as evidence against the node whose id it claims.
+//  Why an envelope was refused. Every result but OK is decided on what the
+//  envelope claims before (or instead of) authenticating it, REPLAYED and
+//  STALE included: count them as metrics, never as evidence against the
+//  node whose id the envelope claims.
 typedef enum {
     SHOAL_OPEN_OK = 0,
-    SHOAL_OPEN_SIZE,        //  shorter than a header, or larger than its carrier allows
+    SHOAL_OPEN_SIZE,        //  shorter than a header, larger than its carrier allows,
+                            //  or larger than the caller's buffer
     SHOAL_OPEN_VERSION,     //  another envelope version
     SHOAL_OPEN_MALFORMED,   //  unknown mode, reserved byte set, key id in plaintext,
-                            //  no sender, a recipient life without a recipient id
+                            //  sequence number 0, no sender (zero id or life 0), or a
+                            //  recipient that is half named (an id without a life, or
+                            //  a life without an id)
     SHOAL_OPEN_PURPOSE,     //  sealed for another carrier
     SHOAL_OPEN_PLAINTEXT,   //  plaintext, and this node has a key
     SHOAL_OPEN_SEALED,      //  sealed, and this node has no key
@@ -125,10 +131,10 @@ shoal_sealer_t *shoal_sealer_new (const shoal_keyring_t *keyring, const shoal_li
 void shoal_sealer_destroy (shoal_sealer_t **self_p);
 
 //  Seals size bytes of payload for purpose, addressed to recipient (NULL:
-//  unaddressed; a life of 0: any life), into out, which must not overlap
-//  payload. Returns the envelope's size, or -1 when it would not fit in
-//  capacity or in the carrier, names a life without an id, or names this
-//  node itself.
+//  unaddressed), into out, which must not overlap payload. Returns the
+//  envelope's size, or -1 when it would not fit in capacity or in the
+//  carrier, when recipient is not a node's life or is this node, or when
+//  the purpose's sequence numbers are used up (after 2^64 - 1 envelopes).
 long shoal_sealer_seal (shoal_sealer_t *self, shoal_purpose_t purpose,
                         const shoal_life_t *recipient, const uint8_t *payload, size_t size,
                         uint8_t *out, size_t capacity);
@@ -139,10 +145,12 @@ long shoal_sealer_seal (shoal_sealer_t *self, shoal_purpose_t purpose,
 typedef struct _shoal_opener_t shoal_opener_t;
 
 //  self: this node's life; envelopes addressed elsewhere are refused.
-//  windows: how many replay windows to keep, one per (sender, purpose) seen
-//  (see replay.h): an opener that serves every carrier of an N-node cluster
-//  needs 3N. Plaintext envelopes keep no window: anyone can forge them, so a
-//  window would protect nothing and would let a forged life silence a peer.
+//  windows: how many replay windows to keep for addressed envelopes, one
+//  per (sender, purpose) seen (see replay.h): an opener that serves the
+//  datagram and frame carriers of an N-node cluster needs 2N. Unaddressed
+//  envelopes (beacons, introductions) have a table of the same size of
+//  their own. Plaintext envelopes keep no window: anyone can forge them, so
+//  a window would protect nothing and would let a forged life silence a peer.
 //  Returns NULL when self is not a node's life (zero id or life 0).
 shoal_opener_t *shoal_opener_new (const shoal_keyring_t *keyring, const shoal_life_t *self,
                                   size_t windows);
@@ -158,7 +166,7 @@ shoal_open_result_t shoal_opener_open (shoal_opener_t *self, shoal_purpose_t pur
                                        size_t capacity, size_t *payload_size,
                                        shoal_envelope_t *envelope);
 
-//  Replay windows dropped to make room.
+//  Replay windows dropped to make room, in both tables.
 uint64_t shoal_opener_evictions (const shoal_opener_t *self);
 
 #endif

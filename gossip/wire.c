@@ -87,6 +87,7 @@ SCHEMA (s_epoch, "epoch", shoal_epoch_t, s_epoch_fields);
 static const s_field_t s_meta_fields[] = {
     F_STR (shoal_meta_t, name, SHOAL_NAME_MAX),
     F_STR (shoal_meta_t, addr, SHOAL_ADDR_MAX),
+    F_UINT (shoal_meta_t, life, UINT64_MAX),
     F_UINT (shoal_meta_t, priority, UINT32_MAX),
     F_UINT (shoal_meta_t, capacity, UINT32_MAX),
     F_UINT (shoal_meta_t, slots, UINT32_MAX),

@@ -75,6 +75,7 @@ typedef struct {
 typedef struct {
     const char *name;
     const char *addr; //  where its UDP and ZeroMQ (TCP) ports listen
+    uint64_t life;    //  its current life, to address envelopes to it (envelope.h)
     uint32_t priority;
     uint32_t capacity;
     uint32_t slots; //  0 means unlimited

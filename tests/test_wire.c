@@ -150,6 +150,7 @@ decoded_fields_hold_the_sent_values (void)
     const shoal_meta_t *meta = got.u.ping.updates[0].meta;
     CHECK_STR (meta->name, "worker-01");
     CHECK_STR (meta->addr, "10.0.3.11:7946");
+    CHECK_EQ (meta->life, 3);
     CHECK_EQ (meta->capacity, 4);
     CHECK_EQ (meta->slots, 64);
     CHECK_EQ (meta->label_count, 3);
@@ -267,11 +268,26 @@ oversized_input_is_refused_before_decoding (void)
 {
     shoal_msg_t msg, got;
     shoal_wire_error_t err;
-    //  A ping padded past what a datagram may carry.
+    //  A ping padded to the largest datagram message passes the size check
+    //  (and fails on its padding); one byte more is refused for its size.
     shoal_sample_msg (SHOAL_MSG_PING, &msg);
-    shoal_msg_encode (&msg, buffer, sizeof buffer, &err);
-    CHECK_EQ (s_decode (buffer, SHOAL_DATAGRAM_MAX, &got, &err), -1);
-    CHECK_CONTAINS (err.text, "message of 1400 bytes, a datagram carries at most 1304");
+    long size = shoal_msg_encode (&msg, buffer, sizeof buffer, &err);
+    memset (buffer + size, 0xc0, SHOAL_DATAGRAM_MAX - (size_t) size);
+    char want[64];
+    CHECK_EQ (s_decode (buffer, 1304, &got, &err), -1);
+    snprintf (want, sizeof want, "ping: %ld bytes after the message", 1304 - size);
+    CHECK_CONTAINS (err.text, want);
+    CHECK_EQ (s_decode (buffer, 1305, &got, &err), -1);
+    CHECK_CONTAINS (err.text, "message of 1305 bytes, a datagram carries at most 1304");
+    //  The same at the beacon's limit.
+    shoal_sample_msg (SHOAL_MSG_BEACON, &msg);
+    size = shoal_msg_encode (&msg, buffer, sizeof buffer, &err);
+    memset (buffer + size, 0xc0, SHOAL_BEACON_MAX - (size_t) size);
+    CHECK_EQ (s_decode (buffer, 159, &got, &err), -1);
+    snprintf (want, sizeof want, "beacon: %ld bytes after the message", 159 - size);
+    CHECK_CONTAINS (err.text, want);
+    CHECK_EQ (s_decode (buffer, 160, &got, &err), -1);
+    CHECK_CONTAINS (err.text, "message of 160 bytes, a beacon carries at most 159");
     //  Anything past the largest frame is refused at once.
     static uint8_t huge[SHOAL_FRAME_MAX + 1];
     CHECK_EQ (s_decode (huge, sizeof huge, &got, &err), -1);
@@ -383,7 +399,7 @@ wrong_types_are_refused_naming_the_field (void)
         if (i < 2)
             msgpack_pack_nil (pk);
         else {
-            msgpack_pack_array (pk, 7);
+            msgpack_pack_array (pk, 8);
             msgpack_pack_uint8 (pk, 42);
         }
     }

@@ -159,19 +159,23 @@ const shoal_life_t fuzz_self = {
     .life = 7,
 };
 
-//  Bit 7 says keyed; the low bits, taken modulo the number of purposes,
-//  say which carrier.
-#define SELECTOR_KEYED 0x80
+//  Bit 7 says keyed, bit 6 short of room; the low six bits, taken modulo
+//  the number of purposes, say which carrier.
+#define SELECTOR_KEYED      0x80
+#define SELECTOR_SHORT_ROOM 0x40
+#define SELECTOR_PURPOSE    0x3f
 
 uint8_t
-fuzz_open_selector (shoal_purpose_t purpose, bool keyed)
+fuzz_open_selector (const fuzz_open_mode_t *mode)
 {
-    return (uint8_t) ((purpose - 1) | (keyed ? SELECTOR_KEYED : 0));
+    return (uint8_t) ((mode->purpose - 1) | (mode->keyed ? SELECTOR_KEYED : 0) |
+                      (mode->short_room ? SELECTOR_SHORT_ROOM : 0));
 }
 
 void
-fuzz_open_select (uint8_t selector, shoal_purpose_t *purpose, bool *keyed)
+fuzz_open_select (uint8_t selector, fuzz_open_mode_t *mode)
 {
-    *purpose = (shoal_purpose_t) (1 + (selector & ~SELECTOR_KEYED) % SHOAL_PURPOSE_COUNT);
-    *keyed = (selector & SELECTOR_KEYED) != 0;
+    mode->purpose = (shoal_purpose_t) (1 + (selector & SELECTOR_PURPOSE) % SHOAL_PURPOSE_COUNT);
+    mode->keyed = (selector & SELECTOR_KEYED) != 0;
+    mode->short_room = (selector & SELECTOR_SHORT_ROOM) != 0;
 }

@@ -7,7 +7,7 @@
     (fuzz_decode) or inside an envelope (fuzz_open), so that check lives
     here. So do the fixed key, the receiving node's life and the selector
     byte of fuzz_open, which the corpus generator must reproduce exactly for
-    its seeds to open.
+    its seeds to reach what they are meant to.
 */
 #ifndef SHOAL_FUZZ_H
 #define SHOAL_FUZZ_H
@@ -46,14 +46,23 @@ int fuzz_decode_checked (const uint8_t *data, size_t size, shoal_purpose_t carri
 //  The one cluster key of fuzz_open's keyed node and of the sealed seeds.
 extern const uint8_t fuzz_key[SHOAL_KEY_SIZE];
 
-//  The life of fuzz_open's receiving node: envelopes addressed to it, to any
-//  of its lives, or to nobody get past the addressing checks.
+//  The life of fuzz_open's receiving node: envelopes addressed to exactly
+//  this life, or to nobody, get past the addressing checks.
 extern const shoal_life_t fuzz_self;
 
-//  The first byte of a fuzz_open input: the carrier (purpose) the envelope
-//  arrives on, and whether the receiving node holds fuzz_key or runs in
-//  plaintext. Every byte value selects something.
-uint8_t fuzz_open_selector (shoal_purpose_t purpose, bool keyed);
-void fuzz_open_select (uint8_t selector, shoal_purpose_t *purpose, bool *keyed);
+//  How fuzz_open receives one input: the carrier (purpose) the envelope
+//  arrives on, whether the receiving node holds fuzz_key or runs in
+//  plaintext, and whether the payload buffer is first offered one byte
+//  short of the payload, to be refused for want of room.
+typedef struct {
+    shoal_purpose_t purpose;
+    bool keyed;
+    bool short_room;
+} fuzz_open_mode_t;
+
+//  The first byte of a fuzz_open input encodes its mode. Every byte value
+//  selects one.
+uint8_t fuzz_open_selector (const fuzz_open_mode_t *mode);
+void fuzz_open_select (uint8_t selector, fuzz_open_mode_t *mode);
 
 #endif

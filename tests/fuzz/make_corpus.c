@@ -11,6 +11,7 @@
 
 #include "fuzz.h"
 
+#include "bigendian.h"
 #include "samples.h"
 #include "shoal.h"
 #include "wire.h"
@@ -146,8 +147,12 @@ s_dense_seeds (void)
         jobs[i] = (shoal_jobspec_t){
             .name = "", .require_count = SHOAL_LABELS_MAX, .require = labels, .command = ""
         };
-    static shoal_meta_t meta = { "",     "", 0, 0, 0, SHOAL_LABELS_MAX, labels, SHOAL_HANDLES_MAX,
-                                 handles };
+    static shoal_meta_t meta = { .name = "",
+                                 .addr = "",
+                                 .label_count = SHOAL_LABELS_MAX,
+                                 .labels = labels,
+                                 .handle_count = SHOAL_HANDLES_MAX,
+                                 .handles = handles };
     for (size_t i = 0; i < sizeof updates / sizeof updates[0]; i++)
         updates[i] = (shoal_update_t){ .node = shoal_sample_id ((uint8_t) i), .meta = &meta };
 
@@ -172,49 +177,98 @@ s_dense_seeds (void)
 
 //  ---------------------------------------------------------------------
 //  fuzz_open: each carrier's message, sealed and in plaintext, addressed to
-//  fuzz_self and unaddressed; then envelopes the addressing checks refuse.
+//  fuzz_self and unaddressed, and addressed again with one byte too little
+//  room to open into; then envelopes the addressing checks refuse.
 
-//  Seals the sample of the carrier's message from sealer to recipient and
-//  writes it as the seed <carrier>-<mode>-<addressing>, led by the selector
-//  of a node in that mode.
-static void
-s_open_seed (shoal_sealer_t *sealer, bool sealed, shoal_purpose_t purpose,
-             const shoal_life_t *recipient, const char *addressing)
+//  The largest seed: the frame's sample, sealed, after the selector.
+#define OPEN_PAYLOAD_MAX (SHOAL_DATAGRAM_MAX * 4)
+#define OPEN_SEED_MAX    (1 + OPEN_PAYLOAD_MAX + SHOAL_ENVELOPE_OVERHEAD)
+
+//  Where envelope.h puts the header fields that the patched seeds change.
+enum { AT_SENDER = 8, AT_RECIPIENT = 32, AT_SEQ = 56 };
+
+//  Seals the sample of mode's carrier's message from sealer to recipient
+//  into seed, after the selector of mode. Returns the seed's size; exits
+//  when the sample does not seal, since every later seed would be wrong too.
+static size_t
+s_open_seal (shoal_sealer_t *sealer, const fuzz_open_mode_t *mode, const shoal_life_t *recipient,
+             uint8_t seed[OPEN_SEED_MAX])
 {
     static const int carried[SHOAL_PURPOSE_COUNT + 1] = {
         [SHOAL_PURPOSE_BEACON] = SHOAL_MSG_BEACON,
         [SHOAL_PURPOSE_DATAGRAM] = SHOAL_MSG_PING,
         [SHOAL_PURPOSE_FRAME] = SHOAL_MSG_ASSIGN,
     };
-    static uint8_t payload[SHOAL_DATAGRAM_MAX * 4];
-    static uint8_t seed[1 + sizeof payload + SHOAL_ENVELOPE_OVERHEAD];
+    static uint8_t payload[OPEN_PAYLOAD_MAX];
 
-    int type = carried[purpose];
-    if (shoal_msg_purpose (type) != purpose) {
+    int type = carried[mode->purpose];
+    if (shoal_msg_purpose (type) != mode->purpose) {
         fprintf (stderr, "make_corpus: a %s does not travel on the %s carrier\n",
-                 shoal_msg_type_name (type), shoal_purpose_name (purpose));
+                 shoal_msg_type_name (type), shoal_purpose_name (mode->purpose));
         exit (EXIT_FAILURE);
     }
     size_t size = s_sample (type, payload, sizeof payload);
-    seed[0] = fuzz_open_selector (purpose, sealed);
-    long sealed_size =
-        shoal_sealer_seal (sealer, purpose, recipient, payload, size, seed + 1, sizeof seed - 1);
+    seed[0] = fuzz_open_selector (mode);
+    long sealed_size = shoal_sealer_seal (sealer, mode->purpose, recipient, payload, size, seed + 1,
+                                          OPEN_SEED_MAX - 1);
     if (sealed_size < 0) {
-        fprintf (stderr, "make_corpus: the %s sample does not fit its carrier\n",
-                 shoal_msg_type_name (type));
-        s_failures++;
-        return;
+        fprintf (stderr, "make_corpus: the %s sample does not seal for the %s carrier\n",
+                 shoal_msg_type_name (type), shoal_purpose_name (mode->purpose));
+        exit (EXIT_FAILURE);
     }
+    return 1 + (size_t) sealed_size;
+}
+
+//  Writes seed as <carrier>-<sealed|plaintext>-<what>[-short].
+static void
+s_open_write (const fuzz_open_mode_t *mode, const char *what, const uint8_t *seed, size_t size)
+{
     char name[64];
-    snprintf (name, sizeof name, "%s-%s-%s", shoal_purpose_name (purpose),
-              sealed ? "sealed" : "plaintext", addressing);
-    s_write ("fuzz_open", name, seed, 1 + (size_t) sealed_size);
+    snprintf (name, sizeof name, "%s-%s-%s%s", shoal_purpose_name (mode->purpose),
+              mode->keyed ? "sealed" : "plaintext", what, mode->short_room ? "-short" : "");
+    s_write ("fuzz_open", name, seed, size);
+}
+
+//  Seals and writes one seed.
+static void
+s_open_seed (shoal_sealer_t *sealer, const fuzz_open_mode_t *mode, const shoal_life_t *recipient,
+             const char *what)
+{
+    static uint8_t seed[OPEN_SEED_MAX];
+    s_open_write (mode, what, seed, s_open_seal (sealer, mode, recipient, seed));
+}
+
+//  A plaintext datagram that no sealer writes but any peer can send: the
+//  unaddressed sample with field_size bytes of its header, from at, taken
+//  from field. (In a sealed envelope the header is authenticated, so a
+//  patched one could never open, even if the opener forgot the check.)
+static void
+s_open_patched (shoal_sealer_t *sealer, size_t at, const uint8_t *field, size_t field_size,
+                const char *what)
+{
+    static uint8_t seed[OPEN_SEED_MAX];
+    fuzz_open_mode_t mode = { .purpose = SHOAL_PURPOSE_DATAGRAM };
+    size_t size = s_open_seal (sealer, &mode, NULL, seed);
+    memcpy (seed + 1 + at, field, field_size);
+    s_open_write (&mode, what, seed, size);
+}
+
+//  The same, with the life at at replaced by id and life, laid out as the
+//  header lays out a life: the id, then the number, big-endian.
+static void
+s_patch_life (shoal_sealer_t *sealer, size_t at, const uint8_t *id, uint64_t life, const char *what)
+{
+    uint8_t field[sizeof fuzz_self.id + 8];
+    memcpy (field, id, sizeof fuzz_self.id);
+    shoal__put_be (field + sizeof fuzz_self.id, life, 8);
+    s_open_patched (sealer, at, field, sizeof field, what);
 }
 
 static void
 s_open_seeds (void)
 {
     static const uint8_t nonce_prefix[SHOAL_ENVELOPE_NONCE] = "fuzz-nonce-0001";
+    static const uint8_t nobody[sizeof fuzz_self.id];
     shoal_keyring_t *keyed = shoal_keyring_new ();
     shoal_keyring_t *plaintext = shoal_keyring_new ();
     if (!keyed || !plaintext || shoal_keyring_install (keyed, fuzz_key) != 0) {
@@ -227,28 +281,45 @@ s_open_seeds (void)
     for (int sealed = 0; sealed <= 1; sealed++) {
         shoal_sealer_t *sealer = shoal_sealer_new (sealed ? keyed : plaintext, &peer, nonce_prefix);
         for (shoal_purpose_t purpose = 1; purpose <= SHOAL_PURPOSE_COUNT; purpose++) {
-            s_open_seed (sealer, sealed, purpose, &fuzz_self, "addressed");
-            s_open_seed (sealer, sealed, purpose, NULL, "unaddressed");
+            fuzz_open_mode_t mode = { .purpose = purpose, .keyed = sealed };
+            s_open_seed (sealer, &mode, &fuzz_self, "addressed");
+            s_open_seed (sealer, &mode, NULL, "unaddressed");
+            mode.short_room = true;
+            s_open_seed (sealer, &mode, &fuzz_self, "addressed");
         }
         shoal_sealer_destroy (&sealer);
     }
 
-    //  Addressed to any life of fuzz_self, which opens; to another node and
-    //  to an earlier life of fuzz_self, which do not; and fuzz_self's own
-    //  beacon, heard back.
+    //  Sealed to another node (misdirected), to an earlier life of
+    //  fuzz_self (stale) and to a later one (misdirected); and fuzz_self's
+    //  own beacon, heard back.
+    fuzz_open_mode_t datagram = { .purpose = SHOAL_PURPOSE_DATAGRAM, .keyed = true };
     shoal_sealer_t *sealer = shoal_sealer_new (keyed, &peer, nonce_prefix);
-    shoal_life_t any_life = { .life = 0 };
-    memcpy (any_life.id, fuzz_self.id, sizeof any_life.id);
-    shoal_life_t older_life = any_life;
-    older_life.life = fuzz_self.life - 1;
     shoal_life_t elsewhere = { .life = fuzz_self.life };
     memcpy (elsewhere.id, shoal_sample_id (0x33).bytes, sizeof elsewhere.id);
-    s_open_seed (sealer, true, SHOAL_PURPOSE_DATAGRAM, &any_life, "any-life");
-    s_open_seed (sealer, true, SHOAL_PURPOSE_DATAGRAM, &older_life, "older-life");
-    s_open_seed (sealer, true, SHOAL_PURPOSE_DATAGRAM, &elsewhere, "elsewhere");
+    shoal_life_t older_life = fuzz_self;
+    older_life.life--;
+    shoal_life_t later_life = fuzz_self;
+    later_life.life++;
+    s_open_seed (sealer, &datagram, &elsewhere, "elsewhere");
+    s_open_seed (sealer, &datagram, &older_life, "older-life");
+    s_open_seed (sealer, &datagram, &later_life, "later-life");
     shoal_sealer_destroy (&sealer);
+    fuzz_open_mode_t beacon = { .purpose = SHOAL_PURPOSE_BEACON, .keyed = true };
     sealer = shoal_sealer_new (keyed, &fuzz_self, nonce_prefix);
-    s_open_seed (sealer, true, SHOAL_PURPOSE_BEACON, NULL, "from-self");
+    s_open_seed (sealer, &beacon, NULL, "from-self");
+    shoal_sealer_destroy (&sealer);
+
+    //  Malformed headers, which no sealer writes: an unnamed sender, a
+    //  half-named recipient (an id without a life was once "any life" of
+    //  that node), and sequence number 0.
+    sealer = shoal_sealer_new (plaintext, &peer, nonce_prefix);
+    s_patch_life (sealer, AT_SENDER, nobody, peer.life, "sender-without-id");
+    s_patch_life (sealer, AT_SENDER, peer.id, 0, "sender-without-life");
+    s_patch_life (sealer, AT_RECIPIENT, fuzz_self.id, 0, "recipient-without-life");
+    s_patch_life (sealer, AT_RECIPIENT, nobody, fuzz_self.life, "recipient-without-id");
+    static const uint8_t seq_zero[8];
+    s_open_patched (sealer, AT_SEQ, seq_zero, sizeof seq_zero, "seq-zero");
     shoal_sealer_destroy (&sealer);
 
     shoal_keyring_destroy (&keyed);
