@@ -246,7 +246,7 @@ s_check_parties (const shoal_opener_t *self, const shoal_envelope_t *header)
         return SHOAL_OPEN_MALFORMED;
     if (memcmp (header->sender.id, self->self.id, sizeof nobody.id) == 0)
         return SHOAL_OPEN_OWN;
-    if (memcmp (&header->recipient.id, nobody.id, sizeof nobody.id) == 0 &&
+    if (memcmp (header->recipient.id, nobody.id, sizeof nobody.id) == 0 &&
         header->recipient.life == 0)
         return SHOAL_OPEN_OK;
     if (!s_is_named (&header->recipient))
