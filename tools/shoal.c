@@ -5,6 +5,7 @@
 
 #include "shoal.h"
 
+#include "assign_json.h"
 #include "keyring.h"
 
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <sodium.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -28,9 +30,11 @@ static const char s_usage[] =
     "\n"
     "commands:\n"
     "  keygen [--out FILE] [--json]   print a new cluster key (base64, 32 bytes)\n"
+    "  assign [FILE]                  print the assignment the leader would make for\n"
+    "                                 a cluster described in JSON (docs/assign.md)\n"
     "\n"
     "The worker and the cluster commands (worker, members, status, jobs, submit,\n"
-    "rescale, remove, leave, assign) are not in this build yet; see README.md.\n"
+    "rescale, remove, leave) are not in this build yet; see README.md.\n"
     "\n"
     "Run 'shoal COMMAND --help' for a command's options.\n";
 
@@ -44,6 +48,29 @@ static const char s_keygen_usage[] =
     "  --out FILE   write the key to FILE (created with mode 0600; an existing\n"
     "               file is never overwritten) instead of standard output\n"
     "  --json       print {\"key\": ..., \"id\": ...} (id: how envelopes name the key)\n";
+
+static const char s_assign_usage[] =
+    "usage: shoal assign [FILE | -]\n"
+    "\n"
+    "Reads one cluster description as JSON from FILE, or from standard input\n"
+    "when FILE is absent or '-', and prints the assignment the leader would\n"
+    "make: which node holds each task as active, standby or learner. It runs\n"
+    "the leader's own assignor, so this is what the leader would do.\n"
+    "\n"
+    "input:   {\"config\": {\"standbys\": 1, \"max_warmups\": 2, ...},\n"
+    "          \"nodes\": [{\"id\": \"n1\", \"capacity\": 1, \"labels\": {...}}, ...],\n"
+    "          \"tasks\": [{\"id\": \"ingest/0\", \"stateful\": true}, ...],\n"
+    "          \"current\": {\"n1\": {\"active\": [\"ingest/0\"]}},\n"
+    "          \"lags\": {\"n2\": {\"ingest/0\": 1500}}}\n"
+    "output:  {\"assignment\": {\"n1\": {\"active\": [...], \"standby\": [...],\n"
+    "                                 \"learner\": [...]}, ...},\n"
+    "          \"unassigned\": [...], \"followup\": false,\n"
+    "          \"moves\": {\"active\": 0, \"standby\": 0, \"learner\": 0}}\n"
+    "\n"
+    "Exit status: 0 with an assignment; 2 with one line naming the offending\n"
+    "field when the input breaks the format (unknown keys are refused too);\n"
+    "1 when FILE cannot be read. Input is at most 64 MiB.\n"
+    "The format, its defaults and limits: docs/assign.md.\n";
 
 //  Says what was wrong and where help is, on standard error.
 static int
@@ -122,6 +149,110 @@ s_keygen (int argc, char **argv)
     return rc;
 }
 
+//  Reads a whole stream into a new buffer, stopping one byte past limit so
+//  that the caller can tell a stream that is too long. NULL on a read error
+//  (errno says which) or when out of memory.
+static char *
+s_read_all (FILE *file, size_t limit, size_t *size)
+{
+    size_t capacity = 0, used = 0;
+    char *buffer = NULL;
+    while (used <= limit) {
+        if (used == capacity) {
+            capacity = capacity ? 2 * capacity : 65536;
+            if (capacity > limit + 1)
+                capacity = limit + 1;
+            char *bigger = realloc (buffer, capacity);
+            if (!bigger) {
+                free (buffer);
+                errno = ENOMEM;
+                return NULL;
+            }
+            buffer = bigger;
+        }
+        size_t n = fread (buffer + used, 1, capacity - used, file);
+        used += n;
+        if (n == 0 && ferror (file)) {
+            int saved = errno;
+            free (buffer);
+            errno = saved;
+            return NULL;
+        }
+        if (n == 0)
+            break;
+    }
+    *size = used;
+    return buffer;
+}
+
+//  The input is refused with one line, "shoal assign: <reason>", and exit
+//  status 2, so that scripts and tests can tell bad input from a failure.
+static int
+s_assign_refuse (const char *reason)
+{
+    fprintf (stderr, "shoal assign: %s\n", reason);
+    return EXIT_USAGE;
+}
+
+static int
+s_assign (int argc, char **argv)
+{
+    const char *path = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp (argv[i], "--help") == 0 || strcmp (argv[i], "-h") == 0) {
+            fputs (s_assign_usage, stdout);
+            return 0;
+        } else if (argv[i][0] == '-' && argv[i][1] != 0)
+            return s_usage_error ("shoal assign", "assign: unknown option '%s'", argv[i]);
+        else if (path)
+            return s_usage_error ("shoal assign", "assign: one input file at most, not '%s'",
+                                  argv[i]);
+        else
+            path = argv[i];
+    }
+    bool from_stdin = !path || strcmp (path, "-") == 0;
+    const char *name = from_stdin ? "standard input" : path;
+    FILE *file = from_stdin ? stdin : fopen (path, "rb");
+    size_t size = 0;
+    char *text = file ? s_read_all (file, SHOAL_ASSIGN_JSON_SIZE_MAX, &size) : NULL;
+    int saved = errno;
+    if (file && !from_stdin)
+        fclose (file);
+    if (!text) {
+        fprintf (stderr, "shoal assign: cannot read %s: %s\n", name, strerror (saved));
+        return EXIT_FAILED;
+    }
+    char why[512];
+    shoal_assign_json_t *description;
+    int rc = shoal_assign_json_parse (text, size, &description, why, sizeof why);
+    free (text);
+    if (rc)
+        return s_assign_refuse (why);
+
+    shoal_assign_output_t output;
+    if (shoal_assign (shoal_assign_json_input (description), &output, why, sizeof why)) {
+        //  The parser refuses every input the assignor would: what is left
+        //  is a failure, such as no memory.
+        shoal_assign_json_destroy (&description);
+        fprintf (stderr, "shoal assign: %s\n", why);
+        return EXIT_FAILED;
+    }
+    char *json = shoal_assign_json_render (shoal_assign_json_input (description), &output);
+    shoal_assign_output_release (&output);
+    shoal_assign_json_destroy (&description);
+    if (!json) {
+        fprintf (stderr, "shoal assign: out of memory\n");
+        return EXIT_FAILED;
+    }
+    bool written = fputs (json, stdout) >= 0 && fputc ('\n', stdout) != EOF;
+    free (json);
+    if (fflush (stdout) != 0 || !written) {
+        fprintf (stderr, "shoal assign: cannot write the output: %s\n", strerror (errno));
+        return EXIT_FAILED;
+    }
+    return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -139,5 +270,7 @@ main (int argc, char **argv)
     }
     if (strcmp (command, "keygen") == 0)
         return s_keygen (argc - 2, argv + 2);
+    if (strcmp (command, "assign") == 0)
+        return s_assign (argc - 2, argv + 2);
     return s_usage_error ("shoal", "unknown command '%s'", command);
 }
