@@ -24,6 +24,7 @@
 
 #include "assignor.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,13 +105,17 @@ s_task_cmp (const void *a, const void *b)
                    (*(const shoal_assign_task_t *const *) b)->id);
 }
 
+_Static_assert(offsetof (shoal_assign_node_t, id) == 0, "a node begins with its id");
+_Static_assert(offsetof (shoal_assign_task_t, id) == 0, "a task begins with its id");
+
+//  Finds id in items sorted by id; nodes and tasks both begin with their id.
 static uint32_t
-s_find_node (const s_state_t *self, const char *id)
+s_find (const void *const *items, uint32_t count, const char *id)
 {
-    uint32_t low = 0, high = self->nodes;
+    uint32_t low = 0, high = count;
     while (low < high) {
         uint32_t mid = low + (high - low) / 2;
-        int c = strcmp (self->node[mid]->id, id);
+        int c = strcmp (*(const char *const *) items[mid], id);
         if (c == 0)
             return mid;
         if (c < 0)
@@ -122,20 +127,15 @@ s_find_node (const s_state_t *self, const char *id)
 }
 
 static uint32_t
+s_find_node (const s_state_t *self, const char *id)
+{
+    return s_find ((const void *const *) self->node, self->nodes, id);
+}
+
+static uint32_t
 s_find_task (const s_state_t *self, const char *id)
 {
-    uint32_t low = 0, high = self->tasks;
-    while (low < high) {
-        uint32_t mid = low + (high - low) / 2;
-        int c = strcmp (self->task[mid]->id, id);
-        if (c == 0)
-            return mid;
-        if (c < 0)
-            low = mid + 1;
-        else
-            high = mid;
-    }
-    return NONE;
+    return s_find ((const void *const *) self->task, self->tasks, id);
 }
 
 static bool

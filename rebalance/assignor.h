@@ -29,6 +29,7 @@ typedef struct {
     const char *spread_by;   //  label key standbys spread over; NULL: none
 } shoal_assign_config_t;
 
+//  Nodes and tasks begin with their id (the assignor relies on it).
 typedef struct {
     const char *id;
     uint32_t capacity; //  >= 1; load is weight / capacity
