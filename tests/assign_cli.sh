@@ -6,17 +6,8 @@
 set -u
 shoal=$1
 source=$2
-failures=0
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-fail () { echo "FAIL: $*"; failures=$((failures + 1)); }
-expect_status () { # expected-status description command...
-    local want=$1 what=$2; shift 2
-    "$@" >"$work/out" 2>"$work/err"
-    local got=$?
-    [ "$got" -eq "$want" ] || fail "$what: exit status $got, expected $want ($(head -c 300 "$work/err"))"
-}
+# shellcheck source=lib/expect.bash
+. "$(dirname "$0")/lib/expect.bash"
 
 python=$(command -v python3)
 [ -n "$python" ] || echo "note: python3 is not installed: the outputs' shape and order independence are not checked"

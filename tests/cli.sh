@@ -3,17 +3,8 @@
 # errors with exit status 2 for bad usage.
 set -u
 shoal=$1
-failures=0
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-fail () { echo "FAIL: $*"; failures=$((failures + 1)); }
-expect_status () { # expected-status description command...
-    local want=$1 what=$2; shift 2
-    "$@" >"$work/out" 2>"$work/err"
-    local got=$?
-    [ "$got" -eq "$want" ] || fail "$what: exit status $got, expected $want ($(head -c 300 "$work/err"))"
-}
+# shellcheck source=lib/expect.bash
+. "$(dirname "$0")/lib/expect.bash"
 
 expect_status 0 "--version" "$shoal" --version
 grep -Eq '^shoal [0-9]+\.[0-9]+\.[0-9]+$' "$work/out" || fail "--version prints 'shoal X.Y.Z'"
