@@ -657,6 +657,35 @@ s_job_counts (const s_state_t *self, uint32_t node, uint32_t *counts)
             counts[self->job_of[t]]++;
 }
 
+//  Moves task t from its target a to b when that keeps a at least as
+//  loaded as b, else swaps it with a task of the same weight on b whose job
+//  b holds more of than a (on_a, on_b: the jobs' counts on a and b; a job a
+//  holds more of, t's own included, never qualifies), stateless when
+//  stateless_partner. Returns whether it changed anything.
+static bool
+s_move_or_swap (s_state_t *self, uint32_t t, uint32_t a, uint32_t b, const uint32_t *on_a,
+                const uint32_t *on_b, bool stateless_partner)
+{
+    uint64_t w = s_weight (self, t);
+    if (self->load[a] >= self->load[b] + w && s_has_room (self, b, w)) {
+        s_unplace (self, t);
+        s_place (self, t, b);
+        return true;
+    }
+    for (uint32_t u = 0; u < self->tasks; u++) {
+        uint32_t other = self->job_of[u];
+        if (self->target[u] != b || (stateless_partner && self->task[u]->stateful) ||
+            s_weight (self, u) != w || !s_eligible (self, u, a) || on_b[other] <= on_a[other])
+            continue;
+        s_unplace (self, t);
+        s_unplace (self, u);
+        s_place (self, t, b);
+        s_place (self, u, a);
+        return true;
+    }
+    return false;
+}
+
 //  Spreads stateful work over nodes of equal capacity, so that stateful and
 //  stateless tasks are balanced each on their own, not only together: a
 //  stateful task moves from a node with at least two more stateful tasks
@@ -679,66 +708,26 @@ s_spread_stateful (s_state_t *self, uint32_t *on_a, uint32_t *on_b)
             s_job_counts (self, b, on_b);
             for (uint32_t t = 0; t < self->tasks; t++) {
                 uint32_t job = self->job_of[t];
-                if (self->target[t] != a || !self->task[t]->stateful || !s_eligible (self, t, b) ||
-                    on_a[job] <= on_b[job])
-                    continue;
-                uint64_t w = s_weight (self, t);
-                if (self->load[a] >= self->load[b] + w && s_has_room (self, b, w)) {
-                    s_unplace (self, t);
-                    s_place (self, t, b);
+                if (self->target[t] == a && self->task[t]->stateful && s_eligible (self, t, b) &&
+                    on_a[job] > on_b[job] && s_move_or_swap (self, t, a, b, on_a, on_b, true))
                     return true;
-                }
-                for (uint32_t u = 0; u < self->tasks; u++) {
-                    uint32_t other = self->job_of[u];
-                    if (self->target[u] != b || self->task[u]->stateful ||
-                        s_weight (self, u) != w || !s_eligible (self, u, a) ||
-                        on_b[other] <= on_a[other])
-                        continue;
-                    s_unplace (self, t);
-                    s_unplace (self, u);
-                    s_place (self, t, b);
-                    s_place (self, u, a);
-                    return true;
-                }
             }
         }
     return false;
 }
 
 //  Evens job between nodes a and b (of equal capacity, a holding at least
-//  two more of it): moves a task when that keeps a at least as loaded as b,
-//  else swaps it with a task of the same weight of a job b holds more of.
+//  two more of it), by s_move_or_swap with a task of any other job.
 static bool
 s_spread_pair (s_state_t *self, uint32_t job, uint32_t a, uint32_t b, uint32_t *on_a,
                uint32_t *on_b)
 {
-    bool counted = false;
-    for (uint32_t t = 0; t < self->tasks; t++) {
-        if (self->target[t] != a || self->job_of[t] != job || !s_eligible (self, t, b))
-            continue;
-        uint64_t w = s_weight (self, t);
-        if (self->load[a] >= self->load[b] + w && s_has_room (self, b, w)) {
-            s_unplace (self, t);
-            s_place (self, t, b);
+    s_job_counts (self, a, on_a);
+    s_job_counts (self, b, on_b);
+    for (uint32_t t = 0; t < self->tasks; t++)
+        if (self->target[t] == a && self->job_of[t] == job && s_eligible (self, t, b) &&
+            s_move_or_swap (self, t, a, b, on_a, on_b, false))
             return true;
-        }
-        if (!counted) {
-            s_job_counts (self, a, on_a);
-            s_job_counts (self, b, on_b);
-            counted = true;
-        }
-        for (uint32_t u = 0; u < self->tasks; u++) {
-            uint32_t other = self->job_of[u];
-            if (self->target[u] != b || other == job || s_weight (self, u) != w ||
-                !s_eligible (self, u, a) || on_b[other] <= on_a[other])
-                continue;
-            s_unplace (self, t);
-            s_unplace (self, u);
-            s_place (self, t, b);
-            s_place (self, u, a);
-            return true;
-        }
-    }
     return false;
 }
 
