@@ -3,33 +3,52 @@
     The assignment is computed in four passes over tasks and nodes sorted
     by id, so that input order never matters:
 
-    1. Target: where each task's active should be once all warm-up is done.
-       Actives stay where they are (or where their learner warms up) when
-       their node may hold them; the rest go to the least loaded node that
-       may; then tasks move from the most to the least loaded nodes only
-       while the difference exceeds one unit of load, preferring moves that
-       land on warm state; then each job is spread over nodes of equal
-       capacity by moves and swaps that keep node loads as they are.
+    1. Targets: where each task's active should be once all warm-up is
+       done. Actives stay where they are (or where their learner warms up)
+       when their node may hold them; the rest go to the least loaded node
+       that may; then tasks move from the most to the least loaded nodes
+       while the two differ by more than one unit of load, preferring moves
+       that land on warm state; then, over nodes of equal capacity, each
+       job and the stateful tasks are spread by moves and swaps that keep
+       node loads even. A balanced assignment is a fixed point: nothing
+       moves, which is what makes the assignor sticky and lets a move
+       planned in one round still be wanted in the next.
     2. Actives: a stateful task whose target node is not caught up stays
        active on a caught-up node and gets a learner on its target, within
        max_warmups; when no node is caught up, it goes to a node of least
        lag.
-    3. Standbys: each stateful task gets its standbys on other nodes,
-       preferring other spread_by values, the standbys it had, warm state
-       and light nodes.
+    3. Standbys, planned against the targets: each stateful task gets its
+       standbys on other nodes, preferring other spread_by values, the
+       standbys it had, warm state and light nodes; then standbys move from
+       nodes with more stateful load to nodes with less. A task whose active
+       still waits for its learner keeps enough standbys meanwhile.
     4. The output: holdings sorted, unassigned tasks, moves, followup.
+
+    Working memory is linear in tasks x (1 + standbys) + nodes + lags:
+    per-node lists of tasks, heaps of nodes by load (node_heap.h) and
+    counts per (job, node) pair in use (pair_count.h), never a table of
+    tasks x nodes.
 */
 
 #define _GNU_SOURCE //  qsort_r
 
 #include "assignor.h"
+#include "node_heap.h"
+#include "pair_count.h"
 
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define NONE UINT32_MAX
+#define NONE SHOAL_NODE_NONE
+
+//  How many node pairs one spreading step tries before it gives up; it
+//  bounds the work on inputs where constraints leave nothing to spread.
+#define S_SPREAD_TRIES 16
+
+//  How many (node, task) pairs making room for a task tries.
+#define S_ROOM_TRIES 64
 
 //  ---------------------------------------------------------------------
 //  Working state
@@ -46,36 +65,73 @@ typedef struct {
     uint8_t role;
 } s_hold_t;
 
-//  Tasks of one job with the same requirements may use the same nodes.
+//  Tasks with the same requirements may use the same nodes.
 typedef struct {
-    uint32_t job;
-    const shoal_assign_task_t *first; //  its requirements are the class's
-    uint8_t *eligible;                //  per node
+    uint64_t *eligible; //  a bit per node
     uint32_t eligible_count;
 } s_class_t;
+
+//  A list per node of items (tasks, or standby holdings) on it.
+typedef struct {
+    uint32_t *head; //  per node
+    uint32_t *next; //  per item
+    uint32_t *prev; //  per item
+} s_lists_t;
+
+//  The nodes that hold a task already, which a standby must avoid.
+typedef struct {
+    const uint32_t *held;
+    uint32_t count;
+} s_holders_t;
 
 typedef struct {
     const shoal_assign_input_t *in;
     uint32_t nodes, tasks, jobs, classes;
     const shoal_assign_node_t **node; //  sorted by id
     const shoal_assign_task_t **task; //  sorted by id
+    uint32_t *capacity;               //  per node
+    uint32_t *spread_value;           //  per node: its spread_by value's number, or NONE
+    bool *may_stateful;               //  per node: it may hold some stateful task
+    bool equal_pairs;                 //  two nodes have the same capacity
     uint32_t *job_of;                 //  per task
     uint32_t *class_of;               //  per task
+    uint32_t *job_task;               //  tasks by job, then id
+    uint32_t *job_first;              //  per job + 1: range into job_task
     s_class_t *class;
     s_lag_t *lag; //  known (task, node) lags, sorted
     size_t lag_count;
     uint32_t *lag_first; //  per task + 1: range into lag
     s_hold_t *cur;       //  current holdings of known pairs, sorted
     size_t cur_count;
-    uint32_t *cur_first;     //  per task + 1: range into cur
-    uint32_t *target;        //  per task: the node its active should end on
-    uint32_t *active;        //  per task: the node it is active on now
-    uint32_t *learner;       //  per task: the node it warms up on, or NONE
-    uint64_t *load;          //  per node: active weight
-    uint64_t *reserved;      //  per node: weight of actives still to settle there
-    uint64_t *stateful_load; //  per node: stateful active + standby weight
-    uint32_t *counts;        //  per node, scratch
-    uint32_t warmups;        //  learners placed so far
+    uint32_t *cur_first; //  per task + 1: range into cur
+
+    uint32_t *target;  //  per task: the node its active should end on
+    uint32_t *active;  //  per task: the node it is active on now
+    uint32_t *learner; //  per task: the node it warms up on, or NONE
+    s_lists_t targets; //  tasks by target node
+    uint64_t *load;    //  per node: weight of targets, then of actives
+    uint64_t *reserved;
+    uint64_t *stateful; //  per node: stateful target weight, then + standbys
+    shoal_node_heap_t lightest, heaviest;
+    shoal_node_heap_t stateful_lightest, stateful_heaviest;
+    shoal_pair_count_t on; //  (job, node): targets of the job on the node
+    uint32_t *frontier[2]; //  for walks over the heaps, one inside another
+    uint32_t *scratch[2];  //  per node
+    uint32_t *mark;        //  per node: stamp
+    uint32_t stamp;
+    uint64_t budget;      //  moves pass 1 may still make
+    uint64_t version;     //  grows whenever a target leaves a node
+    uint32_t full_class;  //  no room for this class and weight
+    uint32_t full_weight; //  ... as long as version is full_version
+    uint64_t full_version;
+    uint32_t warmups; //  learners placed so far
+    bool out_of_memory;
+
+    s_hold_t *standby; //  standby holdings
+    size_t standby_count, standby_size;
+    uint32_t *standby_first; //  per task + 1: range into standby
+    s_lists_t standbys;      //  standby holdings by node
+    s_holders_t picking;     //  while picking a standby, for the walk's tests
     s_hold_t *out;           //  the output holdings
     size_t out_count, out_size;
 } s_state_t;
@@ -105,10 +161,24 @@ s_task_cmp (const void *a, const void *b)
                    (*(const shoal_assign_task_t *const *) b)->id);
 }
 
+static int
+s_string_cmp (const void *a, const void *b)
+{
+    return strcmp (*(const char *const *) a, *(const char *const *) b);
+}
+
+static int
+s_u32_cmp (const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
 _Static_assert(offsetof (shoal_assign_node_t, id) == 0, "a node begins with its id");
 _Static_assert(offsetof (shoal_assign_task_t, id) == 0, "a task begins with its id");
 
-//  Finds id in items sorted by id; nodes and tasks both begin with their id.
+//  Finds id in items sorted by id; nodes, tasks and strings all begin with
+//  their id.
 static uint32_t
 s_find (const void *const *items, uint32_t count, const char *id)
 {
@@ -136,6 +206,14 @@ static uint32_t
 s_find_task (const s_state_t *self, const char *id)
 {
     return s_find ((const void *const *) self->task, self->tasks, id);
+}
+
+//  Finds text in strings sorted by strcmp.
+static uint32_t
+s_find_string (const char *const *strings, uint32_t count, const char *text)
+{
+    const char *const *found = bsearch (&text, strings, count, sizeof (char *), s_string_cmp);
+    return found ? (uint32_t) (found - strings) : NONE;
 }
 
 static bool
@@ -175,7 +253,14 @@ s_may_hold (const shoal_assign_node_t *node, const shoal_assign_task_t *task)
 static bool
 s_eligible (const s_state_t *self, uint32_t task, uint32_t node)
 {
-    return self->class[self->class_of[task]].eligible[node];
+    const uint64_t *bits = self->class[self->class_of[task]].eligible;
+    return (bits[node / 64] >> (node % 64)) & 1;
+}
+
+static uint32_t
+s_eligible_count (const s_state_t *self, uint32_t task)
+{
+    return self->class[self->class_of[task]].eligible_count;
 }
 
 //  The lag of node on task, UINT64_MAX when it has no state.
@@ -207,10 +292,42 @@ s_caught_up (const s_state_t *self, uint32_t task, uint32_t node)
            s_lag (self, task, node) <= self->in->config.acceptable_lag;
 }
 
+//  Warm state on node for task: it is caught up, or already warms up or
+//  stands by there, so moving there costs no new warm-up.
+static bool
+s_warm (const s_state_t *self, uint32_t task, uint32_t node)
+{
+    return s_caught_up (self, task, node) || s_current_role (self, task, node) != 0;
+}
+
+//  The nodes that have some state for task (current holders, then nodes
+//  with a lag; a node may come twice): s_state_node (self, task, i) for i
+//  below s_state_count (self, task).
+static uint32_t
+s_state_count (const s_state_t *self, uint32_t task)
+{
+    return self->cur_first[task + 1] - self->cur_first[task] + self->lag_first[task + 1] -
+           self->lag_first[task];
+}
+
+static uint32_t
+s_state_node (const s_state_t *self, uint32_t task, uint32_t i)
+{
+    uint32_t held = self->cur_first[task + 1] - self->cur_first[task];
+    return i < held ? self->cur[self->cur_first[task] + i].node
+                    : self->lag[self->lag_first[task] + i - held].node;
+}
+
 static uint32_t
 s_weight (const s_state_t *self, uint32_t task)
 {
     return self->task[task]->weight;
+}
+
+static bool
+s_stateful (const s_state_t *self, uint32_t task)
+{
+    return self->task[task]->stateful;
 }
 
 //  Compares load_a / cap_a with load_b / cap_b exactly.
@@ -222,10 +339,25 @@ s_ratio_cmp (uint64_t load_a, uint32_t cap_a, uint64_t load_b, uint32_t cap_b)
     return a < b ? -1 : a > b ? 1 : 0;
 }
 
-static uint32_t
-s_cap (const s_state_t *self, uint32_t node)
+//  Whether load[heavy] / cap[heavy] exceeds load[light] / cap[light] by
+//  more than one unit of load.
+static bool
+s_apart (const s_state_t *self, const uint64_t *load, uint32_t heavy, uint32_t light)
 {
-    return self->node[node]->capacity;
+    uint32_t ch = self->capacity[heavy], cl = self->capacity[light];
+    unsigned __int128 h = (unsigned __int128) load[heavy] * cl;
+    unsigned __int128 l = (unsigned __int128) load[light] * ch;
+    return h > l && h - l > (unsigned __int128) ch * cl;
+}
+
+//  Whether moving weight w from heavy to light evens load: the two are
+//  more than one unit apart, and light stays below heavy as it was.
+static bool
+s_evens (const s_state_t *self, const uint64_t *load, uint32_t heavy, uint32_t light, uint64_t w)
+{
+    return s_apart (self, load, heavy, light) &&
+           s_ratio_cmp (load[light] + w, self->capacity[light], load[heavy],
+                        self->capacity[heavy]) < 0;
 }
 
 static bool
@@ -236,7 +368,7 @@ s_has_room (const s_state_t *self, uint32_t node, uint64_t weight)
 }
 
 //  ---------------------------------------------------------------------
-//  Setting up: sorting, classes, lags, current holdings
+//  Setting up: sorting, jobs, classes, lags, current holdings
 
 static int
 s_hold_cmp (const void *a, const void *b)
@@ -281,114 +413,160 @@ s_job_cmp (const void *a, const void *b, void *context)
     return c ? c : strcmp (x->id, y->id);
 }
 
-static bool
-s_same_requirements (const shoal_assign_task_t *a, const shoal_assign_task_t *b)
+//  What decides where a task may go: its job, when some node names it in
+//  handles (else the job does not matter), and its requirements as given.
+//  Two tasks that compare equal may use the same nodes; two that do not
+//  may still (the same labels in another order): that only costs a class.
+typedef struct {
+    const shoal_assign_task_t *const *task;
+    const char *const *handled; //  job names some node handles, sorted
+    uint32_t handled_count;
+} s_class_key_t;
+
+static const char *
+s_class_job (const s_class_key_t *key, const shoal_assign_task_t *task)
 {
-    if (strcmp (a->job, b->job) != 0 || a->require_count != b->require_count)
-        return false;
-    for (uint32_t i = 0; i < a->require_count; i++) {
-        bool found = false;
-        for (uint32_t k = 0; k < b->require_count && !found; k++)
-            found = strcmp (a->require[i].key, b->require[k].key) == 0 &&
-                    strcmp (a->require[i].value, b->require[k].value) == 0;
-        if (!found)
-            return false;
-    }
-    return true;
+    return s_find_string (key->handled, key->handled_count, task->job) == NONE ? "" : task->job;
 }
 
 static int
-s_setup (s_state_t *self, char *why, size_t why_size)
+s_class_cmp (const void *a, const void *b, void *context)
+{
+    const s_class_key_t *key = context;
+    const shoal_assign_task_t *x = key->task[*(const uint32_t *) a];
+    const shoal_assign_task_t *y = key->task[*(const uint32_t *) b];
+    int c = strcmp (s_class_job (key, x), s_class_job (key, y));
+    if (c)
+        return c;
+    if (x->require_count != y->require_count)
+        return x->require_count < y->require_count ? -1 : 1;
+    for (uint32_t i = 0; i < x->require_count; i++) {
+        if ((c = strcmp (x->require[i].key, y->require[i].key)) != 0 ||
+            (c = strcmp (x->require[i].value, y->require[i].value)) != 0)
+            return c;
+    }
+    return 0;
+}
+
+//  Numbers the jobs and ranges their tasks in job_task.
+static int
+s_setup_jobs (s_state_t *self)
+{
+    uint32_t t = self->tasks ? self->tasks : 1;
+    self->job_task = calloc (t, sizeof (uint32_t));
+    self->job_first = calloc (t + 1, sizeof (uint32_t));
+    if (!self->job_task || !self->job_first)
+        return -1;
+    for (uint32_t i = 0; i < self->tasks; i++)
+        self->job_task[i] = i;
+    qsort_r (self->job_task, self->tasks, sizeof (uint32_t), s_job_cmp, self->task);
+    for (uint32_t k = 0; k < self->tasks; k++) {
+        const shoal_assign_task_t *task = self->task[self->job_task[k]];
+        if (k == 0 || strcmp (self->task[self->job_task[k - 1]]->job, task->job) != 0)
+            self->job_first[self->jobs++] = k;
+        self->job_of[self->job_task[k]] = self->jobs - 1;
+    }
+    self->job_first[self->jobs] = self->tasks;
+    return 0;
+}
+
+//  Sorts tasks by what decides where they may go; each run of equals is a
+//  class, with a bit per node that may hold its tasks.
+static int
+s_setup_classes (s_state_t *self)
+{
+    size_t handled_count = 0;
+    for (uint32_t n = 0; n < self->nodes; n++)
+        if (!self->node[n]->handles_all)
+            handled_count += self->node[n]->handle_count;
+    const char **handled = calloc (handled_count ? handled_count : 1, sizeof (char *));
+    uint32_t *order = calloc (self->tasks ? self->tasks : 1, sizeof (uint32_t));
+    int rc = handled && order && handled_count < NONE ? 0 : -1;
+    size_t words = (self->nodes + 63) / 64 ? (self->nodes + 63) / 64 : 1;
+    if (rc == 0) {
+        handled_count = 0;
+        for (uint32_t n = 0; n < self->nodes; n++)
+            if (!self->node[n]->handles_all)
+                for (uint32_t i = 0; i < self->node[n]->handle_count; i++)
+                    handled[handled_count++] = self->node[n]->handles[i];
+        qsort (handled, handled_count, sizeof (char *), s_string_cmp);
+        s_class_key_t key = { self->task, handled, (uint32_t) handled_count };
+        for (uint32_t i = 0; i < self->tasks; i++)
+            order[i] = i;
+        qsort_r (order, self->tasks, sizeof (uint32_t), s_class_cmp, &key);
+        for (uint32_t k = 0; k < self->tasks && rc == 0; k++) {
+            if (k == 0 || s_class_cmp (&order[k - 1], &order[k], &key) != 0) {
+                s_class_t *class = &self->class[self->classes++];
+                class->eligible = calloc (words, sizeof (uint64_t));
+                if (!class->eligible) {
+                    rc = -1;
+                    break;
+                }
+                for (uint32_t n = 0; n < self->nodes; n++)
+                    if (s_may_hold (self->node[n], self->task[order[k]])) {
+                        class->eligible[n / 64] |= (uint64_t) 1 << (n % 64);
+                        class->eligible_count++;
+                    }
+            }
+            self->class_of[order[k]] = self->classes - 1;
+        }
+    }
+    free (handled);
+    free (order);
+    return rc;
+}
+
+//  Per node: capacity, spread_by value, whether it may hold stateful work.
+static int
+s_setup_nodes (s_state_t *self)
+{
+    const char *key = self->in->config.spread_by;
+    const char **values = calloc (self->nodes ? self->nodes : 1, sizeof (char *));
+    if (!values)
+        return -1;
+    uint32_t value_count = 0;
+    for (uint32_t n = 0; n < self->nodes; n++) {
+        self->capacity[n] = self->node[n]->capacity;
+        const char *value = key ? s_label (self->node[n], key) : NULL;
+        if (value)
+            values[value_count++] = value;
+    }
+    qsort (values, value_count, sizeof (char *), s_string_cmp);
+    for (uint32_t n = 0; n < self->nodes; n++) {
+        const char *value = key ? s_label (self->node[n], key) : NULL;
+        self->spread_value[n] = value ? s_find_string (values, value_count, value) : NONE;
+    }
+    free (values);
+    //  Each class with a stateful task marks its nodes, once.
+    bool *marked = calloc (self->classes ? self->classes : 1, sizeof (bool));
+    if (!marked)
+        return -1;
+    for (uint32_t t = 0; t < self->tasks; t++) {
+        if (!s_stateful (self, t) || marked[self->class_of[t]])
+            continue;
+        marked[self->class_of[t]] = true;
+        for (uint32_t n = 0; n < self->nodes; n++)
+            self->may_stateful[n] |= s_eligible (self, t, n);
+    }
+    free (marked);
+    uint32_t *caps = self->scratch[0];
+    memcpy (caps, self->capacity, self->nodes * sizeof (uint32_t));
+    qsort (caps, self->nodes, sizeof (uint32_t), s_u32_cmp);
+    for (uint32_t n = 1; n < self->nodes; n++)
+        self->equal_pairs |= caps[n] == caps[n - 1];
+    return 0;
+}
+
+//  Lags and current holdings of known nodes and tasks; the rest are of
+//  nodes that left or tasks that are gone, and are ignored.
+static int
+s_setup_state (s_state_t *self)
 {
     const shoal_assign_input_t *in = self->in;
-    if (in->node_count >= NONE || in->task_count >= NONE)
-        return s_fail (why, why_size, "too many nodes or tasks%s", NULL);
-    self->nodes = (uint32_t) in->node_count;
-    self->tasks = (uint32_t) in->task_count;
-    size_t n = self->nodes ? self->nodes : 1, t = self->tasks ? self->tasks : 1;
-    self->node = calloc (n, sizeof *self->node);
-    self->task = calloc (t, sizeof *self->task);
-    self->job_of = calloc (t, sizeof (uint32_t));
-    self->class_of = calloc (t, sizeof (uint32_t));
-    self->class = calloc (t, sizeof (s_class_t));
-    self->target = calloc (t, sizeof (uint32_t));
-    self->active = calloc (t, sizeof (uint32_t));
-    self->learner = calloc (t, sizeof (uint32_t));
-    self->load = calloc (n, sizeof (uint64_t));
-    self->reserved = calloc (n, sizeof (uint64_t));
-    self->stateful_load = calloc (n, sizeof (uint64_t));
-    self->counts = calloc (n, sizeof (uint32_t));
-    self->lag_first = calloc (t + 1, sizeof (uint32_t));
-    self->cur_first = calloc (t + 1, sizeof (uint32_t));
-    if (!self->node || !self->task || !self->job_of || !self->class_of || !self->class ||
-        !self->target || !self->active || !self->learner || !self->load || !self->reserved ||
-        !self->stateful_load || !self->counts || !self->lag_first || !self->cur_first)
-        return s_fail (why, why_size, "out of memory%s", NULL);
-
-    for (uint32_t i = 0; i < self->nodes; i++)
-        self->node[i] = &in->nodes[i];
-    for (uint32_t i = 0; i < self->tasks; i++)
-        self->task[i] = &in->tasks[i];
-    qsort (self->node, self->nodes, sizeof *self->node, s_node_cmp);
-    qsort (self->task, self->tasks, sizeof *self->task, s_task_cmp);
-    for (uint32_t i = 0; i < self->nodes; i++) {
-        if (i && strcmp (self->node[i - 1]->id, self->node[i]->id) == 0)
-            return s_fail (why, why_size, "node \"%s\" given twice", self->node[i]->id);
-        if (self->node[i]->capacity == 0)
-            return s_fail (why, why_size, "node \"%s\": capacity 0", self->node[i]->id);
-    }
-    for (uint32_t i = 0; i < self->tasks; i++) {
-        if (i && strcmp (self->task[i - 1]->id, self->task[i]->id) == 0)
-            return s_fail (why, why_size, "task \"%s\" given twice", self->task[i]->id);
-        if (self->task[i]->weight == 0)
-            return s_fail (why, why_size, "task \"%s\": weight 0", self->task[i]->id);
-    }
-
-    //  Jobs, numbered in the order of their names; within a job, one class
-    //  per distinct set of requirements (usually one).
-    uint32_t *by_job = calloc (t, sizeof (uint32_t));
-    if (!by_job)
-        return s_fail (why, why_size, "out of memory%s", NULL);
-    for (uint32_t i = 0; i < self->tasks; i++)
-        by_job[i] = i;
-    qsort_r (by_job, self->tasks, sizeof (uint32_t), s_job_cmp, self->task);
-    uint32_t job_first_class = 0;
-    for (uint32_t k = 0; k < self->tasks; k++) {
-        uint32_t i = by_job[k];
-        const shoal_assign_task_t *task = self->task[i];
-        if (k == 0 || strcmp (self->task[by_job[k - 1]]->job, task->job) != 0) {
-            self->jobs++;
-            job_first_class = self->classes;
-        }
-        uint32_t class = NONE;
-        for (uint32_t c = job_first_class; c < self->classes && class == NONE; c++)
-            if (s_same_requirements (self->class[c].first, task))
-                class = c;
-        if (class == NONE) {
-            s_class_t *c = &self->class[self->classes];
-            c->job = self->jobs - 1;
-            c->first = task;
-            c->eligible = calloc (n, 1);
-            if (!c->eligible) {
-                free (by_job);
-                return s_fail (why, why_size, "out of memory%s", NULL);
-            }
-            for (uint32_t m = 0; m < self->nodes; m++)
-                if ((c->eligible[m] = s_may_hold (self->node[m], task)))
-                    c->eligible_count++;
-            class = self->classes++;
-        }
-        self->job_of[i] = self->jobs - 1;
-        self->class_of[i] = class;
-    }
-    free (by_job);
-
-    //  Lags and current holdings of known nodes and tasks; the rest are of
-    //  nodes that left or tasks that are gone, and are ignored.
     self->lag = calloc (in->lag_count ? in->lag_count : 1, sizeof (s_lag_t));
     self->cur = calloc (in->current_count ? in->current_count : 1, sizeof (s_hold_t));
     if (!self->lag || !self->cur)
-        return s_fail (why, why_size, "out of memory%s", NULL);
+        return -1;
     for (size_t i = 0; i < in->lag_count; i++) {
         uint32_t task = s_find_task (self, in->lags[i].task);
         uint32_t node = s_find_node (self, in->lags[i].node);
@@ -417,6 +595,122 @@ s_setup (s_state_t *self, char *why, size_t why_size)
     return 0;
 }
 
+static int
+s_lists_init (s_lists_t *self, uint32_t nodes, size_t items)
+{
+    self->head = malloc ((nodes ? nodes : 1) * sizeof (uint32_t));
+    self->next = calloc (items ? items : 1, sizeof (uint32_t));
+    self->prev = calloc (items ? items : 1, sizeof (uint32_t));
+    if (!self->head || !self->next || !self->prev)
+        return -1;
+    for (uint32_t n = 0; n < nodes; n++)
+        self->head[n] = NONE;
+    return 0;
+}
+
+static void
+s_lists_release (s_lists_t *self)
+{
+    free (self->head);
+    free (self->next);
+    free (self->prev);
+}
+
+static void
+s_lists_insert (s_lists_t *self, uint32_t item, uint32_t node)
+{
+    self->prev[item] = NONE;
+    self->next[item] = self->head[node];
+    if (self->head[node] != NONE)
+        self->prev[self->head[node]] = item;
+    self->head[node] = item;
+}
+
+static void
+s_lists_remove (s_lists_t *self, uint32_t item, uint32_t node)
+{
+    if (self->prev[item] != NONE)
+        self->next[self->prev[item]] = self->next[item];
+    else
+        self->head[node] = self->next[item];
+    if (self->next[item] != NONE)
+        self->prev[self->next[item]] = self->prev[item];
+}
+
+static int
+s_setup (s_state_t *self, char *why, size_t why_size)
+{
+    const shoal_assign_input_t *in = self->in;
+    if (in->node_count >= NONE || in->task_count >= NONE)
+        return s_fail (why, why_size, "too many nodes or tasks%s", NULL);
+    self->nodes = (uint32_t) in->node_count;
+    self->tasks = (uint32_t) in->task_count;
+    size_t n = self->nodes ? self->nodes : 1, t = self->tasks ? self->tasks : 1;
+    self->node = calloc (n, sizeof *self->node);
+    self->task = calloc (t, sizeof *self->task);
+    self->capacity = calloc (n, sizeof (uint32_t));
+    self->spread_value = calloc (n, sizeof (uint32_t));
+    self->may_stateful = calloc (n, sizeof (bool));
+    self->job_of = calloc (t, sizeof (uint32_t));
+    self->class_of = calloc (t, sizeof (uint32_t));
+    self->class = calloc (t, sizeof (s_class_t));
+    self->target = calloc (t, sizeof (uint32_t));
+    self->active = calloc (t, sizeof (uint32_t));
+    self->learner = calloc (t, sizeof (uint32_t));
+    self->load = calloc (n, sizeof (uint64_t));
+    self->reserved = calloc (n, sizeof (uint64_t));
+    self->stateful = calloc (n, sizeof (uint64_t));
+    self->frontier[0] = calloc (n + 1, sizeof (uint32_t));
+    self->frontier[1] = calloc (n + 1, sizeof (uint32_t));
+    self->scratch[0] = calloc (n, sizeof (uint32_t));
+    self->scratch[1] = calloc (n, sizeof (uint32_t));
+    self->mark = calloc (n, sizeof (uint32_t));
+    self->lag_first = calloc (t + 1, sizeof (uint32_t));
+    self->cur_first = calloc (t + 1, sizeof (uint32_t));
+    self->standby_first = calloc (t + 1, sizeof (uint32_t));
+    if (!self->node || !self->task || !self->capacity || !self->spread_value ||
+        !self->may_stateful || !self->job_of || !self->class_of || !self->class || !self->target ||
+        !self->active || !self->learner || !self->load || !self->reserved || !self->stateful ||
+        !self->frontier[0] || !self->frontier[1] || !self->scratch[0] || !self->scratch[1] ||
+        !self->mark || !self->lag_first || !self->cur_first || !self->standby_first ||
+        s_lists_init (&self->targets, self->nodes, self->tasks) != 0)
+        return s_fail (why, why_size, "out of memory%s", NULL);
+
+    for (uint32_t i = 0; i < self->nodes; i++)
+        self->node[i] = &in->nodes[i];
+    for (uint32_t i = 0; i < self->tasks; i++)
+        self->task[i] = &in->tasks[i];
+    qsort (self->node, self->nodes, sizeof *self->node, s_node_cmp);
+    qsort (self->task, self->tasks, sizeof *self->task, s_task_cmp);
+    for (uint32_t i = 0; i < self->nodes; i++) {
+        if (i && strcmp (self->node[i - 1]->id, self->node[i]->id) == 0)
+            return s_fail (why, why_size, "node \"%s\" given twice", self->node[i]->id);
+        if (self->node[i]->capacity == 0)
+            return s_fail (why, why_size, "node \"%s\": capacity 0", self->node[i]->id);
+    }
+    for (uint32_t i = 0; i < self->tasks; i++) {
+        if (i && strcmp (self->task[i - 1]->id, self->task[i]->id) == 0)
+            return s_fail (why, why_size, "task \"%s\" given twice", self->task[i]->id);
+        if (self->task[i]->weight == 0)
+            return s_fail (why, why_size, "task \"%s\": weight 0", self->task[i]->id);
+    }
+    if (s_setup_jobs (self) != 0 || s_setup_classes (self) != 0 || s_setup_nodes (self) != 0 ||
+        s_setup_state (self) != 0 ||
+        shoal_node_heap_init (&self->lightest, self->nodes, self->load, self->capacity, false) ||
+        shoal_node_heap_init (&self->heaviest, self->nodes, self->load, self->capacity, true) ||
+        shoal_node_heap_init (&self->stateful_lightest, self->nodes, self->stateful, self->capacity,
+                              false) ||
+        shoal_node_heap_init (&self->stateful_heaviest, self->nodes, self->stateful, self->capacity,
+                              true) ||
+        shoal_pair_count_init (&self->on, self->tasks) != 0)
+        return s_fail (why, why_size, "out of memory%s", NULL);
+    for (uint32_t i = 0; i < self->tasks; i++)
+        self->target[i] = self->active[i] = self->learner[i] = NONE;
+    self->budget = 8 * (uint64_t) self->tasks + 64;
+    self->full_class = NONE;
+    return 0;
+}
+
 static void
 s_teardown (s_state_t *self)
 {
@@ -424,47 +718,117 @@ s_teardown (s_state_t *self)
         free (self->class[i].eligible);
     free (self->node);
     free (self->task);
+    free (self->capacity);
+    free (self->spread_value);
+    free (self->may_stateful);
     free (self->job_of);
     free (self->class_of);
+    free (self->job_task);
+    free (self->job_first);
     free (self->class);
+    free (self->lag);
+    free (self->lag_first);
+    free (self->cur);
+    free (self->cur_first);
     free (self->target);
     free (self->active);
     free (self->learner);
+    s_lists_release (&self->targets);
     free (self->load);
     free (self->reserved);
-    free (self->stateful_load);
-    free (self->counts);
-    free (self->lag_first);
-    free (self->cur_first);
-    free (self->lag);
-    free (self->cur);
+    free (self->stateful);
+    shoal_node_heap_release (&self->lightest);
+    shoal_node_heap_release (&self->heaviest);
+    shoal_node_heap_release (&self->stateful_lightest);
+    shoal_node_heap_release (&self->stateful_heaviest);
+    shoal_pair_count_release (&self->on);
+    free (self->frontier[0]);
+    free (self->frontier[1]);
+    free (self->scratch[0]);
+    free (self->scratch[1]);
+    free (self->mark);
+    free (self->standby);
+    free (self->standby_first);
+    s_lists_release (&self->standbys);
+    free (self->out);
+}
+
+//  ---------------------------------------------------------------------
+//  Loads
+
+static void
+s_load_add (s_state_t *self, uint32_t node, int64_t delta)
+{
+    self->load[node] = (uint64_t) ((int64_t) self->load[node] + delta);
+    shoal_node_heap_update (&self->lightest, node);
+    shoal_node_heap_update (&self->heaviest, node);
+}
+
+static void
+s_stateful_add (s_state_t *self, uint32_t node, int64_t delta)
+{
+    self->stateful[node] = (uint64_t) ((int64_t) self->stateful[node] + delta);
+    shoal_node_heap_update (&self->stateful_lightest, node);
+    shoal_node_heap_update (&self->stateful_heaviest, node);
+}
+
+//  The first node in the heap's order, other than except, that passes
+//  test (self, item, node).
+typedef bool (*s_test_fn) (const s_state_t *self, uint32_t item, uint32_t node);
+
+static uint32_t
+s_first (const s_state_t *self, const shoal_node_heap_t *heap, int depth, s_test_fn test,
+         uint32_t item, uint32_t except)
+{
+    shoal_node_walk_t walk;
+    shoal_node_walk_start (&walk, heap, self->frontier[depth]);
+    for (uint32_t node; (node = shoal_node_walk_next (&walk)) != NONE;)
+        if (node != except && test (self, item, node))
+            return node;
+    return NONE;
 }
 
 //  ---------------------------------------------------------------------
 //  Pass 1: targets
 
-//  Warm state on node for task: it is caught up, or already warms up or
-//  stands by there, so moving the active there costs no new warm-up.
-static bool
-s_warm (const s_state_t *self, uint32_t task, uint32_t node)
-{
-    return s_caught_up (self, task, node) || s_current_role (self, task, node) != 0;
-}
-
 static void
 s_place (s_state_t *self, uint32_t task, uint32_t node)
 {
+    uint32_t w = s_weight (self, task);
     self->target[task] = node;
-    if (node != NONE)
-        self->load[node] += s_weight (self, task);
+    s_lists_insert (&self->targets, task, node);
+    s_load_add (self, node, w);
+    if (s_stateful (self, task))
+        s_stateful_add (self, node, w);
+    if (shoal_pair_count_add (&self->on, self->job_of[task], node, 1) != 0)
+        self->out_of_memory = true;
 }
 
 static void
 s_unplace (s_state_t *self, uint32_t task)
 {
-    if (self->target[task] != NONE)
-        self->load[self->target[task]] -= s_weight (self, task);
+    uint32_t node = self->target[task], w = s_weight (self, task);
+    s_lists_remove (&self->targets, task, node);
+    s_load_add (self, node, -(int64_t) w);
+    if (s_stateful (self, task))
+        s_stateful_add (self, node, -(int64_t) w);
+    shoal_pair_count_add (&self->on, self->job_of[task], node, -1);
     self->target[task] = NONE;
+    self->version++;
+}
+
+static void
+s_move (s_state_t *self, uint32_t task, uint32_t node)
+{
+    s_unplace (self, task);
+    s_place (self, task, node);
+}
+
+//  Targets of job on node.
+static uint32_t
+s_on (const s_state_t *self, uint32_t job, uint32_t node)
+{
+    return shoal_pair_count_get (&self->on, job, node);
 }
 
 //  Where a task was meant to go: its learner, when it has one (the plan of
@@ -474,7 +838,7 @@ s_planned (const s_state_t *self, uint32_t task)
 {
     uint32_t active = NONE;
     for (uint32_t i = self->cur_first[task]; i < self->cur_first[task + 1]; i++) {
-        if (self->cur[i].role == SHOAL_ROLE_LEARNER && self->task[task]->stateful)
+        if (self->cur[i].role == SHOAL_ROLE_LEARNER && s_stateful (self, task))
             return self->cur[i].node;
         if (self->cur[i].role == SHOAL_ROLE_ACTIVE && active == NONE)
             active = self->cur[i].node;
@@ -482,272 +846,96 @@ s_planned (const s_state_t *self, uint32_t task)
     return active;
 }
 
-//  The node that may hold task with the least load after taking it, other
-//  than except; ties go to warm state, then fewer tasks of the same job,
-//  then the lower id.
-static uint32_t
-s_lightest (const s_state_t *self, uint32_t task, uint32_t except)
+static bool
+s_fits (const s_state_t *self, uint32_t task, uint32_t node)
 {
-    uint32_t best = NONE;
-    uint64_t w = s_weight (self, task);
-    for (uint32_t n = 0; n < self->nodes; n++) {
-        if (n == except || !s_eligible (self, task, n) || !s_has_room (self, n, w))
-            continue;
-        if (best == NONE) {
-            best = n;
-            continue;
-        }
-        int c = s_ratio_cmp (self->load[n] + w, s_cap (self, n), self->load[best] + w,
-                             s_cap (self, best));
-        if (c == 0)
-            c = (int) s_warm (self, task, best) - (int) s_warm (self, task, n);
-        if (c < 0)
-            best = n;
+    return s_eligible (self, task, node) && s_has_room (self, node, s_weight (self, task));
+}
+
+//  The lightest node that may hold task and has room for it, other than
+//  except. A failure is remembered until a target leaves some node, so
+//  that many tasks with nowhere to go cost one search.
+static uint32_t
+s_lightest_fit (s_state_t *self, uint32_t task, uint32_t except, int depth)
+{
+    if (except == NONE && self->full_class == self->class_of[task] &&
+        self->full_weight <= s_weight (self, task) && self->full_version == self->version)
+        return NONE;
+    uint32_t node = s_first (self, &self->lightest, depth, s_fits, task, except);
+    if (node == NONE && except == NONE) {
+        self->full_class = self->class_of[task];
+        self->full_weight = s_weight (self, task);
+        self->full_version = self->version;
     }
-    return best;
+    return node;
 }
 
 //  Where to place a task that has no target yet: the lightest node that
-//  may hold it, unless a node with its state is nearly as light (within one
+//  may hold it, unless a caught-up node is nearly as light (within one
 //  unit of the lightest node's load before placing), which saves a warm-up.
 static uint32_t
-s_placement (const s_state_t *self, uint32_t task)
+s_placement (s_state_t *self, uint32_t task)
 {
-    uint32_t lightest = s_lightest (self, task, NONE);
-    if (lightest == NONE || !self->task[task]->stateful || s_warm (self, task, lightest))
+    uint32_t lightest = s_lightest_fit (self, task, NONE, 0);
+    if (lightest == NONE || !s_stateful (self, task) || s_warm (self, task, lightest))
         return lightest;
     uint64_t w = s_weight (self, task);
     uint32_t warm = NONE;
-    for (uint32_t n = 0; n < self->nodes; n++) {
-        if (!s_eligible (self, task, n) || !s_has_room (self, n, w) || !s_caught_up (self, task, n))
+    for (uint32_t i = 0; i < s_state_count (self, task); i++) {
+        uint32_t n = s_state_node (self, task, i);
+        if (!s_fits (self, task, n) || !s_caught_up (self, task, n))
             continue;
-        if (warm == NONE || s_ratio_cmp (self->load[n] + w, s_cap (self, n), self->load[warm] + w,
-                                         s_cap (self, warm)) < 0)
+        if (warm == NONE || s_ratio_cmp (self->load[n] + w, self->capacity[n], self->load[warm] + w,
+                                         self->capacity[warm]) < 0)
             warm = n;
     }
     if (warm == NONE)
         return lightest;
     //  (load_warm + w) / cap_warm - load_lightest / cap_lightest <= 1
-    uint32_t cw = s_cap (self, warm), cl = s_cap (self, lightest);
+    uint32_t cw = self->capacity[warm], cl = self->capacity[lightest];
     unsigned __int128 after = (unsigned __int128) (self->load[warm] + w) * cl;
     unsigned __int128 before = (unsigned __int128) self->load[lightest] * cw;
     return after <= before + (unsigned __int128) cw * cl ? warm : lightest;
 }
 
-//  Makes room for task by moving one task of the same or smaller weight off
-//  a node that may hold it, to another node that has room for that one.
-//  Returns the node with room now, or NONE.
+//  Makes room for task by moving a task off a node that may hold it, to
+//  another node that has room for that one; a move that frees the room at
+//  once (a stateless task, or one whose new node has its state) is taken
+//  before one that must wait for a warm-up. Returns the node with room
+//  now, or NONE. It tries a bounded number of candidates, so that a
+//  cluster out of slots stays cheap.
 static uint32_t
 s_make_room (s_state_t *self, uint32_t task)
 {
     uint64_t w = s_weight (self, task);
-    for (uint32_t n = 0; n < self->nodes; n++) {
-        if (!s_eligible (self, task, n))
+    uint32_t tries = 0, best = NONE, best_to = NONE;
+    for (uint32_t n = 0; n < self->nodes && tries < S_ROOM_TRIES; n++) {
+        uint64_t slots = self->node[n]->slots;
+        if (!s_eligible (self, task, n) || slots == 0)
             continue;
-        for (uint32_t u = 0; u < self->tasks; u++) {
-            if (self->target[u] != n)
+        for (uint32_t u = self->targets.head[n]; u != NONE && tries < S_ROOM_TRIES;
+             u = self->targets.next[u]) {
+            if (self->load[n] - s_weight (self, u) + w > slots)
                 continue;
-            uint64_t slots = self->node[n]->slots;
-            if (slots && self->load[n] - s_weight (self, u) + w > slots)
-                continue;
-            uint32_t to = s_lightest (self, u, n);
+            tries++;
+            uint32_t to = s_lightest_fit (self, u, n, 0);
             if (to == NONE)
                 continue;
-            s_unplace (self, u);
-            s_place (self, u, to);
-            return n;
-        }
-    }
-    return NONE;
-}
-
-//  Whether moving task from its target heavy to light evens the load: the
-//  two differ by more than one unit of load, and light stays below heavy.
-static bool
-s_move_evens (const s_state_t *self, uint32_t task, uint32_t heavy, uint32_t light)
-{
-    uint64_t w = s_weight (self, task);
-    uint32_t ch = s_cap (self, heavy), cl = s_cap (self, light);
-    unsigned __int128 h = (unsigned __int128) self->load[heavy] * cl;
-    unsigned __int128 l = (unsigned __int128) self->load[light] * ch;
-    if (h <= l || h - l <= (unsigned __int128) ch * cl)
-        return false;
-    return s_ratio_cmp (self->load[light] + w, cl, self->load[heavy], ch) < 0;
-}
-
-//  Of the nodes task may move to from heavy so that the load evens, the
-//  one left lightest; NONE when there is none.
-static uint32_t
-s_evener (const s_state_t *self, uint32_t task, uint32_t heavy)
-{
-    uint32_t best = NONE;
-    uint64_t w = s_weight (self, task);
-    for (uint32_t n = 0; n < self->nodes; n++) {
-        if (n == heavy || !s_eligible (self, task, n) || !s_has_room (self, n, w) ||
-            !s_move_evens (self, task, heavy, n))
-            continue;
-        if (best == NONE || s_ratio_cmp (self->load[n] + w, s_cap (self, n), self->load[best] + w,
-                                         s_cap (self, best)) < 0)
-            best = n;
-    }
-    return best;
-}
-
-//  Lower is a better task to move onto light: warm state there first, then
-//  stateless tasks, then cold stateful ones.
-static int
-s_move_cost (const s_state_t *self, uint32_t task, uint32_t light)
-{
-    if (!self->task[task]->stateful)
-        return 1;
-    return s_warm (self, task, light) ? 0 : 2;
-}
-
-//  Moves one task from the most loaded node it can leave to the least
-//  loaded node that may take it, when that evens the load. Returns whether
-//  it moved one.
-static bool
-s_even_one (s_state_t *self)
-{
-    //  Nodes from the heaviest down; the first with a useful move wins.
-    uint32_t *order = self->counts;
-    for (uint32_t n = 0; n < self->nodes; n++)
-        order[n] = n;
-    for (uint32_t i = 1; i < self->nodes; i++) {
-        uint32_t n = order[i], k = i;
-        while (k > 0 && s_ratio_cmp (self->load[order[k - 1]], s_cap (self, order[k - 1]),
-                                     self->load[n], s_cap (self, n)) < 0) {
-            order[k] = order[k - 1];
-            k--;
-        }
-        order[k] = n;
-    }
-    for (uint32_t i = 0; i < self->nodes; i++) {
-        uint32_t heavy = order[i], best = NONE, best_light = NONE;
-        int best_cost = 3;
-        for (uint32_t t = 0; t < self->tasks; t++) {
-            if (self->target[t] != heavy)
-                continue;
-            uint32_t light = s_evener (self, t, heavy);
-            if (light == NONE)
-                continue;
-            int cost = s_move_cost (self, t, light);
-            if (cost < best_cost) {
-                best = t, best_light = light, best_cost = cost;
-                if (cost == 0)
-                    break;
+            if (!s_stateful (self, u) || s_warm (self, u, to)) {
+                best = u, best_to = to;
+                break;
             }
+            if (best == NONE)
+                best = u, best_to = to;
         }
-        if (best != NONE) {
-            s_unplace (self, best);
-            s_place (self, best, best_light);
-            return true;
-        }
+        if (best != NONE && (!s_stateful (self, best) || s_warm (self, best, best_to)))
+            break;
     }
-    return false;
-}
-
-//  Counts the targets of each job on node into counts (one per job).
-static void
-s_job_counts (const s_state_t *self, uint32_t node, uint32_t *counts)
-{
-    memset (counts, 0, self->jobs * sizeof *counts);
-    for (uint32_t t = 0; t < self->tasks; t++)
-        if (self->target[t] == node)
-            counts[self->job_of[t]]++;
-}
-
-//  Moves task t from its target a to b when that keeps a at least as
-//  loaded as b, else swaps it with a task of the same weight on b whose job
-//  b holds more of than a (on_a, on_b: the jobs' counts on a and b; a job a
-//  holds more of, t's own included, never qualifies), stateless when
-//  stateless_partner. Returns whether it changed anything.
-static bool
-s_move_or_swap (s_state_t *self, uint32_t t, uint32_t a, uint32_t b, const uint32_t *on_a,
-                const uint32_t *on_b, bool stateless_partner)
-{
-    uint64_t w = s_weight (self, t);
-    if (self->load[a] >= self->load[b] + w && s_has_room (self, b, w)) {
-        s_unplace (self, t);
-        s_place (self, t, b);
-        return true;
-    }
-    for (uint32_t u = 0; u < self->tasks; u++) {
-        uint32_t other = self->job_of[u];
-        if (self->target[u] != b || (stateless_partner && self->task[u]->stateful) ||
-            s_weight (self, u) != w || !s_eligible (self, u, a) || on_b[other] <= on_a[other])
-            continue;
-        s_unplace (self, t);
-        s_unplace (self, u);
-        s_place (self, t, b);
-        s_place (self, u, a);
-        return true;
-    }
-    return false;
-}
-
-//  Spreads stateful work over nodes of equal capacity, so that stateful and
-//  stateless tasks are balanced each on their own, not only together: a
-//  stateful task moves from a node with at least two more stateful tasks
-//  when that keeps the loads even, or swaps with a stateless task of the
-//  same weight; either only where its job stays spread. Returns whether it
-//  changed anything.
-static bool
-s_spread_stateful (s_state_t *self, uint32_t *on_a, uint32_t *on_b)
-{
-    uint32_t *count = self->counts;
-    memset (count, 0, self->nodes * sizeof *count);
-    for (uint32_t t = 0; t < self->tasks; t++)
-        if (self->task[t]->stateful && self->target[t] != NONE)
-            count[self->target[t]]++;
-    for (uint32_t a = 0; a < self->nodes; a++)
-        for (uint32_t b = 0; b < self->nodes; b++) {
-            if (count[a] < count[b] + 2 || s_cap (self, a) != s_cap (self, b))
-                continue;
-            s_job_counts (self, a, on_a);
-            s_job_counts (self, b, on_b);
-            for (uint32_t t = 0; t < self->tasks; t++) {
-                uint32_t job = self->job_of[t];
-                if (self->target[t] == a && self->task[t]->stateful && s_eligible (self, t, b) &&
-                    on_a[job] > on_b[job] && s_move_or_swap (self, t, a, b, on_a, on_b, true))
-                    return true;
-            }
-        }
-    return false;
-}
-
-//  Evens job between nodes a and b (of equal capacity, a holding at least
-//  two more of it), by s_move_or_swap with a task of any other job.
-static bool
-s_spread_pair (s_state_t *self, uint32_t job, uint32_t a, uint32_t b, uint32_t *on_a,
-               uint32_t *on_b)
-{
-    s_job_counts (self, a, on_a);
-    s_job_counts (self, b, on_b);
-    for (uint32_t t = 0; t < self->tasks; t++)
-        if (self->target[t] == a && self->job_of[t] == job && s_eligible (self, t, b) &&
-            s_move_or_swap (self, t, a, b, on_a, on_b, false))
-            return true;
-    return false;
-}
-
-//  Spreads one job over nodes of equal capacity so that their counts of it
-//  differ by at most one, by moves that do not unbalance the nodes and by
-//  swaps. Returns whether it changed anything.
-static bool
-s_spread_one (s_state_t *self, uint32_t job, uint32_t *on_a, uint32_t *on_b)
-{
-    uint32_t *count = self->counts;
-    memset (count, 0, self->nodes * sizeof *count);
-    for (uint32_t t = 0; t < self->tasks; t++)
-        if (self->job_of[t] == job && self->target[t] != NONE)
-            count[self->target[t]]++;
-    for (uint32_t a = 0; a < self->nodes; a++)
-        for (uint32_t b = 0; b < self->nodes; b++)
-            if (count[a] >= count[b] + 2 && s_cap (self, a) == s_cap (self, b) &&
-                s_spread_pair (self, job, a, b, on_a, on_b))
-                return true;
-    return false;
+    if (best == NONE)
+        return NONE;
+    uint32_t node = self->target[best];
+    s_move (self, best, best_to);
+    return node;
 }
 
 //  Orders tasks to place: heavier first, then those fewer nodes may hold,
@@ -759,8 +947,7 @@ s_placing_cmp (const void *a, const void *b, void *context)
     uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
     if (s_weight (self, x) != s_weight (self, y))
         return s_weight (self, x) > s_weight (self, y) ? -1 : 1;
-    uint32_t ex = self->class[self->class_of[x]].eligible_count;
-    uint32_t ey = self->class[self->class_of[y]].eligible_count;
+    uint32_t ex = s_eligible_count (self, x), ey = s_eligible_count (self, y);
     if (ex != ey)
         return ex < ey ? -1 : 1;
     return x < y ? -1 : x > y ? 1 : 0;
@@ -774,7 +961,259 @@ s_place_new (s_state_t *self, uint32_t task)
     uint32_t node = s_placement (self, task);
     if (node == NONE)
         node = s_make_room (self, task);
-    s_place (self, task, node);
+    if (node != NONE)
+        s_place (self, task, node);
+}
+
+//  Evening: while the heaviest node is more than one unit of load above
+//  the lightest, move one item (a target, in pass 1; a standby, in pass 3)
+//  from a node as heavy as can be to a lighter one that may take it, the
+//  cheapest such move first. Each move lowers the sum of squares of the
+//  loads, so evening ends.
+typedef struct {
+    const uint64_t *load;
+    const shoal_node_heap_t *heaviest;
+    const shoal_node_heap_t *lightest;
+    const s_lists_t *lists;
+    uint32_t (*task_of) (const s_state_t *self, uint32_t item);
+    s_test_fn may_take; //  light may take item, leaving its rules kept
+    //  Lower is better; 0 is the best there is.
+    int (*cost) (const s_state_t *self, uint32_t item, uint32_t heavy, uint32_t light);
+    void (*move) (s_state_t *self, uint32_t item, uint32_t light);
+} s_evening_t;
+
+//  The lightest node item may move to from heavy, evening the load: among
+//  nodes with its state first, else among all nodes.
+static uint32_t
+s_evener (s_state_t *self, const s_evening_t *e, uint32_t item, uint32_t heavy)
+{
+    uint32_t task = e->task_of (self, item), best = NONE;
+    uint64_t w = s_weight (self, task);
+    for (uint32_t i = 0; i < s_state_count (self, task); i++) {
+        uint32_t n = s_state_node (self, task, i);
+        if (n == heavy || !s_warm (self, task, n) || !e->may_take (self, item, n) ||
+            !s_evens (self, e->load, heavy, n, w))
+            continue;
+        if (best == NONE || s_ratio_cmp (e->load[n] + w, self->capacity[n], e->load[best] + w,
+                                         self->capacity[best]) < 0)
+            best = n;
+    }
+    if (best != NONE)
+        return best;
+    //  Nodes further on in the walk are no longer apart from heavy.
+    shoal_node_walk_t walk;
+    shoal_node_walk_start (&walk, e->lightest, self->frontier[1]);
+    for (uint32_t n; (n = shoal_node_walk_next (&walk)) != NONE;) {
+        if (!s_apart (self, e->load, heavy, n))
+            break;
+        if (n != heavy && e->may_take (self, item, n) && s_evens (self, e->load, heavy, n, w))
+            return n;
+    }
+    return NONE;
+}
+
+static bool
+s_even_one (s_state_t *self, const s_evening_t *e)
+{
+    uint32_t lightest = shoal_node_heap_first (e->lightest);
+    shoal_node_walk_t walk;
+    shoal_node_walk_start (&walk, e->heaviest, self->frontier[0]);
+    for (uint32_t heavy; (heavy = shoal_node_walk_next (&walk)) != NONE;) {
+        if (!s_apart (self, e->load, heavy, lightest))
+            return false;
+        uint32_t best = NONE, best_light = NONE;
+        int best_cost = 0;
+        for (uint32_t item = e->lists->head[heavy]; item != NONE; item = e->lists->next[item]) {
+            uint32_t light = s_evener (self, e, item, heavy);
+            if (light == NONE)
+                continue;
+            int cost = e->cost (self, item, heavy, light);
+            if (best == NONE || cost < best_cost) {
+                best = item, best_light = light, best_cost = cost;
+                if (cost == 0)
+                    break;
+            }
+        }
+        if (best != NONE) {
+            e->move (self, best, best_light);
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool
+s_even (s_state_t *self, const s_evening_t *e)
+{
+    bool moved = false;
+    while (self->budget > 0 && s_even_one (self, e)) {
+        self->budget--;
+        moved = true;
+    }
+    return moved;
+}
+
+static uint32_t
+s_target_task (const s_state_t *self, uint32_t task)
+{
+    (void) self;
+    return task;
+}
+
+//  Warm state first, then stateless tasks, then cold stateful ones; among
+//  equals, a task whose job heavy holds more of than light.
+static int
+s_target_cost (const s_state_t *self, uint32_t task, uint32_t heavy, uint32_t light)
+{
+    int cost = !s_stateful (self, task) ? 2 : s_warm (self, task, light) ? 0 : 4;
+    uint32_t job = self->job_of[task];
+    return cost + (s_on (self, job, heavy) > s_on (self, job, light) ? 0 : 1);
+}
+
+static void
+s_target_move (s_state_t *self, uint32_t task, uint32_t light)
+{
+    s_move (self, task, light);
+}
+
+//  ---------------------------------------------------------------------
+//  Spreading over nodes of equal capacity
+
+//  Moves task t from its target a to b when that keeps a at least as
+//  loaded as b, else swaps it with a task of the same weight on b, of
+//  another job that b holds more of than a (so that job stays as spread),
+//  stateless when stateless_partner, else preferably as stateful as t.
+//  Returns whether it changed anything.
+static bool
+s_move_or_swap (s_state_t *self, uint32_t t, uint32_t a, uint32_t b, bool stateless_partner)
+{
+    uint64_t w = s_weight (self, t);
+    if (self->load[a] >= self->load[b] + w && s_has_room (self, b, w)) {
+        s_move (self, t, b);
+        return true;
+    }
+    for (int pass = 0; pass < 2; pass++)
+        for (uint32_t u = self->targets.head[b]; u != NONE; u = self->targets.next[u]) {
+            uint32_t job = self->job_of[u];
+            bool alike = s_stateful (self, u) == s_stateful (self, t);
+            if ((stateless_partner ? s_stateful (self, u) : pass == 0 && !alike) ||
+                job == self->job_of[t] || s_weight (self, u) != w || !s_eligible (self, u, a) ||
+                s_on (self, job, b) <= s_on (self, job, a))
+                continue;
+            s_move (self, t, b);
+            s_move (self, u, a);
+            return true;
+        }
+    return false;
+}
+
+typedef struct {
+    const s_state_t *self;
+    uint32_t job;
+} s_by_count_t;
+
+//  Nodes by the job's targets on them, most first, then by index.
+static int
+s_by_count_cmp (const void *a, const void *b, void *context)
+{
+    const s_by_count_t *by = context;
+    uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
+    uint32_t cx = s_on (by->self, by->job, x), cy = s_on (by->self, by->job, y);
+    if (cx != cy)
+        return cx > cy ? -1 : 1;
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
+//  Moves or swaps one task of job from a to b, when b may hold it.
+static bool
+s_spread_pair (s_state_t *self, uint32_t job, uint32_t a, uint32_t b)
+{
+    for (uint32_t t = self->targets.head[a]; t != NONE; t = self->targets.next[t])
+        if (self->job_of[t] == job && s_eligible (self, t, b) &&
+            s_move_or_swap (self, t, a, b, false))
+            return true;
+    return false;
+}
+
+//  Spreads job over nodes of equal capacity by one move or swap from a
+//  node holding at least two more of it than another. Returns whether it
+//  changed anything.
+static bool
+s_spread_job (s_state_t *self, uint32_t job)
+{
+    uint32_t *holders = self->scratch[0], *fewer = self->scratch[1], held = 0;
+    if (++self->stamp == 0)
+        memset (self->mark, 0, self->nodes * sizeof (uint32_t)), self->stamp = 1;
+    for (uint32_t i = self->job_first[job]; i < self->job_first[job + 1]; i++) {
+        uint32_t n = self->target[self->job_task[i]];
+        if (n != NONE && self->mark[n] != self->stamp) {
+            self->mark[n] = self->stamp;
+            holders[held++] = n;
+        }
+    }
+    s_by_count_t by = { self, job };
+    qsort_r (holders, held, sizeof (uint32_t), s_by_count_cmp, &by);
+    uint32_t tries = 0;
+    for (uint32_t h = 0; h < held && tries < S_SPREAD_TRIES; h++) {
+        uint32_t a = holders[h], most = s_on (self, job, a);
+        if (most < 2)
+            break;
+        //  The nodes of a's capacity with at least two fewer, fewest first.
+        uint32_t count = 0;
+        for (uint32_t n = 0; n < self->nodes; n++)
+            if (self->capacity[n] == self->capacity[a] && s_on (self, job, n) + 2 <= most)
+                fewer[count++] = n;
+        qsort_r (fewer, count, sizeof (uint32_t), s_by_count_cmp, &by);
+        for (uint32_t i = count; i-- > 0 && tries < S_SPREAD_TRIES;) {
+            uint32_t b = fewer[i];
+            bool may = false;
+            for (uint32_t t = self->targets.head[a]; t != NONE && !may; t = self->targets.next[t])
+                may = self->job_of[t] == job && s_eligible (self, t, b);
+            if (!may)
+                continue;
+            tries++;
+            if (s_spread_pair (self, job, a, b))
+                return true;
+        }
+    }
+    return false;
+}
+
+//  Spreads stateful tasks over nodes of equal capacity, so that stateful
+//  and stateless tasks are balanced each on their own, not only together:
+//  a stateful task moves from a node with at least two more units of
+//  stateful load where its job stays spread, or swaps with a stateless
+//  task. Returns whether it changed anything.
+static bool
+s_spread_stateful (s_state_t *self)
+{
+    shoal_node_walk_t heavy_walk;
+    shoal_node_walk_start (&heavy_walk, &self->stateful_heaviest, self->frontier[0]);
+    uint32_t tries = 0;
+    for (uint32_t a; tries < S_SPREAD_TRIES && (a = shoal_node_walk_next (&heavy_walk)) != NONE;) {
+        shoal_node_walk_t light_walk;
+        shoal_node_walk_start (&light_walk, &self->stateful_lightest, self->frontier[1]);
+        bool first = true;
+        for (uint32_t b; tries < S_SPREAD_TRIES && (b = shoal_node_walk_next (&light_walk)) != NONE;
+             first = false) {
+            if (self->stateful[b] + 2 > self->stateful[a]) {
+                if (first)
+                    return false; //  so is every node lighter than a
+                break;
+            }
+            if (self->capacity[a] != self->capacity[b] || !self->may_stateful[b])
+                continue;
+            tries++;
+            for (uint32_t t = self->targets.head[a]; t != NONE; t = self->targets.next[t]) {
+                uint32_t job = self->job_of[t];
+                if (s_stateful (self, t) && s_eligible (self, t, b) &&
+                    s_on (self, job, a) > s_on (self, job, b) &&
+                    s_move_or_swap (self, t, a, b, true))
+                    return true;
+            }
+        }
+    }
+    return false;
 }
 
 static int
@@ -782,10 +1221,8 @@ s_targets (s_state_t *self)
 {
     //  Keep what is where it was meant to be, as long as the node may hold it.
     for (uint32_t t = 0; t < self->tasks; t++) {
-        self->target[t] = NONE;
         uint32_t node = s_planned (self, t);
-        if (node != NONE && s_eligible (self, t, node) &&
-            s_has_room (self, node, s_weight (self, t)))
+        if (node != NONE && s_fits (self, t, node))
             s_place (self, t, node);
     }
     //  The rest, heaviest first and among equals the most constrained first,
@@ -797,65 +1234,55 @@ s_targets (s_state_t *self)
     for (uint32_t t = 0; t < self->tasks; t++)
         if (self->target[t] == NONE)
             order[unplaced++] = t;
-    if (unplaced)
-        qsort_r (order, unplaced, sizeof (uint32_t), s_placing_cmp, self);
+    qsort_r (order, unplaced, sizeof (uint32_t), s_placing_cmp, self);
     for (uint32_t i = 0; i < unplaced; i++)
         s_place_new (self, order[i]);
-    //  Even the load, then spread each job; each step lowers a measure of
-    //  imbalance, and the bound only guards against a mistake.
-    for (uint64_t step = 0; step < 4 * (uint64_t) self->tasks + 16 && s_even_one (self); step++)
-        ;
-    uint32_t *on_a = calloc (self->jobs ? self->jobs : 1, sizeof (uint32_t));
-    uint32_t *on_b = calloc (self->jobs ? self->jobs : 1, sizeof (uint32_t));
-    if (!on_a || !on_b) {
-        free (on_a);
-        free (on_b);
-        free (order);
-        return -1;
-    }
-    //  Each spread step lowers the sum of squares of the per-node counts it
-    //  evens without raising the other's; the bounds only guard against a
-    //  mistake.
-    for (int pass = 0; pass < 8; pass++) {
-        bool changed = false;
-        for (uint32_t job = 0; job < self->jobs; job++)
-            for (uint64_t step = 0;
-                 step < 4 * (uint64_t) self->tasks + 16 && s_spread_one (self, job, on_a, on_b);
-                 step++)
+    //  Even the load, then spread each job and the stateful tasks; each step
+    //  lowers a measure of imbalance (loads first, then the counts it evens)
+    //  and the budget only guards against a mistake.
+    const s_evening_t evening = { self->load,    &self->heaviest, &self->lightest, &self->targets,
+                                  s_target_task, s_fits,          s_target_cost,   s_target_move };
+    for (int pass = 0; pass < 16; pass++) {
+        bool changed = s_even (self, &evening);
+        if (self->equal_pairs) {
+            for (uint32_t job = 0; job < self->jobs; job++)
+                while (self->budget > 0 && s_spread_job (self, job)) {
+                    self->budget--;
+                    changed = true;
+                }
+            while (self->budget > 0 && s_spread_stateful (self)) {
+                self->budget--;
                 changed = true;
-        for (uint64_t step = 0;
-             step < 4 * (uint64_t) self->tasks + 16 && s_spread_stateful (self, on_a, on_b); step++)
-            changed = true;
+            }
+        }
         if (!changed)
             break;
     }
-    free (on_a);
-    free (on_b);
     //  Evening may have made room for a task that had none.
     for (uint32_t i = 0; i < unplaced; i++)
         if (self->target[order[i]] == NONE)
             s_place_new (self, order[i]);
     free (order);
-    return 0;
+    return self->out_of_memory ? -1 : 0;
 }
 
 //  ---------------------------------------------------------------------
 //  Pass 2: actives and learners
 
 //  The caught-up node that may keep task active instead of its cold
-//  target: its current active when that is caught up, else the lightest.
+//  target: its current active when that has room, else the lightest.
 static uint32_t
 s_keeper (const s_state_t *self, uint32_t task)
 {
-    uint64_t w = s_weight (self, task);
+    for (uint32_t i = self->cur_first[task]; i < self->cur_first[task + 1]; i++)
+        if (self->cur[i].role == SHOAL_ROLE_ACTIVE && s_fits (self, task, self->cur[i].node))
+            return self->cur[i].node;
     uint32_t best = NONE;
-    for (uint32_t n = 0; n < self->nodes; n++) {
-        if (!s_eligible (self, task, n) || !s_caught_up (self, task, n) || !s_has_room (self, n, w))
+    for (uint32_t i = self->lag_first[task]; i < self->lag_first[task + 1]; i++) {
+        uint32_t n = self->lag[i].node;
+        if (self->lag[i].lag > self->in->config.acceptable_lag || !s_fits (self, task, n))
             continue;
-        if (s_current_role (self, task, n) == SHOAL_ROLE_ACTIVE)
-            return n;
-        if (best == NONE ||
-            s_ratio_cmp (self->load[n], s_cap (self, n), self->load[best], s_cap (self, best)) < 0)
+        if (best == NONE || shoal_node_heap_before (&self->lightest, n, best))
             best = n;
     }
     return best;
@@ -864,21 +1291,19 @@ s_keeper (const s_state_t *self, uint32_t task)
 //  When no node is caught up: the node of least lag (no state: no lag) with
 //  room, the target among equals; NONE when no node has room.
 static uint32_t
-s_least_lag (const s_state_t *self, uint32_t task, uint32_t target)
+s_least_lag (s_state_t *self, uint32_t task, uint32_t target)
 {
-    uint64_t w = s_weight (self, task);
-    uint32_t best = s_has_room (self, target, w) ? target : NONE;
+    uint32_t best = s_has_room (self, target, s_weight (self, task)) ? target : NONE;
     uint64_t best_lag = best == NONE ? UINT64_MAX : s_lag (self, task, target);
-    for (uint32_t n = 0; n < self->nodes; n++) {
-        if (n == target || !s_eligible (self, task, n) || !s_has_room (self, n, w))
-            continue;
-        uint64_t lag = s_lag (self, task, n);
-        if (best == NONE || lag < best_lag) {
+    for (uint32_t i = self->lag_first[task]; i < self->lag_first[task + 1]; i++) {
+        uint32_t n = self->lag[i].node;
+        if (n != target && s_fits (self, task, n) &&
+            (best == NONE || self->lag[i].lag < best_lag)) {
             best = n;
-            best_lag = lag;
+            best_lag = self->lag[i].lag;
         }
     }
-    return best;
+    return best != NONE ? best : s_lightest_fit (self, task, NONE, 0);
 }
 
 //  Settles each task's active. Stateless tasks and those whose target is
@@ -886,7 +1311,8 @@ s_least_lag (const s_state_t *self, uint32_t task, uint32_t target)
 //  targets, so that the room they leave counts; then each stays on a
 //  caught-up node with room, with a learner on its target while warm-ups
 //  last; or, when no node is caught up, goes to a node of least lag. Loads
-//  from here on are those of the actives.
+//  from here on are those of the actives. Returns whether some active is
+//  not on its target yet.
 static bool
 s_actives (s_state_t *self)
 {
@@ -894,37 +1320,39 @@ s_actives (s_state_t *self)
     for (uint32_t t = 0; t < self->tasks; t++) {
         uint32_t target = self->target[t];
         self->active[t] = target;
-        self->learner[t] = NONE;
-        if (target != NONE && self->task[t]->stateful && !s_caught_up (self, t, target)) {
+        if (target != NONE && s_stateful (self, t) && !s_caught_up (self, t, target)) {
             self->active[t] = NONE;
-            self->load[target] -= s_weight (self, t);
+            s_load_add (self, target, -(int64_t) s_weight (self, t));
             self->reserved[target] += s_weight (self, t);
         }
     }
-    //  First, as long as that settles any: tasks that a caught-up node with
-    //  room may keep; then the rest, on a caught-up node if room has come
-    //  free, else on a node of least lag. The room that targets still to
-    //  settle need is reserved, so that a task kept where it is never pushes
-    //  out one that can go nowhere else.
-    bool settled = true;
-    for (int round = 0; round < 2; round += settled ? 0 : 1) {
-        settled = false;
+    //  First, as long as that settles any (a few times at most): tasks that
+    //  a caught-up node with room may keep. The room that targets still to
+    //  settle need is reserved meanwhile, so that a task kept where it is
+    //  does not push out one that would settle on its target. Then the
+    //  reservations go, and the rest settle on a caught-up node if one has
+    //  room, before any goes to a node of least lag: that way a task never
+    //  leaves its caught-up node for room another will not use.
+    for (int round = 0, keeping = 0; round < 3;) {
+        bool settled = false;
         for (uint32_t t = 0; t < self->tasks; t++) {
             uint32_t target = self->target[t];
             if (target == NONE || self->active[t] != NONE)
                 continue;
-            uint64_t w = s_weight (self, t);
-            self->reserved[target] -= w;
-            uint32_t node = s_keeper (self, t);
-            if (node == NONE && round == 1)
-                node = s_least_lag (self, t, target);
+            uint32_t w = s_weight (self, t);
+            if (round == 0) {
+                self->reserved[target] -= w;
+                self->version++; //  room came free
+            }
+            uint32_t node = round < 2 ? s_keeper (self, t) : s_least_lag (self, t, target);
             if (node == NONE) {
-                self->reserved[target] += w;
-                continue; //  the next round, or no room left anywhere
+                if (round == 0)
+                    self->reserved[target] += w;
+                continue;
             }
             self->active[t] = node;
-            self->load[node] += s_weight (self, t);
-            settled = round == 0;
+            s_load_add (self, node, w);
+            settled = true;
             if (node != target) {
                 followup = true;
                 if (self->warmups < self->in->config.max_warmups) {
@@ -933,6 +1361,13 @@ s_actives (s_state_t *self)
                 }
             }
         }
+        if (round > 0 || !settled || ++keeping == 8) {
+            if (round == 0) {
+                memset (self->reserved, 0, self->nodes * sizeof *self->reserved);
+                self->version++;
+            }
+            round++;
+        }
     }
     return followup;
 }
@@ -940,49 +1375,46 @@ s_actives (s_state_t *self)
 //  ---------------------------------------------------------------------
 //  Pass 3: standbys
 
-static bool
-s_holds (const s_state_t *self, uint32_t task, uint32_t node, const uint32_t *chosen,
-         uint32_t count)
+//  How many standbys task should have: as configured, but no more than
+//  the other nodes that may hold it.
+static uint32_t
+s_standbys_needed (const s_state_t *self, uint32_t task)
 {
-    if (self->active[task] == node || self->learner[task] == node)
+    uint32_t want = self->in->config.standbys, others = s_eligible_count (self, task) - 1;
+    return s_stateful (self, task) ? want < others ? want : others : 0;
+}
+
+//  Whether node's spread_by value differs from those of the nodes in held
+//  (a node without the label differs from none and all).
+static bool
+s_spreads (const s_state_t *self, uint32_t node, const uint32_t *held, uint32_t count)
+{
+    if (!self->in->config.spread_by)
         return true;
+    uint32_t value = self->spread_value[node];
+    if (value == NONE)
+        return false;
     for (uint32_t i = 0; i < count; i++)
-        if (chosen[i] == node)
+        if (held[i] != NONE && self->spread_value[held[i]] == value)
+            return false;
+    return true;
+}
+
+static bool
+s_among (uint32_t node, const uint32_t *held, uint32_t count)
+{
+    for (uint32_t i = 0; i < count; i++)
+        if (held[i] == node)
             return true;
     return false;
 }
 
-//  Whether node's spread_by value differs from those of every holder of
-//  task so far (a node without the label differs from none and all).
-static bool
-s_spreads (const s_state_t *self, uint32_t task, uint32_t node, const uint32_t *chosen,
-           uint32_t count)
-{
-    const char *key = self->in->config.spread_by;
-    if (!key)
-        return true;
-    const char *value = s_label (self->node[node], key);
-    if (!value)
-        return false;
-    uint32_t holders[2] = { self->active[task], self->learner[task] };
-    for (uint32_t i = 0; i < 2 + count; i++) {
-        uint32_t other = i < 2 ? holders[i] : chosen[i - 2];
-        if (other == NONE)
-            continue;
-        const char *theirs = s_label (self->node[other], key);
-        if (theirs && strcmp (theirs, value) == 0)
-            return false;
-    }
-    return true;
-}
-
 //  Compares two candidate standby nodes for task: negative when a is better.
 static int
-s_standby_cmp (const s_state_t *self, uint32_t task, uint32_t a, uint32_t b, const uint32_t *chosen,
+s_standby_cmp (const s_state_t *self, uint32_t task, uint32_t a, uint32_t b, const uint32_t *held,
                uint32_t count)
 {
-    int c = (int) s_spreads (self, task, b, chosen, count) -
-            (int) s_spreads (self, task, a, chosen, count);
+    int c = (int) s_spreads (self, b, held, count) - (int) s_spreads (self, a, held, count);
     if (c)
         return c;
     c = (int) (s_current_role (self, task, b) == SHOAL_ROLE_STANDBY) -
@@ -995,8 +1427,99 @@ s_standby_cmp (const s_state_t *self, uint32_t task, uint32_t a, uint32_t b, con
     uint64_t la = s_lag (self, task, a), lb = s_lag (self, task, b);
     if (la != lb)
         return la < lb ? -1 : 1;
-    return s_ratio_cmp (self->stateful_load[a], s_cap (self, a), self->stateful_load[b],
-                        s_cap (self, b));
+    return shoal_node_heap_before (&self->stateful_lightest, a, b) ? -1 : 1;
+}
+
+static bool
+s_may_stand_by (const s_state_t *self, uint32_t task, uint32_t node)
+{
+    return s_eligible (self, task, node) &&
+           !s_among (node, self->picking.held, self->picking.count);
+}
+
+static bool
+s_may_stand_by_apart (const s_state_t *self, uint32_t task, uint32_t node)
+{
+    return s_may_stand_by (self, task, node) &&
+           s_spreads (self, node, self->picking.held, self->picking.count);
+}
+
+//  The best node for one more standby of task, avoiding the count nodes in
+//  held and spreading away from them: among the nodes with its state by
+//  s_standby_cmp, unless a node without its state spreads and none with it
+//  does; then the lightest in stateful load. NONE when no node may.
+static uint32_t
+s_pick_standby (s_state_t *self, uint32_t task, const uint32_t *held, uint32_t count)
+{
+    self->picking = (s_holders_t){ held, count };
+    uint32_t warm = NONE;
+    for (uint32_t i = 0; i < s_state_count (self, task); i++) {
+        uint32_t n = s_state_node (self, task, i);
+        if (s_may_stand_by (self, task, n) &&
+            (warm == NONE || s_standby_cmp (self, task, n, warm, held, count) < 0))
+            warm = n;
+    }
+    if (warm != NONE && s_spreads (self, warm, held, count))
+        return warm;
+    uint32_t cold = NONE;
+    if (self->in->config.spread_by)
+        cold = s_first (self, &self->stateful_lightest, 0, s_may_stand_by_apart, task, NONE);
+    if (cold == NONE)
+        cold = warm != NONE
+                   ? warm
+                   : s_first (self, &self->stateful_lightest, 0, s_may_stand_by, task, NONE);
+    return cold;
+}
+
+static uint32_t
+s_standby_task (const s_state_t *self, uint32_t item)
+{
+    return self->standby[item].task;
+}
+
+//  The holders of item's task other than item: its target and its other
+//  standbys, into held (scratch 1); returns how many.
+static uint32_t
+s_other_holders (const s_state_t *self, uint32_t item)
+{
+    uint32_t task = self->standby[item].task, *held = self->scratch[1], count = 0;
+    held[count++] = self->target[task];
+    for (uint32_t i = self->standby_first[task]; i < self->standby_first[task + 1]; i++)
+        if (i != item)
+            held[count++] = self->standby[i].node;
+    return count;
+}
+
+//  A standby may move to node when node may hold its task and does not
+//  yet, and the move keeps it spread from the task's other holders.
+static bool
+s_standby_may_take (const s_state_t *self, uint32_t item, uint32_t node)
+{
+    uint32_t task = self->standby[item].task, count = s_other_holders (self, item);
+    const uint32_t *held = self->scratch[1];
+    if (!s_eligible (self, task, node) || s_among (node, held, count))
+        return false;
+    return s_spreads (self, node, held, count) ||
+           !s_spreads (self, self->standby[item].node, held, count);
+}
+
+static int
+s_standby_cost (const s_state_t *self, uint32_t item, uint32_t heavy, uint32_t light)
+{
+    (void) heavy;
+    return s_warm (self, self->standby[item].task, light) ? 0 : 1;
+}
+
+static void
+s_standby_move (s_state_t *self, uint32_t item, uint32_t light)
+{
+    s_hold_t *holding = &self->standby[item];
+    uint32_t w = s_weight (self, holding->task);
+    s_lists_remove (&self->standbys, item, holding->node);
+    s_stateful_add (self, holding->node, -(int64_t) w);
+    holding->node = light;
+    s_lists_insert (&self->standbys, item, light);
+    s_stateful_add (self, light, w);
 }
 
 static int
@@ -1014,120 +1537,74 @@ s_hold_out (s_state_t *self, uint32_t task, uint32_t node, uint8_t role)
     return 0;
 }
 
-typedef enum { S_STAY, S_MOVE, S_WARM_UP } s_standby_move_t;
-
-//  Whether node may take over the standby at holding from its node: it may
-//  hold the task and does not yet, and the move keeps the spread (judged
-//  among the task's other standbys, in others). The move is free when the
-//  standby was placed this round or node is caught up; otherwise node must
-//  first warm up as a learner while the standby stays (S_WARM_UP).
-static s_standby_move_t
-s_standby_move (const s_state_t *self, const s_hold_t *holding, uint32_t node,
-                const uint32_t *others, uint32_t count)
-{
-    uint32_t t = holding->task;
-    if (!s_eligible (self, t, node) || s_holds (self, t, node, others, count))
-        return S_STAY;
-    if (self->in->config.spread_by && !s_spreads (self, t, node, others, count) &&
-        s_spreads (self, t, holding->node, others, count))
-        return S_STAY;
-    if (s_current_role (self, t, holding->node) == SHOAL_ROLE_STANDBY &&
-        !s_caught_up (self, t, node))
-        return S_WARM_UP;
-    return S_MOVE;
-}
-
-//  Moves standbys from nodes with more stateful load to nodes with less
-//  while the two differ by more than one unit, as pass 1 does for actives,
-//  so that stateful work is balanced too. A standby that would land on a
-//  node without its state gets a learner there instead, within max_warmups,
-//  and stays until the learner is caught up. first and count give each
-//  task's standbys in the output; others is scratch for as many. Returns
-//  whether a move waits for a learner.
-static bool
-s_even_standbys (s_state_t *self, const uint32_t *first, const uint32_t *count, uint32_t *others)
-{
-    bool waiting = false;
-    for (uint64_t step = 0; step < 4 * (uint64_t) self->out_count + 16; step++) {
-        bool moved = false;
-        for (size_t i = 0; i < self->out_count && !moved; i++) {
-            s_hold_t *holding = &self->out[i];
-            uint32_t t = holding->task, heavy = holding->node, kept = 0;
-            for (uint32_t k = 0; k < count[t]; k++)
-                if (first[t] + k != i)
-                    others[kept++] = self->out[first[t] + k].node;
-            uint64_t w = s_weight (self, t);
-            uint32_t ch = s_cap (self, heavy);
-            for (uint32_t light = 0; light < self->nodes && !moved; light++) {
-                uint32_t cl = s_cap (self, light);
-                unsigned __int128 h = (unsigned __int128) self->stateful_load[heavy] * cl;
-                unsigned __int128 l = (unsigned __int128) self->stateful_load[light] * ch;
-                if (light == heavy || h <= l || h - l <= (unsigned __int128) ch * cl ||
-                    s_ratio_cmp (self->stateful_load[light] + w, cl, self->stateful_load[heavy],
-                                 ch) >= 0)
-                    continue;
-                s_standby_move_t move = s_standby_move (self, holding, light, others, kept);
-                if (move == S_MOVE) {
-                    self->stateful_load[heavy] -= w;
-                    self->stateful_load[light] += w;
-                    holding->node = light;
-                    moved = true;
-                } else if (move == S_WARM_UP) {
-                    waiting = true;
-                    if (self->learner[t] == NONE && self->warmups < self->in->config.max_warmups) {
-                        self->learner[t] = light;
-                        self->warmups++;
-                    }
-                    break;
-                }
-            }
-        }
-        if (!moved)
-            break;
-    }
-    return waiting;
-}
-
+//  Plans each stateful task's standbys against its target, so that the
+//  plan holds when the active gets there, and evens the stateful load by
+//  moving standbys. Then writes them out: a standby on the node the task
+//  is still active on waits, and a task whose active waits for its learner
+//  keeps as many standbys and learners as it needs meanwhile, its current
+//  standbys first.
 static int
-s_standbys (s_state_t *self, bool *followup)
+s_standbys (s_state_t *self)
 {
-    uint32_t want = self->in->config.standbys;
-    uint32_t *chosen = calloc (want ? want : 1, sizeof (uint32_t));
-    uint32_t *first = calloc (self->tasks ? self->tasks : 1, sizeof (uint32_t));
-    uint32_t *count = calloc (self->tasks ? self->tasks : 1, sizeof (uint32_t));
-    int rc = chosen && first && count ? 0 : -1;
+    size_t total = 0;
     for (uint32_t t = 0; t < self->tasks; t++)
-        if (self->active[t] != NONE && self->task[t]->stateful)
-            self->stateful_load[self->active[t]] += s_weight (self, t);
-    for (uint32_t t = 0; t < self->tasks && rc == 0; t++) {
-        if (self->active[t] == NONE || !self->task[t]->stateful)
-            continue;
-        uint32_t eligible = self->class[self->class_of[t]].eligible_count;
-        uint32_t need = want < eligible - 1 ? want : eligible - 1;
-        if (self->learner[t] != NONE && need > 0)
-            need--; //  a learner is a standby-or-learner holder too
-        uint32_t chose = 0;
-        while (chose < need) {
-            uint32_t best = NONE;
-            for (uint32_t n = 0; n < self->nodes; n++)
-                if (s_eligible (self, t, n) && !s_holds (self, t, n, chosen, chose) &&
-                    (best == NONE || s_standby_cmp (self, t, n, best, chosen, chose) < 0))
-                    best = n;
-            if (best == NONE)
-                break;
-            chosen[chose++] = best;
-            self->stateful_load[best] += s_weight (self, t);
-        }
-        first[t] = (uint32_t) self->out_count;
-        count[t] = chose;
-        for (uint32_t i = 0; i < chose && rc == 0; i++)
-            rc = s_hold_out (self, t, chosen[i], SHOAL_ROLE_STANDBY);
+        if (self->active[t] != NONE)
+            total += s_standbys_needed (self, t);
+    uint32_t *held = calloc ((size_t) self->nodes + 2, sizeof (uint32_t));
+    self->standby = calloc (total ? total : 1, sizeof (s_hold_t));
+    if (!held || !self->standby || s_lists_init (&self->standbys, self->nodes, total) != 0) {
+        free (held);
+        return -1;
     }
-    if (rc == 0 && s_even_standbys (self, first, count, chosen))
-        *followup = true;
-    free (chosen);
-    free (first);
-    free (count);
+    for (uint32_t t = 0; t < self->tasks; t++) {
+        self->standby_first[t] = (uint32_t) self->standby_count;
+        if (self->active[t] == NONE)
+            continue;
+        uint32_t need = s_standbys_needed (self, t), count = 0;
+        held[count++] = self->target[t];
+        for (uint32_t k = 0; k < need; k++) {
+            uint32_t node = s_pick_standby (self, t, held, count);
+            if (node == NONE)
+                break;
+            held[count++] = node;
+            s_lists_insert (&self->standbys, (uint32_t) self->standby_count, node);
+            self->standby[self->standby_count++] = (s_hold_t){ t, node, SHOAL_ROLE_STANDBY };
+            s_stateful_add (self, node, s_weight (self, t));
+        }
+    }
+    self->standby_first[self->tasks] = (uint32_t) self->standby_count;
+    const s_evening_t evening = { self->stateful,           &self->stateful_heaviest,
+                                  &self->stateful_lightest, &self->standbys,
+                                  s_standby_task,           s_standby_may_take,
+                                  s_standby_cost,           s_standby_move };
+    s_even (self, &evening);
+
+    int rc = 0;
+    for (uint32_t t = 0; t < self->tasks && rc == 0; t++) {
+        uint32_t active = self->active[t], count = 0;
+        if (active == NONE)
+            continue;
+        //  The target is left out unless a learner is there: with no
+        //  warm-up left, a standby on it is the one that may make up the
+        //  count.
+        held[count++] = self->learner[t];
+        held[count++] = active;
+        for (uint32_t i = self->standby_first[t]; i < self->standby_first[t + 1] && rc == 0; i++)
+            if (self->standby[i].node != active) {
+                held[count++] = self->standby[i].node;
+                rc = s_hold_out (self, t, self->standby[i].node, SHOAL_ROLE_STANDBY);
+            }
+        uint32_t have = count - 2 + (self->learner[t] != NONE);
+        while (active != self->target[t] && have < s_standbys_needed (self, t) && rc == 0) {
+            uint32_t node = s_pick_standby (self, t, held, count);
+            if (node == NONE)
+                break;
+            held[count++] = node;
+            have++;
+            rc = s_hold_out (self, t, node, SHOAL_ROLE_STANDBY);
+        }
+    }
+    free (held);
     return rc;
 }
 
@@ -1154,8 +1631,7 @@ s_output (s_state_t *self, bool followup, shoal_assign_output_t *output)
         if (self->learner[t] != NONE && s_hold_out (self, t, self->learner[t], SHOAL_ROLE_LEARNER))
             return -1;
     }
-    if (self->out_count)
-        qsort (self->out, self->out_count, sizeof (s_hold_t), s_out_cmp);
+    qsort (self->out, self->out_count, sizeof (s_hold_t), s_out_cmp);
     output->holdings = calloc (self->out_count ? self->out_count : 1, sizeof *output->holdings);
     output->unassigned = calloc (self->tasks ? self->tasks : 1, sizeof *output->unassigned);
     if (!output->holdings || !output->unassigned)
@@ -1187,10 +1663,8 @@ shoal_assign (const shoal_assign_input_t *input, shoal_assign_output_t *output, 
     if (rc == 0 && s_targets (&state) != 0)
         rc = s_fail (why, why_size, "out of memory%s", NULL);
     bool followup = rc == 0 && s_actives (&state);
-    if (rc == 0 &&
-        (s_standbys (&state, &followup) != 0 || s_output (&state, followup, output) != 0))
+    if (rc == 0 && (s_standbys (&state) != 0 || s_output (&state, followup, output) != 0))
         rc = s_fail (why, why_size, "out of memory%s", NULL);
-    free (state.out);
     s_teardown (&state);
     if (rc != 0)
         shoal_assign_output_release (output);

@@ -2108,7 +2108,6 @@ static void
 test_random_clusters_converge (void)
 {
     s_names_fill ();
-    s_trace = s_env_number ("SHOAL_ASSIGN_TRACE", 0) != 0;
     s_tally_t tally = { 0 };
     uint64_t only = s_env_number ("SHOAL_ASSIGN_SEED", 0);
     uint64_t first = only ? only : 1;
@@ -2137,6 +2136,7 @@ test_random_clusters_converge (void)
 int
 main (void)
 {
+    s_trace = s_env_number ("SHOAL_ASSIGN_TRACE", 0) != 0;
     RUN (test_checker_accepts_a_valid_output);
     RUN (test_checker_reports_each_violation);
     RUN (test_checker_lets_slots_decide);

@@ -1,0 +1,152 @@
+/*  rebalance/node_heap.c: nodes ordered by load per unit of capacity.
+ */
+#include "node_heap.h"
+
+#include <stdlib.h>
+
+bool
+shoal_node_heap_before (const shoal_node_heap_t *self, uint32_t a, uint32_t b)
+{
+    unsigned __int128 x = (unsigned __int128) self->load[a] * self->capacity[b];
+    unsigned __int128 y = (unsigned __int128) self->load[b] * self->capacity[a];
+    if (x != y)
+        return self->heaviest_first ? x > y : x < y;
+    return a < b;
+}
+
+static void
+s_swap (shoal_node_heap_t *self, uint32_t i, uint32_t k)
+{
+    uint32_t a = self->order[i], b = self->order[k];
+    self->order[i] = b;
+    self->order[k] = a;
+    self->at[b] = i;
+    self->at[a] = k;
+}
+
+static void
+s_sift_up (shoal_node_heap_t *self, uint32_t i)
+{
+    while (i > 0) {
+        uint32_t parent = (i - 1) / 2;
+        if (!shoal_node_heap_before (self, self->order[i], self->order[parent]))
+            break;
+        s_swap (self, i, parent);
+        i = parent;
+    }
+}
+
+static void
+s_sift_down (shoal_node_heap_t *self, uint32_t i)
+{
+    while (true) {
+        uint32_t best = i, left = 2 * i + 1, right = 2 * i + 2;
+        if (left < self->size &&
+            shoal_node_heap_before (self, self->order[left], self->order[best]))
+            best = left;
+        if (right < self->size &&
+            shoal_node_heap_before (self, self->order[right], self->order[best]))
+            best = right;
+        if (best == i)
+            return;
+        s_swap (self, i, best);
+        i = best;
+    }
+}
+
+int
+shoal_node_heap_init (shoal_node_heap_t *self, uint32_t size, const uint64_t *load,
+                      const uint32_t *capacity, bool heaviest_first)
+{
+    *self = (shoal_node_heap_t){ load, capacity, heaviest_first, size, NULL, NULL };
+    self->order = calloc (size ? size : 1, sizeof (uint32_t));
+    self->at = calloc (size ? size : 1, sizeof (uint32_t));
+    if (!self->order || !self->at) {
+        shoal_node_heap_release (self);
+        return -1;
+    }
+    for (uint32_t i = 0; i < size; i++)
+        self->order[i] = self->at[i] = i;
+    for (uint32_t i = size / 2; i-- > 0;)
+        s_sift_down (self, i);
+    return 0;
+}
+
+void
+shoal_node_heap_release (shoal_node_heap_t *self)
+{
+    free (self->order);
+    free (self->at);
+    self->order = self->at = NULL;
+    self->size = 0;
+}
+
+void
+shoal_node_heap_update (shoal_node_heap_t *self, uint32_t node)
+{
+    s_sift_up (self, self->at[node]);
+    s_sift_down (self, self->at[node]);
+}
+
+uint32_t
+shoal_node_heap_first (const shoal_node_heap_t *self)
+{
+    return self->size ? self->order[0] : SHOAL_NODE_NONE;
+}
+
+//  The frontier is itself a binary heap of positions in the node heap,
+//  ordered as the nodes at those positions are.
+static bool
+s_walk_before (const shoal_node_walk_t *walk, uint32_t i, uint32_t k)
+{
+    const shoal_node_heap_t *heap = walk->heap;
+    return shoal_node_heap_before (heap, heap->order[walk->frontier[i]],
+                                   heap->order[walk->frontier[k]]);
+}
+
+static void
+s_walk_push (shoal_node_walk_t *walk, uint32_t position)
+{
+    if (position >= walk->heap->size)
+        return;
+    uint32_t i = walk->count++;
+    walk->frontier[i] = position;
+    while (i > 0 && s_walk_before (walk, i, (i - 1) / 2)) {
+        uint32_t parent = (i - 1) / 2, held = walk->frontier[i];
+        walk->frontier[i] = walk->frontier[parent];
+        walk->frontier[parent] = held;
+        i = parent;
+    }
+}
+
+void
+shoal_node_walk_start (shoal_node_walk_t *walk, const shoal_node_heap_t *self, uint32_t *frontier)
+{
+    *walk = (shoal_node_walk_t){ self, frontier, 0 };
+    s_walk_push (walk, 0);
+}
+
+uint32_t
+shoal_node_walk_next (shoal_node_walk_t *walk)
+{
+    if (walk->count == 0)
+        return SHOAL_NODE_NONE;
+    uint32_t position = walk->frontier[0];
+    walk->frontier[0] = walk->frontier[--walk->count];
+    for (uint32_t i = 0;;) {
+        uint32_t best = i, left = 2 * i + 1, right = 2 * i + 2;
+        if (left < walk->count && s_walk_before (walk, left, best))
+            best = left;
+        if (right < walk->count && s_walk_before (walk, right, best))
+            best = right;
+        if (best == i)
+            break;
+        uint32_t held = walk->frontier[i];
+        walk->frontier[i] = walk->frontier[best];
+        walk->frontier[best] = held;
+        i = best;
+    }
+    s_walk_push (walk, 2 * position + 1);
+    s_walk_push (walk, 2 * position + 2);
+    return walk->heap->order[position];
+}
