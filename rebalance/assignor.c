@@ -1182,8 +1182,9 @@ s_spread_job (s_state_t *self, uint32_t job)
 //  Spreads stateful tasks over nodes of equal capacity, so that stateful
 //  and stateless tasks are balanced each on their own, not only together:
 //  a stateful task moves from a node with at least two more units of
-//  stateful load where its job stays spread, or swaps with a stateless
-//  task. Returns whether it changed anything.
+//  stateful load, where that lowers the difference and its job stays
+//  spread, or swaps with a stateless task. Returns whether it changed
+//  anything.
 static bool
 s_spread_stateful (s_state_t *self)
 {
@@ -1206,8 +1207,9 @@ s_spread_stateful (s_state_t *self)
             tries++;
             for (uint32_t t = self->targets.head[a]; t != NONE; t = self->targets.next[t]) {
                 uint32_t job = self->job_of[t];
-                if (s_stateful (self, t) && s_eligible (self, t, b) &&
-                    s_on (self, job, a) > s_on (self, job, b) &&
+                if (s_stateful (self, t) &&
+                    self->stateful[a] > self->stateful[b] + s_weight (self, t) &&
+                    s_eligible (self, t, b) && s_on (self, job, a) > s_on (self, job, b) &&
                     s_move_or_swap (self, t, a, b, true))
                     return true;
             }
@@ -1255,13 +1257,15 @@ s_targets (s_state_t *self)
                 changed = true;
             }
         }
+        //  Evening may have made room for a task that had none.
+        for (uint32_t i = 0; i < unplaced; i++)
+            if (self->target[order[i]] == NONE) {
+                s_place_new (self, order[i]);
+                changed |= self->target[order[i]] != NONE;
+            }
         if (!changed)
             break;
     }
-    //  Evening may have made room for a task that had none.
-    for (uint32_t i = 0; i < unplaced; i++)
-        if (self->target[order[i]] == NONE)
-            s_place_new (self, order[i]);
     free (order);
     return self->out_of_memory ? -1 : 0;
 }
@@ -1293,7 +1297,8 @@ s_keeper (const s_state_t *self, uint32_t task)
 static uint32_t
 s_least_lag (s_state_t *self, uint32_t task, uint32_t target)
 {
-    uint32_t best = s_has_room (self, target, s_weight (self, task)) ? target : NONE;
+    uint32_t best =
+        target != NONE && s_has_room (self, target, s_weight (self, task)) ? target : NONE;
     uint64_t best_lag = best == NONE ? UINT64_MAX : s_lag (self, task, target);
     for (uint32_t i = self->lag_first[task]; i < self->lag_first[task + 1]; i++) {
         uint32_t n = self->lag[i].node;
@@ -1337,23 +1342,23 @@ s_actives (s_state_t *self)
         bool settled = false;
         for (uint32_t t = 0; t < self->tasks; t++) {
             uint32_t target = self->target[t];
-            if (target == NONE || self->active[t] != NONE)
+            if (self->active[t] != NONE)
                 continue;
             uint32_t w = s_weight (self, t);
-            if (round == 0) {
+            if (round == 0 && target != NONE) {
                 self->reserved[target] -= w;
                 self->version++; //  room came free
             }
             uint32_t node = round < 2 ? s_keeper (self, t) : s_least_lag (self, t, target);
             if (node == NONE) {
-                if (round == 0)
+                if (round == 0 && target != NONE)
                     self->reserved[target] += w;
                 continue;
             }
             self->active[t] = node;
             s_load_add (self, node, w);
             settled = true;
-            if (node != target) {
+            if (target != NONE && node != target) {
                 followup = true;
                 if (self->warmups < self->in->config.max_warmups) {
                     self->learner[t] = target;
