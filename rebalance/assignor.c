@@ -1337,19 +1337,24 @@ s_actives (s_state_t *self)
     //  does not push out one that would settle on its target. Then the
     //  reservations go, and the rest settle on a caught-up node if one has
     //  room, before any goes to a node of least lag: that way a task never
-    //  leaves its caught-up node for room another will not use.
-    for (int round = 0, keeping = 0; round < 3;) {
+    //  leaves its caught-up node for room another will not use. Tasks that
+    //  pass 1 found no room for come last, in what room is left.
+    for (int round = 0, keeping = 0; round < 4;) {
         bool settled = false;
         for (uint32_t t = 0; t < self->tasks; t++) {
             uint32_t target = self->target[t];
-            if (self->active[t] != NONE)
+            if (self->active[t] != NONE || (target == NONE) != (round == 3))
                 continue;
             uint32_t w = s_weight (self, t);
             if (round == 0 && target != NONE) {
                 self->reserved[target] -= w;
                 self->version++; //  room came free
             }
-            uint32_t node = round < 2 ? s_keeper (self, t) : s_least_lag (self, t, target);
+            uint32_t node = round < 2 ? s_keeper (self, t) : NONE;
+            if (round == 3)
+                node = s_keeper (self, t);
+            if (round >= 2 && node == NONE)
+                node = s_least_lag (self, t, target);
             if (node == NONE) {
                 if (round == 0 && target != NONE)
                     self->reserved[target] += w;
