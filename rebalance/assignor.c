@@ -1079,11 +1079,19 @@ s_target_move (s_state_t *self, uint32_t task, uint32_t light)
 //  ---------------------------------------------------------------------
 //  Spreading over nodes of equal capacity
 
+//  Whether moving task to node costs no warm-up.
+static bool
+s_free_move (const s_state_t *self, uint32_t task, uint32_t node)
+{
+    return !s_stateful (self, task) || s_warm (self, task, node);
+}
+
 //  Moves task t from its target a to b when that keeps a at least as
 //  loaded as b, else swaps it with a task of the same weight on b, of
 //  another job that b holds more of than a (so that job stays as spread),
-//  stateless when stateless_partner, else preferably as stateful as t.
-//  Returns whether it changed anything.
+//  stateless when stateless_partner. Among partners, one as stateful as t
+//  (so the stateful spread stays) and one that costs no warm-up on a come
+//  first. Returns whether it changed anything.
 static bool
 s_move_or_swap (s_state_t *self, uint32_t t, uint32_t a, uint32_t b, bool stateless_partner)
 {
@@ -1092,19 +1100,26 @@ s_move_or_swap (s_state_t *self, uint32_t t, uint32_t a, uint32_t b, bool statel
         s_move (self, t, b);
         return true;
     }
-    for (int pass = 0; pass < 2; pass++)
-        for (uint32_t u = self->targets.head[b]; u != NONE; u = self->targets.next[u]) {
-            uint32_t job = self->job_of[u];
-            bool alike = s_stateful (self, u) == s_stateful (self, t);
-            if ((stateless_partner ? s_stateful (self, u) : pass == 0 && !alike) ||
-                job == self->job_of[t] || s_weight (self, u) != w || !s_eligible (self, u, a) ||
-                s_on (self, job, b) <= s_on (self, job, a))
-                continue;
-            s_move (self, t, b);
-            s_move (self, u, a);
-            return true;
+    uint32_t best = NONE;
+    int best_cost = 0;
+    for (uint32_t u = self->targets.head[b]; u != NONE; u = self->targets.next[u]) {
+        uint32_t job = self->job_of[u];
+        if ((stateless_partner && s_stateful (self, u)) || job == self->job_of[t] ||
+            s_weight (self, u) != w || !s_eligible (self, u, a) ||
+            s_on (self, job, b) <= s_on (self, job, a))
+            continue;
+        int cost = 2 * (s_stateful (self, u) != s_stateful (self, t)) + !s_free_move (self, u, a);
+        if (best == NONE || cost < best_cost) {
+            best = u, best_cost = cost;
+            if (cost == 0)
+                break;
         }
-    return false;
+    }
+    if (best == NONE)
+        return false;
+    s_move (self, t, b);
+    s_move (self, best, a);
+    return true;
 }
 
 typedef struct {
@@ -1124,14 +1139,16 @@ s_by_count_cmp (const void *a, const void *b, void *context)
     return x < y ? -1 : x > y ? 1 : 0;
 }
 
-//  Moves or swaps one task of job from a to b, when b may hold it.
+//  Moves or swaps one task of job from a to b, when b may hold it; first
+//  one that costs no warm-up on b.
 static bool
 s_spread_pair (s_state_t *self, uint32_t job, uint32_t a, uint32_t b)
 {
-    for (uint32_t t = self->targets.head[a]; t != NONE; t = self->targets.next[t])
-        if (self->job_of[t] == job && s_eligible (self, t, b) &&
-            s_move_or_swap (self, t, a, b, false))
-            return true;
+    for (int pass = 0; pass < 2; pass++)
+        for (uint32_t t = self->targets.head[a]; t != NONE; t = self->targets.next[t])
+            if (self->job_of[t] == job && s_eligible (self, t, b) &&
+                (pass == 1 || s_free_move (self, t, b)) && s_move_or_swap (self, t, a, b, false))
+                return true;
     return false;
 }
 
@@ -1363,13 +1380,7 @@ s_actives (s_state_t *self)
             self->active[t] = node;
             s_load_add (self, node, w);
             settled = true;
-            if (target != NONE && node != target) {
-                followup = true;
-                if (self->warmups < self->in->config.max_warmups) {
-                    self->learner[t] = target;
-                    self->warmups++;
-                }
-            }
+            followup |= target != NONE && node != target;
         }
         if (round > 0 || !settled || ++keeping == 8) {
             if (round == 0) {
@@ -1380,6 +1391,75 @@ s_actives (s_state_t *self)
         }
     }
     return followup;
+}
+
+//  Whether task's active waits away from its target.
+static bool
+s_waiting (const s_state_t *self, uint32_t task)
+{
+    return self->active[task] != NONE && self->target[task] != NONE &&
+           self->active[task] != self->target[task] && self->learner[task] == NONE;
+}
+
+//  A task waiting to move the other way between the same two nodes, with
+//  the same weight, or NONE.
+static uint32_t
+s_swap_partner (const s_state_t *self, uint32_t task)
+{
+    if (!s_waiting (self, task))
+        return NONE;
+    uint32_t from = self->active[task], to = self->target[task];
+    for (uint32_t u = self->targets.head[from]; u != NONE; u = self->targets.next[u])
+        if (s_waiting (self, u) && self->active[u] == to &&
+            s_weight (self, u) == s_weight (self, task))
+            return u;
+    return NONE;
+}
+
+static void
+s_learn (s_state_t *self, uint32_t task, int64_t *deficit)
+{
+    self->learner[task] = self->target[task];
+    self->warmups++;
+    deficit[self->target[task]] -= s_weight (self, task);
+    deficit[self->active[task]] += s_weight (self, task);
+}
+
+//  Gives learners, within max_warmups, to tasks whose active waits away
+//  from its target. The next round plans from where this one leaves each
+//  task (on its learner, or where it is active), so the warm-ups go first
+//  to moves after which no node holds more than its target load (into a
+//  node that joined, say): the next round then still wants the moves that
+//  are left. Then to both halves of a swap at once, and last to the rest.
+//  deficit is scratch per node.
+static void
+s_learners (s_state_t *self, const uint64_t *target_load, int64_t *deficit)
+{
+    uint32_t most = self->in->config.max_warmups;
+    for (uint32_t n = 0; n < self->nodes; n++)
+        deficit[n] = (int64_t) target_load[n] - (int64_t) self->load[n];
+    for (bool again = true; again && self->warmups < most;) {
+        again = false;
+        for (uint32_t t = 0; t < self->tasks && self->warmups < most; t++)
+            if (s_waiting (self, t) && deficit[self->target[t]] >= (int64_t) s_weight (self, t)) {
+                s_learn (self, t, deficit);
+                again = true;
+            }
+    }
+    for (uint32_t t = 0; t < self->tasks && self->warmups + 2 <= most; t++) {
+        uint32_t u = s_swap_partner (self, t);
+        if (u != NONE) {
+            s_learn (self, t, deficit);
+            s_learn (self, u, deficit);
+        }
+    }
+    //  Half a swap would leave a node above its target load, and the next
+    //  round would likely move the same task back: it waits, unless nothing
+    //  else can move.
+    bool any = self->warmups > 0;
+    for (uint32_t t = 0; t < self->tasks && self->warmups < most; t++)
+        if (s_waiting (self, t) && (!any || s_swap_partner (self, t) == NONE))
+            s_learn (self, t, deficit);
 }
 
 //  ---------------------------------------------------------------------
@@ -1672,7 +1752,21 @@ shoal_assign (const shoal_assign_input_t *input, shoal_assign_output_t *output, 
     int rc = s_setup (&state, why, why_size);
     if (rc == 0 && s_targets (&state) != 0)
         rc = s_fail (why, why_size, "out of memory%s", NULL);
-    bool followup = rc == 0 && s_actives (&state);
+    bool followup = false;
+    if (rc == 0) {
+        //  The target loads, for s_learners, before s_actives turns them
+        //  into active loads.
+        uint64_t *target_load = malloc ((state.nodes ? state.nodes : 1) * sizeof (uint64_t));
+        int64_t *deficit = malloc ((state.nodes ? state.nodes : 1) * sizeof (int64_t));
+        if (target_load && deficit) {
+            memcpy (target_load, state.load, state.nodes * sizeof (uint64_t));
+            followup = s_actives (&state);
+            s_learners (&state, target_load, deficit);
+        } else
+            rc = s_fail (why, why_size, "out of memory%s", NULL);
+        free (target_load);
+        free (deficit);
+    }
     if (rc == 0 && (s_standbys (&state) != 0 || s_output (&state, followup, output) != 0))
         rc = s_fail (why, why_size, "out of memory%s", NULL);
     s_teardown (&state);
