@@ -1060,12 +1060,22 @@ s_target_task (const s_state_t *self, uint32_t task)
     return task;
 }
 
-//  Warm state first, then stateless tasks, then cold stateful ones; among
-//  equals, a task whose job heavy holds more of than light.
+//  Whether task's learner warms up on node: the previous round planned to
+//  move it there, and moving it elsewhere would waste that warm-up.
+static bool
+s_learning (const s_state_t *self, uint32_t task, uint32_t node)
+{
+    return s_current_role (self, task, node) == SHOAL_ROLE_LEARNER;
+}
+
+//  Warm state first, then stateless tasks, then cold stateful ones, and a
+//  task that has just warmed up where it is last; among equals, a task
+//  whose job heavy holds more of than light.
 static int
 s_target_cost (const s_state_t *self, uint32_t task, uint32_t heavy, uint32_t light)
 {
     int cost = !s_stateful (self, task) ? 2 : s_warm (self, task, light) ? 0 : 4;
+    cost += s_learning (self, task, heavy) ? 8 : 0;
     uint32_t job = self->job_of[task];
     return cost + (s_on (self, job, heavy) > s_on (self, job, light) ? 0 : 1);
 }
@@ -1108,7 +1118,8 @@ s_move_or_swap (s_state_t *self, uint32_t t, uint32_t a, uint32_t b, bool statel
             s_weight (self, u) != w || !s_eligible (self, u, a) ||
             s_on (self, job, b) <= s_on (self, job, a))
             continue;
-        int cost = 2 * (s_stateful (self, u) != s_stateful (self, t)) + !s_free_move (self, u, a);
+        int cost = 2 * (s_stateful (self, u) != s_stateful (self, t)) + !s_free_move (self, u, a) +
+                   4 * s_learning (self, u, b);
         if (best == NONE || cost < best_cost) {
             best = u, best_cost = cost;
             if (cost == 0)
@@ -1147,7 +1158,8 @@ s_spread_pair (s_state_t *self, uint32_t job, uint32_t a, uint32_t b)
     for (int pass = 0; pass < 2; pass++)
         for (uint32_t t = self->targets.head[a]; t != NONE; t = self->targets.next[t])
             if (self->job_of[t] == job && s_eligible (self, t, b) &&
-                (pass == 1 || s_free_move (self, t, b)) && s_move_or_swap (self, t, a, b, false))
+                (pass == 1 || (s_free_move (self, t, b) && !s_learning (self, t, a))) &&
+                s_move_or_swap (self, t, a, b, false))
                 return true;
     return false;
 }
