@@ -114,10 +114,12 @@ typedef struct {
     uint64_t *stateful; //  per node: stateful target weight, then + standbys
     shoal_node_heap_t lightest, heaviest;
     shoal_node_heap_t stateful_lightest, stateful_heaviest;
-    shoal_pair_count_t on; //  (job, node): targets of the job on the node
-    uint32_t *frontier[2]; //  for walks over the heaps, one inside another
-    uint32_t *scratch[2];  //  per node
-    uint32_t *mark;        //  per node: stamp
+    bool stateful_unordered; //  the stateful heaps wait for a reorder
+    shoal_pair_count_t on;   //  (job, node): targets of the job on the node
+    uint32_t *frontier[2];   //  for walks over the heaps, one inside another
+    uint32_t *scratch[2];    //  per node
+    uint64_t *keys[2];       //  per node
+    uint32_t *mark;          //  per node: stamp
     uint32_t stamp;
     uint64_t budget;      //  moves pass 1 may still make
     uint64_t version;     //  grows whenever a target leaves a node
@@ -402,15 +404,15 @@ s_ranges (uint32_t *first, uint32_t tasks, const void *items, size_t count, size
     }
 }
 
-//  Orders task indices by job, then id; context is the sorted task array.
+//  Orders task indices by job, then index (which is the order of ids);
+//  context is the sorted task array.
 static int
 s_job_cmp (const void *a, const void *b, void *context)
 {
     const shoal_assign_task_t **task = context;
-    const shoal_assign_task_t *x = task[*(const uint32_t *) a];
-    const shoal_assign_task_t *y = task[*(const uint32_t *) b];
-    int c = strcmp (x->job, y->job);
-    return c ? c : strcmp (x->id, y->id);
+    uint32_t i = *(const uint32_t *) a, k = *(const uint32_t *) b;
+    int c = i == k ? 0 : strcmp (task[i]->job, task[k]->job);
+    return c ? c : i < k ? -1 : i > k ? 1 : 0;
 }
 
 //  What decides where a task may go: its job, when some node names it in
@@ -490,12 +492,19 @@ s_setup_classes (s_state_t *self)
                 for (uint32_t i = 0; i < self->node[n]->handle_count; i++)
                     handled[handled_count++] = self->node[n]->handles[i];
         qsort (handled, handled_count, sizeof (char *), s_string_cmp);
+        //  Tasks without constraints (the usual case) all make the first
+        //  class, which the sort would put first anyway; only the others
+        //  are sorted.
         s_class_key_t key = { self->task, handled, (uint32_t) handled_count };
-        for (uint32_t i = 0; i < self->tasks; i++)
-            order[i] = i;
-        qsort_r (order, self->tasks, sizeof (uint32_t), s_class_cmp, &key);
+        uint32_t free_count = 0, constrained = self->tasks;
+        for (uint32_t i = 0; i < self->tasks; i++) {
+            bool free = self->task[i]->require_count == 0 && !*s_class_job (&key, self->task[i]);
+            order[free ? free_count++ : --constrained] = i;
+        }
+        qsort_r (order + free_count, self->tasks - free_count, sizeof (uint32_t), s_class_cmp,
+                 &key);
         for (uint32_t k = 0; k < self->tasks && rc == 0; k++) {
-            if (k == 0 || s_class_cmp (&order[k - 1], &order[k], &key) != 0) {
+            if (k == 0 || (k >= free_count && s_class_cmp (&order[k - 1], &order[k], &key) != 0)) {
                 s_class_t *class = &self->class[self->classes++];
                 class->eligible = calloc (words, sizeof (uint64_t));
                 if (!class->eligible) {
@@ -664,6 +673,8 @@ s_setup (s_state_t *self, char *why, size_t why_size)
     self->frontier[1] = calloc (n + 1, sizeof (uint32_t));
     self->scratch[0] = calloc (n, sizeof (uint32_t));
     self->scratch[1] = calloc (n, sizeof (uint32_t));
+    self->keys[0] = calloc (n, sizeof (uint64_t));
+    self->keys[1] = calloc (n, sizeof (uint64_t));
     self->mark = calloc (n, sizeof (uint32_t));
     self->lag_first = calloc (t + 1, sizeof (uint32_t));
     self->cur_first = calloc (t + 1, sizeof (uint32_t));
@@ -702,7 +713,7 @@ s_setup (s_state_t *self, char *why, size_t why_size)
                               false) ||
         shoal_node_heap_init (&self->stateful_heaviest, self->nodes, self->stateful, self->capacity,
                               true) ||
-        shoal_pair_count_init (&self->on, self->tasks) != 0)
+        shoal_pair_count_init (&self->on, self->jobs, self->nodes, self->tasks) != 0)
         return s_fail (why, why_size, "out of memory%s", NULL);
     for (uint32_t i = 0; i < self->tasks; i++)
         self->target[i] = self->active[i] = self->learner[i] = NONE;
@@ -746,6 +757,8 @@ s_teardown (s_state_t *self)
     free (self->frontier[1]);
     free (self->scratch[0]);
     free (self->scratch[1]);
+    free (self->keys[0]);
+    free (self->keys[1]);
     free (self->mark);
     free (self->standby);
     free (self->standby_first);
@@ -768,8 +781,22 @@ static void
 s_stateful_add (s_state_t *self, uint32_t node, int64_t delta)
 {
     self->stateful[node] = (uint64_t) ((int64_t) self->stateful[node] + delta);
-    shoal_node_heap_update (&self->stateful_lightest, node);
-    shoal_node_heap_update (&self->stateful_heaviest, node);
+    if (!self->stateful_unordered) {
+        shoal_node_heap_update (&self->stateful_lightest, node);
+        shoal_node_heap_update (&self->stateful_heaviest, node);
+    }
+}
+
+//  The stateful heaps are left unordered while pass 1 places every task,
+//  which spares two heap updates per task; this orders them for use.
+static void
+s_stateful_order (s_state_t *self)
+{
+    if (self->stateful_unordered) {
+        shoal_node_heap_reorder (&self->stateful_lightest);
+        shoal_node_heap_reorder (&self->stateful_heaviest);
+        self->stateful_unordered = false;
+    }
 }
 
 //  The first node in the heap's order, other than except, that passes
@@ -1133,21 +1160,18 @@ s_move_or_swap (s_state_t *self, uint32_t t, uint32_t a, uint32_t b, bool statel
     return true;
 }
 
-typedef struct {
-    const s_state_t *self;
-    uint32_t job;
-} s_by_count_t;
-
-//  Nodes by the job's targets on them, most first, then by index.
-static int
-s_by_count_cmp (const void *a, const void *b, void *context)
+//  A sort key for a node by a count: most first, then the lower index.
+static uint64_t
+s_count_key (uint32_t count, uint32_t node)
 {
-    const s_by_count_t *by = context;
-    uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
-    uint32_t cx = s_on (by->self, by->job, x), cy = s_on (by->self, by->job, y);
-    if (cx != cy)
-        return cx > cy ? -1 : 1;
-    return x < y ? -1 : x > y ? 1 : 0;
+    return (uint64_t) count << 32 | (uint32_t) ~node;
+}
+
+static int
+s_key_cmp (const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+    return x > y ? -1 : x < y ? 1 : 0;
 }
 
 //  Moves or swaps one task of job from a to b, when b may hold it; first
@@ -1170,31 +1194,37 @@ s_spread_pair (s_state_t *self, uint32_t job, uint32_t a, uint32_t b)
 static bool
 s_spread_job (s_state_t *self, uint32_t job)
 {
-    uint32_t *holders = self->scratch[0], *fewer = self->scratch[1], held = 0;
+    uint64_t *holders = self->keys[0], *fewer = self->keys[1];
+    uint32_t held = 0, most = 0;
     if (++self->stamp == 0)
         memset (self->mark, 0, self->nodes * sizeof (uint32_t)), self->stamp = 1;
     for (uint32_t i = self->job_first[job]; i < self->job_first[job + 1]; i++) {
         uint32_t n = self->target[self->job_task[i]];
         if (n != NONE && self->mark[n] != self->stamp) {
             self->mark[n] = self->stamp;
-            holders[held++] = n;
+            uint32_t count = s_on (self, job, n);
+            holders[held++] = s_count_key (count, n);
+            most = count > most ? count : most;
         }
     }
-    s_by_count_t by = { self, job };
-    qsort_r (holders, held, sizeof (uint32_t), s_by_count_cmp, &by);
+    if (most < 2)
+        return false;
+    qsort (holders, held, sizeof (uint64_t), s_key_cmp);
     uint32_t tries = 0;
     for (uint32_t h = 0; h < held && tries < S_SPREAD_TRIES; h++) {
-        uint32_t a = holders[h], most = s_on (self, job, a);
-        if (most < 2)
+        uint32_t a = ~(uint32_t) holders[h], on_a = (uint32_t) (holders[h] >> 32);
+        if (on_a < 2)
             break;
         //  The nodes of a's capacity with at least two fewer, fewest first.
         uint32_t count = 0;
-        for (uint32_t n = 0; n < self->nodes; n++)
-            if (self->capacity[n] == self->capacity[a] && s_on (self, job, n) + 2 <= most)
-                fewer[count++] = n;
-        qsort_r (fewer, count, sizeof (uint32_t), s_by_count_cmp, &by);
+        for (uint32_t n = 0; n < self->nodes; n++) {
+            uint32_t on_n = s_on (self, job, n);
+            if (self->capacity[n] == self->capacity[a] && on_n + 2 <= on_a)
+                fewer[count++] = s_count_key (on_n, n);
+        }
+        qsort (fewer, count, sizeof (uint64_t), s_key_cmp);
         for (uint32_t i = count; i-- > 0 && tries < S_SPREAD_TRIES;) {
-            uint32_t b = fewer[i];
+            uint32_t b = ~(uint32_t) fewer[i];
             bool may = false;
             for (uint32_t t = self->targets.head[a]; t != NONE && !may; t = self->targets.next[t])
                 may = self->job_of[t] == job && s_eligible (self, t, b);
@@ -1251,6 +1281,7 @@ static int
 s_targets (s_state_t *self)
 {
     //  Keep what is where it was meant to be, as long as the node may hold it.
+    self->stateful_unordered = true;
     for (uint32_t t = 0; t < self->tasks; t++) {
         uint32_t node = s_planned (self, t);
         if (node != NONE && s_fits (self, t, node))
@@ -1265,7 +1296,11 @@ s_targets (s_state_t *self)
     for (uint32_t t = 0; t < self->tasks; t++)
         if (self->target[t] == NONE)
             order[unplaced++] = t;
-    qsort_r (order, unplaced, sizeof (uint32_t), s_placing_cmp, self);
+    bool sorted = true;
+    for (uint32_t i = 1; i < unplaced && sorted; i++)
+        sorted = s_placing_cmp (&order[i - 1], &order[i], self) < 0;
+    if (!sorted)
+        qsort_r (order, unplaced, sizeof (uint32_t), s_placing_cmp, self);
     for (uint32_t i = 0; i < unplaced; i++)
         s_place_new (self, order[i]);
     //  Even the load, then spread each job and the stateful tasks; each step
@@ -1273,6 +1308,7 @@ s_targets (s_state_t *self)
     //  and the budget only guards against a mistake.
     const s_evening_t evening = { self->load,    &self->heaviest, &self->lightest, &self->targets,
                                   s_target_task, s_fits,          s_target_cost,   s_target_move };
+    s_stateful_order (self);
     for (int pass = 0; pass < 16; pass++) {
         bool changed = s_even (self, &evening);
         if (self->equal_pairs) {

@@ -67,9 +67,15 @@ shoal_node_heap_init (shoal_node_heap_t *self, uint32_t size, const uint64_t *lo
     }
     for (uint32_t i = 0; i < size; i++)
         self->order[i] = self->at[i] = i;
-    for (uint32_t i = size / 2; i-- > 0;)
-        s_sift_down (self, i);
+    shoal_node_heap_reorder (self);
     return 0;
+}
+
+void
+shoal_node_heap_reorder (shoal_node_heap_t *self)
+{
+    for (uint32_t i = self->size / 2; i-- > 0;)
+        s_sift_down (self, i);
 }
 
 void

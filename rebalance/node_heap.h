@@ -47,6 +47,9 @@ void shoal_node_heap_release (shoal_node_heap_t *self);
 //  Restores the order after load[node] changed.
 void shoal_node_heap_update (shoal_node_heap_t *self, uint32_t node);
 
+//  Restores the order after any number of loads changed, in linear time.
+void shoal_node_heap_reorder (shoal_node_heap_t *self);
+
 //  The lightest (or heaviest) node, or SHOAL_NODE_NONE when there is none.
 uint32_t shoal_node_heap_first (const shoal_node_heap_t *self);
 

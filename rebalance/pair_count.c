@@ -41,6 +41,8 @@ s_allocate (shoal_pair_count_t *self, size_t size)
     if (!self->keys || !self->counts) {
         free (self->keys);
         free (self->counts);
+        self->keys = NULL;
+        self->counts = NULL;
         return -1;
     }
     for (size_t i = 0; i < size; i++)
@@ -51,8 +53,13 @@ s_allocate (shoal_pair_count_t *self, size_t size)
 }
 
 int
-shoal_pair_count_init (shoal_pair_count_t *self, size_t expected)
+shoal_pair_count_init (shoal_pair_count_t *self, uint32_t rows, uint32_t columns, size_t expected)
 {
+    *self = (shoal_pair_count_t){ NULL, NULL, 0, 0, columns };
+    if ((uint64_t) rows * columns <= 4 * (uint64_t) expected + 1024) {
+        self->counts = calloc ((size_t) rows * columns + 1, sizeof *self->counts);
+        return self->counts ? 0 : -1;
+    }
     size_t size = 16;
     while (size < 2 * expected && size < SIZE_MAX / 4)
         size *= 2;
@@ -64,12 +71,14 @@ shoal_pair_count_release (shoal_pair_count_t *self)
 {
     free (self->keys);
     free (self->counts);
-    *self = (shoal_pair_count_t){ NULL, NULL, 0, 0 };
+    *self = (shoal_pair_count_t){ NULL, NULL, 0, 0, 0 };
 }
 
 uint32_t
 shoal_pair_count_get (const shoal_pair_count_t *self, uint32_t a, uint32_t b)
 {
+    if (!self->keys)
+        return self->counts[(size_t) a * self->columns + b];
     size_t slot = s_find (self, s_key (a, b));
     return self->keys[slot] == S_EMPTY ? 0 : self->counts[slot];
 }
@@ -97,6 +106,11 @@ s_grow (shoal_pair_count_t *self)
 int
 shoal_pair_count_add (shoal_pair_count_t *self, uint32_t a, uint32_t b, int32_t delta)
 {
+    if (!self->keys) {
+        uint32_t *count = &self->counts[(size_t) a * self->columns + b];
+        *count = (uint32_t) ((int64_t) *count + delta);
+        return 0;
+    }
     uint64_t key = s_key (a, b);
     size_t slot = s_find (self, key);
     if (self->keys[slot] == S_EMPTY) {
