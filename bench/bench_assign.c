@@ -12,6 +12,7 @@
 */
 
 #include "assignor.h"
+#include "splitmix.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -37,15 +38,6 @@ static const s_case_t s_cases[] = {
     { "10000-tasks-x-1000-nodes-1-standby-previous-and-lags", 10000, 1000, 1, true },
     { "100000-tasks-x-1000-nodes", 100000, 1000, 0, false },
 };
-
-static uint64_t
-s_next (uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 static double
 s_now (void)
@@ -91,10 +83,11 @@ s_run (const s_case_t *c, uint32_t scale, int fd)
         //  Every task was active on a random node; a random node has a copy
         //  of its state, at a random lag.
         for (uint32_t t = 0; t < tasks; t++) {
-            current[current_count++] = (shoal_assign_holding_t){ node_ids[s_next (&seed) % nodes],
-                                                                 task_ids[t], SHOAL_ROLE_ACTIVE };
-            lags[lag_count++] = (shoal_assign_lag_t){ node_ids[s_next (&seed) % nodes], task_ids[t],
-                                                      s_next (&seed) % 20000 };
+            current[current_count++] =
+                (shoal_assign_holding_t){ node_ids[splitmix_next (&seed) % nodes], task_ids[t],
+                                          SHOAL_ROLE_ACTIVE };
+            lags[lag_count++] = (shoal_assign_lag_t){ node_ids[splitmix_next (&seed) % nodes],
+                                                      task_ids[t], splitmix_next (&seed) % 20000 };
         }
     }
     shoal_assign_input_t input = {

@@ -25,6 +25,7 @@
 #include "assign_json.h"
 #include "assignor.h"
 #include "test.h"
+#include "splitmix.h"
 
 #include <dirent.h>
 #include <stdbool.h>
@@ -344,19 +345,10 @@ s_check_stays (s_cluster_t *cluster, const shoal_assign_output_t *output)
 //  ---------------------------------------------------------------------
 //  Seeded randomness and shuffled copies of an input
 
-static uint64_t
-s_random (uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 static uint32_t
 s_below (uint64_t *state, uint32_t bound)
 {
-    return (uint32_t) (s_random (state) % bound);
+    return (uint32_t) (splitmix_next (state) % bound);
 }
 
 static void
@@ -365,7 +357,7 @@ s_shuffle (void *items, size_t count, size_t size, uint64_t *state)
     char swap[64];
     S_REQUIRE (size <= sizeof swap);
     for (size_t i = count; i > 1; i--) {
-        size_t j = (size_t) (s_random (state) % i);
+        size_t j = (size_t) (splitmix_next (state) % i);
         char *a = (char *) items + (i - 1) * size, *b = (char *) items + j * size;
         memcpy (swap, a, size);
         memcpy (a, b, size);

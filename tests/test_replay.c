@@ -8,6 +8,7 @@
 
 #include "replay.h"
 #include "test.h"
+#include "splitmix.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,21 +18,12 @@
 enum { FRESH = SHOAL_REPLAY_FRESH, SEEN = SHOAL_REPLAY_SEEN, STALE = SHOAL_REPLAY_STALE };
 
 //  A deterministic generator, so that every failure replays from its seed.
-static uint64_t
-s_next (uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 //  A sender id that looks random, as real ones are, made from a number.
 static void
 s_sender (uint8_t sender[16], uint64_t number)
 {
     uint64_t state = number;
-    uint64_t high = s_next (&state), low = s_next (&state);
+    uint64_t high = splitmix_next (&state), low = splitmix_next (&state);
     memcpy (sender, &high, 8);
     memcpy (sender + 8, &low, 8);
 }
@@ -43,7 +35,7 @@ s_sender_in_family (uint8_t sender[16], uint64_t family, uint64_t number)
 {
     s_sender (sender, family);
     uint64_t state = number ^ 0x5bd1e995u;
-    uint64_t low = s_next (&state);
+    uint64_t low = splitmix_next (&state);
     memcpy (sender + 8, &low, 8);
 }
 
@@ -517,9 +509,9 @@ test_churn_matches_reference_model (void)
             s_sender_in_family (senders[i].id, 3 + (uint64_t) (i % 5), (uint64_t) i);
         else
             s_sender (senders[i].id, 50000 + (uint64_t) i);
-        senders[i].incarnation = 1 + s_next (&rng) % 3;
+        senders[i].incarnation = 1 + splitmix_next (&rng) % 3;
         for (int p = 0; p < 3; p++)
-            senders[i].seq[p] = 1 + s_next (&rng) % 1000;
+            senders[i].seq[p] = 1 + splitmix_next (&rng) % 1000;
     }
     shoal_replay_t *replay = shoal_replay_new (MODEL_CAPACITY);
     int mismatches = 0, fresh = 0, seen = 0, stale = 0;
@@ -527,45 +519,45 @@ test_churn_matches_reference_model (void)
         //  Most traffic comes from a few senders that fit in the table,
         //  some from a set a little larger than it, so that senders are
         //  forgotten and come back, and the rest from anyone.
-        uint64_t roll = s_next (&rng) % 100;
-        uint64_t pick = s_next (&rng);
+        uint64_t roll = splitmix_next (&rng) % 100;
+        uint64_t pick = splitmix_next (&rng);
         int index = roll < 60   ? (int) (pick % HOT)
                     : roll < 85 ? (int) (pick % WARM)
                                 : (int) (pick % SENDERS);
         s_sender_state_t *sender = &senders[index];
-        uint8_t purpose = (uint8_t) (1 + s_next (&rng) % 3);
+        uint8_t purpose = (uint8_t) (1 + splitmix_next (&rng) % 3);
 
         uint64_t *top = &sender->seq[purpose - 1];
         uint64_t incarnation = sender->incarnation;
-        uint64_t kind = s_next (&rng) % 100;
+        uint64_t kind = splitmix_next (&rng) % 100;
         if (kind < 2) {
             sender->incarnation++;
             for (int p = 0; p < 3; p++)
-                sender->seq[p] = 1 + s_next (&rng) % 4;
+                sender->seq[p] = 1 + splitmix_next (&rng) % 4;
             incarnation = sender->incarnation;
         } else if (kind < 10 && incarnation > 0)
             incarnation--;
         uint64_t seq;
-        uint64_t how = s_next (&rng) % 100;
+        uint64_t how = splitmix_next (&rng) % 100;
         if (how < 30)
-            seq = *top + 1 + s_next (&rng) % 3;
+            seq = *top + 1 + splitmix_next (&rng) % 3;
         else if (how < 35)
-            seq = *top + s_next (&rng) % 700;
+            seq = *top + splitmix_next (&rng) % 700;
         else if (how < 55)
             seq = sender->last[purpose - 1];
         else {
             //  Mostly just behind the newest, where numbers were accepted
             //  and come again; sometimes far behind, or at the window's edge.
-            uint64_t back = how < 75   ? s_next (&rng) % 12
-                            : how < 90 ? s_next (&rng) % 600
-                                       : 252 + s_next (&rng) % 6;
+            uint64_t back = how < 75   ? splitmix_next (&rng) % 12
+                            : how < 90 ? splitmix_next (&rng) % 600
+                                       : 252 + splitmix_next (&rng) % 6;
             seq = *top > back ? *top - back : 0;
         }
         if (seq > *top)
             *top = seq;
 
         int expected, actual;
-        if (s_next (&rng) % 2) {
+        if (splitmix_next (&rng) % 2) {
             expected =
                 s_model_verdict (s_model_find (&model, sender->id, purpose), incarnation, seq);
             actual = (int) shoal_replay_check (replay, sender->id, purpose, incarnation, seq);
