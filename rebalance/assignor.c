@@ -1039,34 +1039,70 @@ s_evener (s_state_t *self, const s_evening_t *e, uint32_t item, uint32_t heavy)
     return NONE;
 }
 
+//  When nothing on heavy may go to light (light holds every task heavy
+//  has, say), a move through a third node evens them: an item y of node
+//  middle goes to light and an item x of the same weight from heavy takes
+//  its place, which leaves middle as loaded as before. Tries a bounded
+//  number of middle nodes. Returns whether it moved.
+static bool
+s_even_through (s_state_t *self, const s_evening_t *e, uint32_t heavy, uint32_t light)
+{
+    if (heavy == NONE || light == NONE || !s_apart (self, e->load, heavy, light))
+        return false;
+    uint32_t tries = 0;
+    for (uint32_t middle = 0; middle < self->nodes && tries < S_SPREAD_TRIES; middle++) {
+        if (middle == heavy || middle == light)
+            continue;
+        for (uint32_t y = e->lists->head[middle]; y != NONE; y = e->lists->next[y]) {
+            uint64_t w = s_weight (self, e->task_of (self, y));
+            if (!s_evens (self, e->load, heavy, light, w) || !e->may_take (self, y, light))
+                continue;
+            tries++;
+            for (uint32_t x = e->lists->head[heavy]; x != NONE; x = e->lists->next[x])
+                if (s_weight (self, e->task_of (self, x)) == w && e->may_take (self, x, middle)) {
+                    e->move (self, y, light);
+                    e->move (self, x, middle);
+                    return true;
+                }
+            break; //  nothing on heavy may go to middle
+        }
+    }
+    return false;
+}
+
 static bool
 s_even_one (s_state_t *self, const s_evening_t *e)
 {
     uint32_t lightest = shoal_node_heap_first (e->lightest);
     shoal_node_walk_t walk;
     shoal_node_walk_start (&walk, e->heaviest, self->frontier[0]);
+    uint32_t best = NONE, best_light = NONE, best_heavy = NONE;
+    int best_cost = 0;
     for (uint32_t heavy; (heavy = shoal_node_walk_next (&walk)) != NONE;) {
-        if (!s_apart (self, e->load, heavy, lightest))
-            return false;
-        uint32_t best = NONE, best_light = NONE;
-        int best_cost = 0;
+        //  Nodes as heavy as the one with the best move so far compete
+        //  with it on cost; a lighter one does not.
+        if (!s_apart (self, e->load, heavy, lightest) ||
+            (best != NONE && s_ratio_cmp (e->load[heavy], self->capacity[heavy],
+                                          e->load[best_heavy], self->capacity[best_heavy]) < 0))
+            break;
         for (uint32_t item = e->lists->head[heavy]; item != NONE; item = e->lists->next[item]) {
             uint32_t light = s_evener (self, e, item, heavy);
             if (light == NONE)
                 continue;
             int cost = e->cost (self, item, heavy, light);
             if (best == NONE || cost < best_cost) {
-                best = item, best_light = light, best_cost = cost;
+                best = item, best_light = light, best_heavy = heavy, best_cost = cost;
                 if (cost == 0)
                     break;
             }
         }
-        if (best != NONE) {
-            e->move (self, best, best_light);
-            return true;
-        }
+        if (best != NONE && best_cost == 0)
+            break;
     }
-    return false;
+    if (best == NONE)
+        return s_even_through (self, e, shoal_node_heap_first (e->heaviest), lightest);
+    e->move (self, best, best_light);
+    return true;
 }
 
 static bool
@@ -1715,6 +1751,7 @@ s_standbys (s_state_t *self)
                                   &self->stateful_lightest, &self->standbys,
                                   s_standby_task,           s_standby_may_take,
                                   s_standby_cost,           s_standby_move };
+    self->budget = 8 * (uint64_t) self->standby_count + 64;
     s_even (self, &evening);
 
     int rc = 0;
