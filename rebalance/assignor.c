@@ -1806,7 +1806,8 @@ s_output (s_state_t *self, bool followup, shoal_assign_output_t *output)
         if (self->learner[t] != NONE && s_hold_out (self, t, self->learner[t], SHOAL_ROLE_LEARNER))
             return -1;
     }
-    qsort (self->out, self->out_count, sizeof (s_hold_t), s_out_cmp);
+    if (self->out_count)
+        qsort (self->out, self->out_count, sizeof (s_hold_t), s_out_cmp);
     output->holdings = calloc (self->out_count ? self->out_count : 1, sizeof *output->holdings);
     output->unassigned = calloc (self->tasks ? self->tasks : 1, sizeof *output->unassigned);
     if (!output->holdings || !output->unassigned)
