@@ -1,8 +1,9 @@
-/*  tests/splitmix.h: the seeded random numbers of tests and benchmarks.
+/*  gossip/splitmix.h: seeded random numbers, the same on every machine.
 
     splitmix64 (Steele, Lea and Flood): one 64-bit state, a good spread,
-    and the same sequence for the same seed on every machine, so a failure
-    replays from its seed.
+    and the same sequence for the same seed on every machine, so a run of
+    a core, the simulator, a test or a benchmark replays from its seed.
+    Never for keys or nonces: those come from libsodium.
 */
 #ifndef SHOAL_SPLITMIX_H
 #define SHOAL_SPLITMIX_H
