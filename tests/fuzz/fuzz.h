@@ -65,4 +65,28 @@ typedef struct {
 uint8_t fuzz_open_selector (const fuzz_open_mode_t *mode);
 void fuzz_open_select (uint8_t selector, fuzz_open_mode_t *mode);
 
+//  A fuzz_membership input is a run of steps, each a header byte and its
+//  operands. The low two bits of the header say what the step is:
+//    TICK     the clock moves on by (header >> 2) * 37 ms, then a tick;
+//    MESSAGE  a message from peer (header >> 2) & 7, addressed unless bit
+//             5 is set, on a frame if bit 6 is set and on a datagram
+//             otherwise; a 2-byte big-endian length and that many bytes of
+//             message follow;
+//    CALL     call (header >> 2) & 7 of fuzz_membership_call_t, about peer
+//             (header >> 5) & 7.
+//  The peers are FUZZ_MEMBERSHIP_PEERS nodes whose ids are one byte, their
+//  index + 1, repeated; the node under test has id 0xee repeated.
+#define FUZZ_MEMBERSHIP_TICK    0
+#define FUZZ_MEMBERSHIP_MESSAGE 1
+#define FUZZ_MEMBERSHIP_CALL    2
+#define FUZZ_MEMBERSHIP_PEERS   8
+
+typedef enum {
+    FUZZ_MEMBERSHIP_TEACH = 0, //  a SYNC-REPLY making every peer an alive member
+    FUZZ_MEMBERSHIP_JOIN = 1,
+    FUZZ_MEMBERSHIP_INTRODUCE = 2,
+    FUZZ_MEMBERSHIP_LEAVE = 3,
+    FUZZ_MEMBERSHIP_SET_META = 4,
+} fuzz_membership_call_t;
+
 #endif

@@ -429,6 +429,87 @@ s_reader_seeds (void)
 //  ---------------------------------------------------------------------
 //  The dictionary: headers the wire uses and the head of every message.
 
+//  fuzz_membership: runs of steps (fuzz.h) that reach each kind of message
+//  with members in the table, a join, a leave and the clock moving on.
+typedef struct {
+    uint8_t bytes[8192];
+    size_t size;
+} s_steps_t;
+
+static void
+s_step (s_steps_t *steps, uint8_t header)
+{
+    steps->bytes[steps->size++] = header;
+}
+
+static void
+s_step_message (s_steps_t *steps, int peer, int type, bool unaddressed)
+{
+    uint8_t message[4096];
+    size_t size = s_sample (type, message, sizeof message);
+    bool frame = shoal_msg_purpose (type) == SHOAL_PURPOSE_FRAME;
+    s_step (steps, (uint8_t) (FUZZ_MEMBERSHIP_MESSAGE | peer << 2 | unaddressed << 5 | frame << 6));
+    s_step (steps, (uint8_t) (size >> 8));
+    s_step (steps, (uint8_t) size);
+    memcpy (steps->bytes + steps->size, message, size);
+    steps->size += size;
+}
+
+static void
+s_step_call (s_steps_t *steps, int call, int peer)
+{
+    s_step (steps, (uint8_t) (FUZZ_MEMBERSHIP_CALL | call << 2 | peer << 5));
+}
+
+static void
+s_step_ticks (s_steps_t *steps, int count, int step)
+{
+    for (int i = 0; i < count; i++)
+        s_step (steps, (uint8_t) (FUZZ_MEMBERSHIP_TICK | step << 2));
+}
+
+static void
+s_membership_seeds (void)
+{
+    static const int datagrams[] = { SHOAL_MSG_PING, SHOAL_MSG_ACK, SHOAL_MSG_PING_REQ,
+                                     SHOAL_MSG_NACK };
+    static const int frames[] = { SHOAL_MSG_DIGEST, SHOAL_MSG_SYNC_REQ, SHOAL_MSG_SYNC_REPLY };
+    s_steps_t steps = { .size = 0 };
+    s_step_call (&steps, FUZZ_MEMBERSHIP_TEACH, 0);
+    for (size_t i = 0; i < sizeof datagrams / sizeof datagrams[0]; i++) {
+        s_step_message (&steps, (int) i + 1, datagrams[i], false);
+        s_step_ticks (&steps, 2, 1);
+    }
+    s_write ("fuzz_membership", "datagrams", steps.bytes, steps.size);
+
+    steps.size = 0;
+    s_step_call (&steps, FUZZ_MEMBERSHIP_TEACH, 0);
+    for (size_t i = 0; i < sizeof frames / sizeof frames[0]; i++)
+        s_step_message (&steps, (int) i + 1, frames[i], false);
+    s_step_ticks (&steps, 4, 20);
+    s_write ("fuzz_membership", "frames", steps.bytes, steps.size);
+
+    //  A stranger's unaddressed PING, a join, a beacon, then time passing:
+    //  probes, suspicions, deaths, tombstones.
+    steps.size = 0;
+    s_step_message (&steps, 3, SHOAL_MSG_PING, true);
+    s_step_call (&steps, FUZZ_MEMBERSHIP_JOIN, 1);
+    s_step_call (&steps, FUZZ_MEMBERSHIP_INTRODUCE, 2);
+    s_step_call (&steps, FUZZ_MEMBERSHIP_TEACH, 0);
+    s_step_ticks (&steps, 60, 5);
+    s_step_ticks (&steps, 20, 63);
+    s_write ("fuzz_membership", "time", steps.bytes, steps.size);
+
+    steps.size = 0;
+    s_step_call (&steps, FUZZ_MEMBERSHIP_TEACH, 0);
+    s_step_call (&steps, FUZZ_MEMBERSHIP_SET_META, 0);
+    s_step_ticks (&steps, 5, 1);
+    s_step_call (&steps, FUZZ_MEMBERSHIP_LEAVE, 0);
+    s_step_message (&steps, 4, SHOAL_MSG_PING, false);
+    s_step_ticks (&steps, 10, 1);
+    s_write ("fuzz_membership", "leave", steps.bytes, steps.size);
+}
+
 static void
 s_dictionary (void)
 {
@@ -487,6 +568,7 @@ main (int argc, char *argv[])
     s_open_seeds ();
     s_key_seeds ();
     s_reader_seeds ();
+    s_membership_seeds ();
     s_dictionary ();
     return s_failures ? EXIT_FAILURE : EXIT_SUCCESS;
 }
