@@ -1,0 +1,115 @@
+/*  sim/sim.h: many membership cores on a virtual clock and network.
+
+    The simulator runs the shipped state machine of gossip/membership.h for
+    every node in one process. Time is virtual (milliseconds); the network
+    is a queue of messages in flight, each one encoded and decoded by the
+    real codec of gossip/wire.h, with per-message latency and jitter,
+    datagram loss, one-way blocks between groups of nodes (partitions),
+    pauses (a paused node's clock stops: messages wait in its socket's
+    backlog and its timers fire late when it resumes, as after a GC pause
+    or SIGSTOP), crashes and restarts (a new incarnation and life). Every
+    choice comes from one seed: the same seed gives the same run, byte for
+    byte.
+
+    Envelopes are not sealed here: sealing is proven by its own tests, and
+    the membership core sees the opened header (sender and recipient lives)
+    that the shell would hand it. Datagrams (PING, ACK, PING-REQ, NACK) may
+    be lost; frames (DIGEST, SYNC-*) travel as over TCP: late, never lost,
+    but blocked by partitions like everything else.
+*/
+#ifndef SHOAL_SIM_H
+#define SHOAL_SIM_H
+
+#include "membership.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SHOAL_SIM_NONE   UINT32_MAX
+#define SHOAL_SIM_GROUPS 8
+
+typedef struct {
+    shoal_membership_config_t membership;
+    uint32_t latency_ms; //  one-way, before jitter
+    uint32_t jitter_ms;  //  added to the latency, uniform in 0 .. jitter_ms
+    uint32_t loss_ppm;   //  datagrams lost, per million
+    uint32_t backlog;    //  messages a paused node's socket keeps; later ones are lost
+} shoal_sim_config_t;
+
+//  The LAN membership profile, 1 ms latency with 1 ms jitter, no loss, a
+//  backlog of 256 messages.
+void shoal_sim_config_default (shoal_sim_config_t *config);
+
+typedef struct {
+    uint64_t sent;          //  messages handed to the network
+    uint64_t bytes;         //  their encoded size
+    uint64_t lost;          //  datagrams lost at random
+    uint64_t blocked;       //  messages a partition stopped
+    uint64_t undeliverable; //  to a node down, or beyond a paused node's backlog
+    uint64_t delivered;     //  taken in by a node
+    uint64_t codec_errors;  //  an encode or decode failed (never, with a correct core)
+    uint64_t events;        //  membership events produced
+} shoal_sim_stats_t;
+
+typedef struct _shoal_sim_t shoal_sim_t;
+
+//  Called for every membership event a node produces; subject is the index
+//  of the node the event is about.
+typedef void (shoal_sim_observer_fn) (void *arg, uint64_t now_ms, uint32_t observer,
+                                      uint32_t subject, const shoal_membership_event_t *event);
+
+//  A world of nodes 0 .. nodes - 1, all down, at time 0. Returns NULL when
+//  the config is invalid or memory is short.
+shoal_sim_t *shoal_sim_new (const shoal_sim_config_t *config, uint32_t nodes, uint64_t seed);
+
+void shoal_sim_destroy (shoal_sim_t **self_p);
+
+void shoal_sim_observe (shoal_sim_t *self, shoal_sim_observer_fn *observer, void *arg);
+
+//  Starts node (again, after a crash: with the next incarnation and life)
+//  and, unless seed is SHOAL_SIM_NONE, has it join through node seed's
+//  address. Returns 0, or -1 when node is up already or out of range.
+int shoal_sim_start (shoal_sim_t *self, uint32_t node, uint32_t seed);
+
+//  Stops node at once, as a crash: it sends nothing more, and what is sent
+//  to it is lost.
+void shoal_sim_crash (shoal_sim_t *self, uint32_t node);
+
+//  Has node leave gracefully; it stays up, answering, until it is done.
+void shoal_sim_leave (shoal_sim_t *self, uint32_t node);
+
+//  Stops node's clock for duration_ms from now.
+void shoal_sim_pause (shoal_sim_t *self, uint32_t node, uint64_t duration_ms);
+
+//  Puts node in group (0 .. SHOAL_SIM_GROUPS - 1; every node starts in 0).
+void shoal_sim_set_group (shoal_sim_t *self, uint32_t node, uint32_t group);
+
+//  Blocks (or unblocks) every message from group from to group to.
+void shoal_sim_block (shoal_sim_t *self, uint32_t from, uint32_t to, bool blocked);
+
+//  Changes the datagram loss, per million, from now on.
+void shoal_sim_set_loss (shoal_sim_t *self, uint32_t loss_ppm);
+
+//  Runs every event due up to and including until_ms; now becomes until_ms.
+void shoal_sim_run (shoal_sim_t *self, uint64_t until_ms);
+
+uint64_t shoal_sim_now (const shoal_sim_t *self);
+
+uint32_t shoal_sim_size (const shoal_sim_t *self);
+
+//  The node's state machine, or NULL when it is down.
+shoal_membership_t *shoal_sim_node (const shoal_sim_t *self, uint32_t node);
+
+bool shoal_sim_paused (const shoal_sim_t *self, uint32_t node);
+
+//  Whether a message from one node to another would pass the partitions.
+bool shoal_sim_reachable (const shoal_sim_t *self, uint32_t from, uint32_t to);
+
+//  The id of node, and the node of an id (SHOAL_SIM_NONE for an id no node
+//  of a simulator has).
+void shoal_sim_id (uint32_t node, shoal_id_t *id);
+uint32_t shoal_sim_index (const shoal_id_t *id);
+
+void shoal_sim_stats (const shoal_sim_t *self, shoal_sim_stats_t *stats);
+
+#endif

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The membership protocol in the simulator, as CI runs it: each scenario of
+# shoal-sim over a few seeds, at 100 to 1,000 nodes (fewer under the
+# sanitizers, which are slower), must hold every invariant (exit status 0,
+# an empty list of violations), and reach what it measures within bounds
+# that are loose next to what it does today: a regression, not a slow
+# machine, fails them, since the clock is simulated. Also the usage errors
+# of shoal-sim.
+set -u
+build=$3
+sim=$build/sim/shoal-sim
+# shellcheck source=lib/expect.bash
+. "$(dirname "$0")/lib/expect.bash"
+
+if grep -q '^SHOAL_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
+    small=60 large=200
+else
+    small=200 large=1000
+fi
+
+# The value of one field of a report (the plain format: "name value").
+field () { awk -v key="$1" '$1 == key { print $2 }' "$work/out"; }
+
+# run WHAT ARGS...: runs one scenario, which must exit 0.
+run () {
+    local what=$1; shift
+    expect_status 0 "$what" "$sim" "$@"
+    if [ "$(field violations)" != "[]" ]; then
+        fail "$what: violations $(field violations)"
+    fi
+}
+
+# at_most WHAT FIELD LIMIT: the field of the last report is <= LIMIT.
+at_most () {
+    local value
+    value=$(field "$2")
+    awk -v v="$value" -v l="$3" 'BEGIN { exit !(v != "" && v != "null" && v + 0 <= l + 0) }' ||
+        fail "$1: $2 is $value, expected at most $3"
+}
+
+for seed in 1 2 3; do
+    run "join, $small nodes, seed $seed" --scenario join --nodes "$small" --seed "$seed"
+    at_most "join, seed $seed" rounds_to_all 15
+    run "crash, $small nodes, seed $seed" --scenario crash --nodes "$small" --seed "$seed"
+    at_most "crash, seed $seed" ms_all_dead 30000
+done
+run "join, $large nodes, 10% loss" --scenario join --nodes "$large" --seed 4 --loss 10%
+at_most "join at 10% loss" rounds_to_all 20
+run "crash, $large nodes" --scenario crash --nodes "$large" --seed 5
+at_most "crash, $large nodes" ms_all_dead 30000
+for seed in 1 2; do
+    run "steady, $small nodes, 1% loss, stalls, seed $seed" --scenario steady --nodes "$small" \
+        --seed "$seed" --duration 120 --loss 0.01 --stall 4
+    at_most "steady, seed $seed" false_dead 0
+    at_most "steady, seed $seed" bytes_per_node_per_s 10000
+    run "partition, $small nodes, seed $seed" --scenario partition --nodes "$small" --seed "$seed" \
+        --duration 60
+    at_most "partition, seed $seed" ms_to_merge 60000
+done
+
+# The same seed replays the same run, byte for byte (but for wall time).
+"$sim" --scenario crash --nodes 50 --seed 9 --json | grep -v '"wall_s"\|"simulated_s_per_wall_s"' >"$work/a"
+"$sim" --scenario crash --nodes 50 --seed 9 --json | grep -v '"wall_s"\|"simulated_s_per_wall_s"' >"$work/b"
+cmp -s "$work/a" "$work/b" || fail "the same seed gave two different reports"
+
+# Usage errors: exit status 2 and a line that says what was wrong.
+expect_status 2 "no scenario" "$sim"
+grep -q -- '--scenario is required' "$work/err" || fail "no scenario: $(cat "$work/err")"
+expect_status 2 "unknown scenario" "$sim" --scenario nope
+expect_status 2 "one node" "$sim" --scenario join --nodes 1
+expect_status 2 "loss of 100%" "$sim" --scenario steady --loss 100%
+expect_status 2 "loss not a number" "$sim" --scenario steady --loss lots
+expect_status 2 "stray argument" "$sim" --scenario join extra
+expect_status 0 "help" "$sim" --help
+grep -q 'scenarios:' "$work/out" || fail "--help does not list the scenarios"
+
+[ "$failures" -eq 0 ] && echo "shoal-sim: every scenario held its invariants"
+exit $((failures > 0))
