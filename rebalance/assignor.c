@@ -1076,14 +1076,15 @@ s_even_one (s_state_t *self, const s_evening_t *e)
     uint32_t lightest = shoal_node_heap_first (e->lightest);
     shoal_node_walk_t walk;
     shoal_node_walk_start (&walk, e->heaviest, self->frontier[0]);
-    uint32_t best = NONE, best_light = NONE, best_heavy = NONE;
+    uint32_t best = NONE, best_light = NONE, best_heavy = NONE, rivals = 0;
     int best_cost = 0;
     for (uint32_t heavy; (heavy = shoal_node_walk_next (&walk)) != NONE;) {
-        //  Nodes as heavy as the one with the best move so far compete
-        //  with it on cost; a lighter one does not.
+        //  A few nodes as heavy as the one with the best move so far
+        //  compete with it on cost; a lighter one does not.
         if (!s_apart (self, e->load, heavy, lightest) ||
-            (best != NONE && s_ratio_cmp (e->load[heavy], self->capacity[heavy],
-                                          e->load[best_heavy], self->capacity[best_heavy]) < 0))
+            (best != NONE && (++rivals > S_SPREAD_TRIES ||
+                              s_ratio_cmp (e->load[heavy], self->capacity[heavy],
+                                           e->load[best_heavy], self->capacity[best_heavy]) < 0)))
             break;
         for (uint32_t item = e->lists->head[heavy]; item != NONE; item = e->lists->next[item]) {
             uint32_t light = s_evener (self, e, item, heavy);
