@@ -114,12 +114,12 @@ typedef struct {
     uint64_t *stateful; //  per node: stateful target weight, then + standbys
     shoal_node_heap_t lightest, heaviest;
     shoal_node_heap_t stateful_lightest, stateful_heaviest;
-    bool stateful_unordered; //  the stateful heaps wait for a reorder
-    shoal_pair_count_t on;   //  (job, node): targets of the job on the node
-    uint32_t *frontier[2];   //  for walks over the heaps, one inside another
-    uint32_t *scratch[2];    //  per node
-    uint64_t *keys[2];       //  per node
-    uint32_t *mark;          //  per node: stamp
+    bool placing;          //  only the lightest heap is kept in order meanwhile
+    shoal_pair_count_t on; //  (job, node): targets of the job on the node
+    uint32_t *frontier[2]; //  for walks over the heaps, one inside another
+    uint32_t *scratch[2];  //  per node
+    uint64_t *keys[2];     //  per node
+    uint32_t *mark;        //  per node: stamp
     uint32_t stamp;
     uint64_t budget;      //  moves pass 1 may still make
     uint64_t version;     //  grows whenever a target leaves a node
@@ -774,28 +774,30 @@ s_load_add (s_state_t *self, uint32_t node, int64_t delta)
 {
     self->load[node] = (uint64_t) ((int64_t) self->load[node] + delta);
     shoal_node_heap_update (&self->lightest, node);
-    shoal_node_heap_update (&self->heaviest, node);
+    if (!self->placing)
+        shoal_node_heap_update (&self->heaviest, node);
 }
 
 static void
 s_stateful_add (s_state_t *self, uint32_t node, int64_t delta)
 {
     self->stateful[node] = (uint64_t) ((int64_t) self->stateful[node] + delta);
-    if (!self->stateful_unordered) {
+    if (!self->placing) {
         shoal_node_heap_update (&self->stateful_lightest, node);
         shoal_node_heap_update (&self->stateful_heaviest, node);
     }
 }
 
-//  The stateful heaps are left unordered while pass 1 places every task,
-//  which spares two heap updates per task; this orders them for use.
+//  While pass 1 places every task, only the lightest heap is kept in order,
+//  which spares three heap updates per task; this orders the others once.
 static void
-s_stateful_order (s_state_t *self)
+s_placed (s_state_t *self)
 {
-    if (self->stateful_unordered) {
+    if (self->placing) {
+        shoal_node_heap_reorder (&self->heaviest);
         shoal_node_heap_reorder (&self->stateful_lightest);
         shoal_node_heap_reorder (&self->stateful_heaviest);
-        self->stateful_unordered = false;
+        self->placing = false;
     }
 }
 
@@ -1318,7 +1320,7 @@ static int
 s_targets (s_state_t *self)
 {
     //  Keep what is where it was meant to be, as long as the node may hold it.
-    self->stateful_unordered = true;
+    self->placing = true;
     for (uint32_t t = 0; t < self->tasks; t++) {
         uint32_t node = s_planned (self, t);
         if (node != NONE && s_fits (self, t, node))
@@ -1345,7 +1347,7 @@ s_targets (s_state_t *self)
     //  and the budget only guards against a mistake.
     const s_evening_t evening = { self->load,    &self->heaviest, &self->lightest, &self->targets,
                                   s_target_task, s_fits,          s_target_cost,   s_target_move };
-    s_stateful_order (self);
+    s_placed (self);
     for (int pass = 0; pass < 16; pass++) {
         bool changed = s_even (self, &evening);
         if (self->equal_pairs) {
@@ -1748,6 +1750,14 @@ s_standbys (s_state_t *self)
         }
     }
     self->standby_first[self->tasks] = (uint32_t) self->standby_count;
+    //  Room for every holding of the output, so that it is not grown piece
+    //  by piece: actives, learners, standbys and those kept meanwhile.
+    self->out_size = 2 * (size_t) self->tasks + self->standby_count + 16;
+    self->out = malloc (self->out_size * sizeof *self->out);
+    if (!self->out) {
+        free (held);
+        return -1;
+    }
     const s_evening_t evening = { self->stateful,           &self->stateful_heaviest,
                                   &self->stateful_lightest, &self->standbys,
                                   s_standby_task,           s_standby_may_take,
@@ -1787,17 +1797,10 @@ s_standbys (s_state_t *self)
 //  ---------------------------------------------------------------------
 //  Pass 4: the output
 
-static int
-s_out_cmp (const void *a, const void *b)
-{
-    const s_hold_t *x = a, *y = b;
-    if (x->node != y->node)
-        return x->node < y->node ? -1 : 1;
-    if (x->role != y->role)
-        return (int) x->role - (int) y->role;
-    return x->task < y->task ? -1 : x->task > y->task ? 1 : 0;
-}
-
+//  Writes the holdings out sorted by node, then role, then task, by a
+//  counting sort on (node, role): the holdings come in task order within
+//  each role (standbys, then actives and learners, each written task by
+//  task), and the sort keeps that order.
 static int
 s_output (s_state_t *self, bool followup, shoal_assign_output_t *output)
 {
@@ -1807,19 +1810,29 @@ s_output (s_state_t *self, bool followup, shoal_assign_output_t *output)
         if (self->learner[t] != NONE && s_hold_out (self, t, self->learner[t], SHOAL_ROLE_LEARNER))
             return -1;
     }
-    if (self->out_count)
-        qsort (self->out, self->out_count, sizeof (s_hold_t), s_out_cmp);
+    size_t keys = 3 * (size_t) self->nodes + 1;
+    size_t *next = calloc (keys, sizeof (size_t));
     output->holdings = calloc (self->out_count ? self->out_count : 1, sizeof *output->holdings);
     output->unassigned = calloc (self->tasks ? self->tasks : 1, sizeof *output->unassigned);
-    if (!output->holdings || !output->unassigned)
+    if (!next || !output->holdings || !output->unassigned) {
+        free (next);
         return -1;
+    }
+    for (size_t i = 0; i < self->out_count; i++)
+        next[3 * (size_t) self->out[i].node + self->out[i].role - 1]++;
+    for (size_t key = 0, at = 0; key < keys; key++) {
+        size_t count = next[key];
+        next[key] = at;
+        at += count;
+    }
     for (size_t i = 0; i < self->out_count; i++) {
         const s_hold_t *h = &self->out[i];
-        output->holdings[i] =
+        output->holdings[next[3 * (size_t) h->node + h->role - 1]++] =
             (shoal_assign_holding_t){ self->node[h->node]->id, self->task[h->task]->id, h->role };
         if (s_current_role (self, h->task, h->node) != h->role)
             output->moves[h->role - 1]++;
     }
+    free (next);
     output->holding_count = self->out_count;
     for (uint32_t t = 0; t < self->tasks; t++)
         if (self->active[t] == NONE)
