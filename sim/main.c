@@ -9,6 +9,7 @@
     invariant broke or the scenario did not finish, 2 on a usage error.
 */
 #include "sim.h"
+#include "splitmix.h"
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -268,13 +269,12 @@ s_all_dead (s_run_t *run)
 //  Starts nodes 0 .. count - 1, each joining through node 0 at a random
 //  moment of the first second, and waits for one view everywhere.
 static bool
-s_settle (s_run_t *run, uint32_t count, uint64_t limit_ms, uint64_t bound_ms, uint64_t *seed)
+s_settle (s_run_t *run, uint32_t count, uint64_t limit_ms, uint64_t bound_ms, uint64_t *random)
 {
     shoal_sim_t *sim = run->sim;
     shoal_sim_start (sim, 0, SHOAL_SIM_NONE);
     for (uint32_t n = 1; n < count; n++) {
-        *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
-        shoal_sim_run (sim, shoal_sim_now (sim) + (*seed >> 33) % (2000 / count + 1));
+        shoal_sim_run (sim, shoal_sim_now (sim) + splitmix_next (random) % (2000 / count + 1));
         shoal_sim_start (sim, n, 0);
     }
     return s_run_until (run, shoal_sim_now (sim) + limit_ms, bound_ms, s_settled);
@@ -292,10 +292,12 @@ s_scenario (s_run_t *run, const s_options_t *options, const shoal_membership_con
     uint32_t nodes = options->nodes;
     uint64_t bound =
         shoal_membership_suspicion_ms (config, nodes, 0) + 4 * config->probe_interval_ms;
-    uint64_t settle_limit = 600000, lcg = options->seed;
+    //  The scenario's own choices (join times, which node) come from the
+    //  seed too, apart from the simulator's.
+    uint64_t settle_limit = 600000, random = options->seed ^ 0x5ce0a210ull, pick;
     s_result_t result = { json_object (), false };
     bool join = options->scenario == S_JOIN;
-    if (!s_settle (run, join ? nodes - 1 : nodes, settle_limit, bound, &lcg)) {
+    if (!s_settle (run, join ? nodes - 1 : nodes, settle_limit, bound, &random)) {
         s_violation (run, "the cluster did not settle in %llu s",
                      (unsigned long long) settle_limit / 1000);
         return result;
@@ -307,10 +309,11 @@ s_scenario (s_run_t *run, const s_options_t *options, const shoal_membership_con
     shoal_sim_set_loss (sim, options->loss_ppm);
     run->start_ms = shoal_sim_now (sim);
     shoal_sim_stats (sim, &run->at_start);
+    pick = splitmix_next (&random);
     uint64_t limit = 300000;
     if (options->scenario == S_JOIN) {
         run->subject = nodes - 1;
-        shoal_sim_start (sim, run->subject, (uint32_t) (lcg % (nodes - 1)));
+        shoal_sim_start (sim, run->subject, (uint32_t) (pick % (nodes - 1)));
         result.finished = s_run_until (run, run->start_ms + limit, bound, s_all_know);
         uint64_t ms = (result.finished ? run->done_ms : shoal_sim_now (sim)) - run->start_ms;
         json_object_set_new (result.measures, "ms_to_all", json_integer ((json_int_t) ms));
@@ -319,7 +322,7 @@ s_scenario (s_run_t *run, const s_options_t *options, const shoal_membership_con
                                                          config->gossip_interval_ms)));
         json_object_set_new (result.measures, "knowing", json_integer (run->knowing));
     } else if (options->scenario == S_CRASH) {
-        run->subject = (uint32_t) (lcg % nodes);
+        run->subject = (uint32_t) (pick % nodes);
         shoal_sim_crash (sim, run->subject);
         result.finished = s_run_until (run, run->start_ms + limit, bound, s_all_dead);
         uint64_t ms = (result.finished ? run->done_ms : shoal_sim_now (sim)) - run->start_ms;

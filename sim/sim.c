@@ -27,7 +27,8 @@ typedef struct {
     uint32_t from;   //  who sent a message
     uint32_t gen;    //  a tick's generation
     uint32_t size;
-    uint8_t *data; //  the encoded message
+    uint64_t envelope_seq; //  the sender's envelope sequence number
+    uint8_t *data;         //  the encoded message
     shoal_life_t sender;
     shoal_life_t recipient;
 } s_event_t;
@@ -36,7 +37,7 @@ typedef struct {
     shoal_membership_t *core; //  NULL when down
     uint64_t incarnation;     //  of the last start
     uint64_t life;            //  of the last start
-    uint64_t seq;             //  envelope sequence numbers sent
+    uint64_t sent;            //  envelopes sent: the last sequence number
     uint32_t group;
     bool paused;
     uint32_t gen;       //  generation of the pending tick
@@ -267,6 +268,7 @@ s_send (shoal_sim_t *self, uint32_t from, const shoal_membership_send_t *send)
     memcpy (event.sender.id, id.bytes, sizeof event.sender.id);
     event.sender.life = node->life;
     event.recipient = send->to;
+    event.envelope_seq = ++node->sent;
     event.data = malloc ((size_t) size);
     if (event.data)
         memcpy (event.data, self->buffer, (size_t) size);
@@ -320,7 +322,7 @@ s_receive (shoal_sim_t *self, uint32_t n, const s_event_t *event)
     envelope.purpose = event->purpose;
     envelope.sender = event->sender;
     envelope.recipient = event->recipient;
-    envelope.seq = ++self->nodes[event->from].seq;
+    envelope.seq = event->envelope_seq;
     self->stats.delivered++;
     shoal_membership_receive (node->core, self->now, &envelope, &msg,
                               self->nodes[event->from].addr);
