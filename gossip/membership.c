@@ -159,9 +159,10 @@ struct _shoal_membership_t {
     uint32_t *order;
     size_t order_count;
     size_t order_next;
-    s_sorted_t *sorted; //  scratch for digests
-    s_suspicion_t *suspicions;
+    s_sorted_t *sorted;        //  scratch for digests
+    s_suspicion_t *suspicions; //  grown as suspicions start, not per member
     size_t suspicion_count;
+    size_t suspicion_capacity;
     size_t state_count[SHOAL_MEMBER_LEFT + 1];
 
     uint32_t *bucket_head;
@@ -654,9 +655,9 @@ s_grow (shoal_membership_t *self)
     if (!index)
         return -1;
     size_t sizes[] = { sizeof (s_member_t), sizeof (uint32_t), sizeof (uint32_t),
-                       sizeof (s_sorted_t), sizeof (s_suspicion_t) };
+                       sizeof (s_sorted_t) };
     void **arrays[] = { (void **) &self->members, (void **) &self->dense, (void **) &self->order,
-                        (void **) &self->sorted, (void **) &self->suspicions };
+                        (void **) &self->sorted };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         void *bigger = realloc (*arrays[i], capacity * sizes[i]);
         if (!bigger) {
@@ -1002,7 +1003,25 @@ s_live_others (const shoal_membership_t *self)
 //  ---------------------------------------------------------------------
 //  Suspicions (Lifeguard): the timeout shrinks as accusers confirm
 
-//  The suspicions array has room for every member, so this cannot fail.
+//  Makes room for one more suspicion. A suspicion slot is large (it holds
+//  every accuser), and few members are suspect at once, so the array grows
+//  as suspicions start rather than with the table. Returns 0, or -1 when
+//  memory is short.
+static int
+s_suspicion_reserve (shoal_membership_t *self)
+{
+    if (self->suspicion_count < self->suspicion_capacity)
+        return 0;
+    size_t capacity = self->suspicion_capacity ? 2 * self->suspicion_capacity : 8;
+    s_suspicion_t *bigger = realloc (self->suspicions, capacity * sizeof *bigger);
+    if (!bigger)
+        return -1;
+    self->suspicions = bigger;
+    self->suspicion_capacity = capacity;
+    return 0;
+}
+
+//  The caller has made room with s_suspicion_reserve, so this cannot fail.
 static void
 s_suspicion_start (shoal_membership_t *self, uint64_t now, uint32_t slot, const shoal_id_t *accuser)
 {
@@ -1158,6 +1177,11 @@ s_apply (shoal_membership_t *self, uint64_t now, const shoal_update_t *update)
         s_queue_push (self, slot);
         s_event (self, SHOAL_MEMBERSHIP_UP, slot);
         self->stats.updates_applied++;
+        return;
+    }
+    if (update->state == SHOAL_MEMBER_SUSPECT && self->members[slot].suspicion == NONE &&
+        s_suspicion_reserve (self) != 0) {
+        self->stats.updates_refused++;
         return;
     }
     s_member_t *member = &self->members[slot];
