@@ -444,79 +444,78 @@ s_list (s_parser_t *parser, json_t *value, size_t max, const char *what, s_walk_
     return 0;
 }
 
-//  The assignment in force: node name -> {"active": [task, ...], ...}.
+//  Walks an object of node name -> object (current, lags), calling inner
+//  with each node's name and object.
+typedef int (*s_node_walk_t) (s_parser_t *parser, const char *node, json_t *object);
+
 static int
-s_current (s_parser_t *parser, json_t *value)
+s_per_node (s_parser_t *parser, json_t *value, s_node_walk_t inner)
 {
     if (s_object (parser, value))
         return -1;
-    shoal_assign_json_t *self = parser->self;
     for (void *node_at = json_object_iter (value); node_at;
          node_at = json_object_iter_next (value, node_at)) {
         const char *node = json_object_iter_key (node_at);
-        json_t *roles = json_object_iter_value (node_at);
+        json_t *object = json_object_iter_value (node_at);
         s_enter_key (parser, node);
-        if (s_name_key (parser, node) || s_object (parser, roles))
+        if (s_name_key (parser, node) || s_object (parser, object) || inner (parser, node, object))
             return -1;
-        for (void *role_at = json_object_iter (roles); role_at;
-             role_at = json_object_iter_next (roles, role_at)) {
-            const char *name = json_object_iter_key (role_at);
-            json_t *tasks = json_object_iter_value (role_at);
-            s_enter_key (parser, name);
-            uint8_t role = 0;
-            for (uint8_t i = 0; i < ROLE_COUNT; i++)
-                if (strcmp (name, s_roles[i]) == 0)
-                    role = i + 1;
-            if (role == 0)
-                return s_unknown (parser, "active, standby, learner");
-            if (s_array (parser, tasks))
+        s_leave (parser);
+    }
+    return 0;
+}
+
+//  One node of the assignment in force: {"active": [task, ...], ...}.
+static int
+s_current_node (s_parser_t *parser, const char *node, json_t *roles)
+{
+    shoal_assign_json_t *self = parser->self;
+    for (void *role_at = json_object_iter (roles); role_at;
+         role_at = json_object_iter_next (roles, role_at)) {
+        const char *name = json_object_iter_key (role_at);
+        json_t *tasks = json_object_iter_value (role_at);
+        s_enter_key (parser, name);
+        uint8_t role = 0;
+        for (uint8_t i = 0; i < ROLE_COUNT; i++)
+            if (strcmp (name, s_roles[i]) == 0)
+                role = i + 1;
+        if (role == 0)
+            return s_unknown (parser, "active, standby, learner");
+        if (s_array (parser, tasks))
+            return -1;
+        for (size_t index = 0; index < json_array_size (tasks); index++) {
+            json_t *item = json_array_get (tasks, index);
+            shoal_assign_holding_t *holding = &self->current[self->input.current_count];
+            s_enter_index (parser, index);
+            if (s_string (parser, item, &holding->task))
                 return -1;
-            for (size_t index = 0; index < json_array_size (tasks); index++) {
-                json_t *item = json_array_get (tasks, index);
-                shoal_assign_holding_t *holding = &self->current[self->input.current_count];
-                s_enter_index (parser, index);
-                if (s_string (parser, item, &holding->task))
-                    return -1;
-                s_leave (parser);
-                holding->node = node;
-                holding->role = role;
-                self->input.current_count++;
-            }
             s_leave (parser);
+            holding->node = node;
+            holding->role = role;
+            self->input.current_count++;
         }
         s_leave (parser);
     }
     return 0;
 }
 
-//  How far behind each node is: node name -> {task: lag, ...}.
+//  How far behind one node is: {task: lag, ...}.
 static int
-s_lags (s_parser_t *parser, json_t *value)
+s_lags_node (s_parser_t *parser, const char *node, json_t *tasks)
 {
-    if (s_object (parser, value))
-        return -1;
     shoal_assign_json_t *self = parser->self;
-    for (void *node_at = json_object_iter (value); node_at;
-         node_at = json_object_iter_next (value, node_at)) {
-        const char *node = json_object_iter_key (node_at);
-        json_t *tasks = json_object_iter_value (node_at);
-        s_enter_key (parser, node);
-        if (s_name_key (parser, node) || s_object (parser, tasks))
+    for (void *task_at = json_object_iter (tasks); task_at;
+         task_at = json_object_iter_next (tasks, task_at)) {
+        const char *task = json_object_iter_key (task_at);
+        json_t *item = json_object_iter_value (task_at);
+        shoal_assign_lag_t *lag = &self->lags[self->input.lag_count];
+        s_enter_key (parser, task);
+        if (s_name_key (parser, task) || s_uint64 (parser, item, &lag->lag))
             return -1;
-        for (void *task_at = json_object_iter (tasks); task_at;
-             task_at = json_object_iter_next (tasks, task_at)) {
-            const char *task = json_object_iter_key (task_at);
-            json_t *item = json_object_iter_value (task_at);
-            shoal_assign_lag_t *lag = &self->lags[self->input.lag_count];
-            s_enter_key (parser, task);
-            if (s_name_key (parser, task) || s_uint64 (parser, item, &lag->lag))
-                return -1;
-            s_leave (parser);
-            lag->node = node;
-            lag->task = task;
-            self->input.lag_count++;
-        }
         s_leave (parser);
+        lag->node = node;
+        lag->task = task;
+        self->input.lag_count++;
     }
     return 0;
 }
@@ -540,9 +539,9 @@ s_description (s_parser_t *parser, json_t *root)
             rc = s_list (parser, field, SHOAL_ASSIGN_JSON_TASKS_MAX, "tasks", s_task,
                          parser->self->tasks, sizeof (shoal_assign_task_t));
         else if (strcmp (key, "current") == 0)
-            rc = s_current (parser, field);
+            rc = s_per_node (parser, field, s_current_node);
         else if (strcmp (key, "lags") == 0)
-            rc = s_lags (parser, field);
+            rc = s_per_node (parser, field, s_lags_node);
         else
             rc = s_unknown (parser, "config, nodes, tasks, current, lags");
         if (rc)
