@@ -175,8 +175,6 @@ s_views_agree (shoal_sim_t *sim)
         shoal_membership_t *core = shoal_sim_node (sim, n);
         if (!core)
             continue;
-        if (shoal_membership_live (core) != up)
-            return false;
         size_t members = shoal_membership_size (core);
         for (size_t i = 0; i < members; i++) {
             shoal_membership_member_t member;
