@@ -21,6 +21,7 @@
 
 #include "membership.h"
 
+#include "bigendian.h"
 #include "splitmix.h"
 
 #include <assert.h>
@@ -65,11 +66,13 @@ typedef struct {
     uint64_t life;            //  highest life heard of, from meta or envelopes
     uint64_t since_ms;        //  when the state began: a tombstone's age
     uint64_t sync_allowed_ms; //  no SYNC-REPLY to it before this
+    uint64_t hash;            //  of its canonical record, summed into its digest bucket
     shoal_meta_t *meta;       //  never NULL while used
     uint32_t prev, next;      //  dissemination queue; next also links free slots
     uint32_t suspicion;       //  index in suspicions, NONE when not suspect
     uint32_t dense;           //  index in the dense list
     uint16_t record_size;     //  encoded size of its record as gossip sends it
+    uint8_t bucket;           //  its digest bucket, shoal_membership_bucket
     uint8_t state;
     uint8_t transmits;
     bool used;
@@ -132,11 +135,6 @@ typedef struct {
     uint32_t count;
 } s_span_t;
 
-typedef struct {
-    shoal_id_t id;
-    uint32_t slot;
-} s_sorted_t;
-
 struct _shoal_membership_t {
     shoal_membership_config_t config;
     shoal_id_t id;
@@ -159,7 +157,6 @@ struct _shoal_membership_t {
     uint32_t *order;
     size_t order_count;
     size_t order_next;
-    s_sorted_t *sorted;        //  scratch for digests
     s_suspicion_t *suspicions; //  grown as suspicions start, not per member
     size_t suspicion_count;
     size_t suspicion_capacity;
@@ -181,8 +178,10 @@ struct _shoal_membership_t {
     uint64_t wake_ms;
     uint64_t stranger_digest_ms; //  no digest to an unknown sender before this
 
-    bool digest_valid;
-    shoal_hash_t digest;
+    //  Per fine bucket (the first byte of a member id), the sum of its
+    //  members' record hashes; digests fold them to fewer buckets.
+    uint64_t bucket_sums[SHOAL_DIGEST_BUCKETS_MAX];
+    uint64_t digest_sums[SHOAL_DIGEST_BUCKETS_MAX]; //  what this input's DIGESTs carry
     size_t sync_cursor;
 
     //  Outputs of the current input.
@@ -654,10 +653,8 @@ s_grow (shoal_membership_t *self)
     uint32_t *index = calloc (slots, sizeof (uint32_t));
     if (!index)
         return -1;
-    size_t sizes[] = { sizeof (s_member_t), sizeof (uint32_t), sizeof (uint32_t),
-                       sizeof (s_sorted_t) };
-    void **arrays[] = { (void **) &self->members, (void **) &self->dense, (void **) &self->order,
-                        (void **) &self->sorted };
+    size_t sizes[] = { sizeof (s_member_t), sizeof (uint32_t), sizeof (uint32_t) };
+    void **arrays[] = { (void **) &self->members, (void **) &self->dense, (void **) &self->order };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         void *bigger = realloc (*arrays[i], capacity * sizes[i]);
         if (!bigger) {
@@ -808,16 +805,26 @@ s_record (const shoal_membership_t *self, uint32_t slot, shoal_update_t *update,
     };
 }
 
-//  A record changed: its size, the digest.
+//  A record changed: its size, its hash and its digest bucket's sum. The
+//  canonical form differs from what gossip sends only in by, which always
+//  takes 18 bytes, so its size is the size gossip sends.
 static void
 s_record_changed (shoal_membership_t *self, uint32_t slot)
 {
+    s_member_t *member = &self->members[slot];
     shoal_update_t update;
-    s_record (self, slot, &update, false);
-    long size = s_record_encode (&update, NULL, 0);
-    assert (size > 0 && size < S_RECORD_BUFFER);
-    self->members[slot].record_size = (uint16_t) size;
-    self->digest_valid = false;
+    s_record (self, slot, &update, true);
+    uint8_t buffer[S_RECORD_BUFFER];
+    long size = s_record_encode (&update, buffer, sizeof buffer);
+    assert (size > 0);
+    member->record_size = (uint16_t) size;
+    uint8_t hash[crypto_generichash_BYTES_MIN];
+    crypto_generichash (hash, sizeof hash, buffer + S_RECORD_HEAD, (unsigned long long) size, NULL,
+                        0);
+    uint64_t *sum = &self->bucket_sums[member->bucket];
+    *sum -= member->hash;
+    member->hash = shoal__get_be (hash, 8);
+    *sum += member->hash;
 }
 
 static void
@@ -849,9 +856,9 @@ s_member_remove (shoal_membership_t *self, uint32_t slot)
     self->members[moved].dense = member->dense;
     self->state_count[member->state]--;
     s_retire (self, member->meta);
+    self->bucket_sums[member->bucket] -= member->hash;
     *member = (s_member_t){ .next = self->free_slot };
     self->free_slot = slot;
-    self->digest_valid = false;
 }
 
 //  A dead or left member, never this node (which is left once it leaves).
@@ -909,6 +916,7 @@ s_member_add (shoal_membership_t *self, uint64_t now, const shoal_update_t *upda
         .next = NONE,
         .suspicion = NONE,
         .dense = (uint32_t) self->count,
+        .bucket = shoal_membership_bucket (&update->node),
         .state = SHOAL_MEMBER_ALIVE,
         .used = true,
     };
@@ -1457,53 +1465,72 @@ s_nack (shoal_membership_t *self, const shoal_life_t *to, const char *addr, uint
 //  ---------------------------------------------------------------------
 //  Anti-entropy: digest, SYNC-REQ, SYNC-REPLY
 
-static int
-s_sorted_compare (const void *a, const void *b)
+static bool
+s_bucket_count_valid (uint32_t bucket_count)
 {
-    return memcmp (((const s_sorted_t *) a)->id.bytes, ((const s_sorted_t *) b)->id.bytes,
-                   SHOAL_ID_SIZE);
+    return bucket_count >= 1 && bucket_count <= SHOAL_DIGEST_BUCKETS_MAX &&
+           (bucket_count & (bucket_count - 1)) == 0;
 }
 
-//  BLAKE2b-256 over every record, by id ascending, each in its update
-//  encoding with by zeroed (docs/membership.md, "Digest").
+uint8_t
+shoal_membership_bucket (const shoal_id_t *id)
+{
+    uint8_t hash[crypto_generichash_BYTES_MIN];
+    crypto_generichash (hash, sizeof hash, id->bytes, SHOAL_ID_SIZE, NULL, 0);
+    return hash[0];
+}
+
+//  A member's bucket among bucket_count: the top bits of its fine bucket.
+static uint32_t
+s_bucket (const s_member_t *member, uint32_t bucket_count)
+{
+    return (uint32_t) member->bucket * bucket_count / SHOAL_DIGEST_BUCKETS_MAX;
+}
+
+static bool
+s_bucket_in (const shoal_bucket_set_t *set, uint32_t bucket)
+{
+    return set->bytes[bucket / 8] & (1u << (bucket % 8));
+}
+
+//  The table's sums at bucket_count buckets, a valid count.
 static void
-s_digest_update (shoal_membership_t *self)
+s_digest_fold (const shoal_membership_t *self, uint32_t bucket_count, uint64_t *sums)
 {
-    if (self->digest_valid)
-        return;
-    for (size_t i = 0; i < self->count; i++)
-        self->sorted[i] = (s_sorted_t){ self->members[self->dense[i]].id, self->dense[i] };
-    qsort (self->sorted, self->count, sizeof (s_sorted_t), s_sorted_compare);
-    crypto_generichash_state state;
-    crypto_generichash_init (&state, NULL, 0, SHOAL_HASH_SIZE);
-    uint8_t buffer[S_RECORD_BUFFER];
-    for (size_t i = 0; i < self->count; i++) {
-        shoal_update_t update;
-        s_record (self, self->sorted[i].slot, &update, true);
-        long size = s_record_encode (&update, buffer, sizeof buffer);
-        assert (size > 0);
-        crypto_generichash_update (&state, buffer + S_RECORD_HEAD, (unsigned long long) size);
+    uint32_t width = SHOAL_DIGEST_BUCKETS_MAX / bucket_count;
+    for (uint32_t bucket = 0; bucket < bucket_count; bucket++) {
+        sums[bucket] = 0;
+        for (uint32_t fine = bucket * width; fine < (bucket + 1) * width; fine++)
+            sums[bucket] += self->bucket_sums[fine];
     }
-    crypto_generichash_final (&state, self->digest.bytes, SHOAL_HASH_SIZE);
-    self->digest_valid = true;
 }
 
+//  Buckets a DIGEST from this node has: about eight members each, so a
+//  difference costs a few records, not the table.
+static uint32_t
+s_digest_bucket_count (const shoal_membership_t *self)
+{
+    uint32_t bucket_count = 1;
+    while (bucket_count < SHOAL_DIGEST_BUCKETS_MAX && bucket_count * 8 < self->count)
+        bucket_count *= 2;
+    return bucket_count;
+}
+
+//  The sums are filled in when the input ends (s_finish), from the table
+//  as it is then.
 static void
 s_send_digest (shoal_membership_t *self, const shoal_life_t *to, const char *addr)
 {
-    s_digest_update (self);
-    shoal_membership_send_t *send = s_send (self, SHOAL_MSG_DIGEST, to, addr);
-    if (!send)
-        return;
-    send->msg.u.digest.member_count = (uint32_t) self->count;
-    send->msg.u.digest.members = self->digest;
+    s_send (self, SHOAL_MSG_DIGEST, to, addr);
 }
 
-//  The table as a SYNC-REPLY, as much of it as one frame takes (starting
-//  where the last partial reply stopped). At most one per member per
-//  probe interval, so digests cannot make this node flood.
+//  This node's records in the buckets of wanted as a SYNC-REPLY, as many as
+//  one frame takes (starting where the last partial reply stopped). At most
+//  one per member per probe interval, so digests cannot make this node
+//  flood.
 static void
-s_send_sync_reply (shoal_membership_t *self, uint64_t now, uint32_t slot)
+s_send_sync_reply (shoal_membership_t *self, uint64_t now, uint32_t slot, uint32_t bucket_count,
+                   const shoal_bucket_set_t *wanted)
 {
     if (now < self->members[slot].sync_allowed_ms)
         return;
@@ -1519,15 +1546,17 @@ s_send_sync_reply (shoal_membership_t *self, uint64_t now, uint32_t slot)
     long budget = (long) shoal_msg_size_max (SHOAL_MSG_SYNC_REPLY) -
                   shoal_msg_encode (&send->msg, NULL, 0, &err) - 4;
     shoal_update_t *updates = self->out_updates + self->out_update_count;
-    size_t count = 0;
-    for (; count < self->count; count++) {
-        uint32_t record = self->dense[(self->sync_cursor + count) % self->count];
+    size_t count = 0, scanned = 0;
+    for (; scanned < self->count; scanned++) {
+        uint32_t record = self->dense[(self->sync_cursor + scanned) % self->count];
+        if (!s_bucket_in (wanted, s_bucket (&self->members[record], bucket_count)))
+            continue;
         if (self->members[record].record_size > budget)
             break;
         budget -= self->members[record].record_size;
-        s_record (self, record, &updates[count], false);
+        s_record (self, record, &updates[count++], false);
     }
-    self->sync_cursor = (self->sync_cursor + count) % self->count;
+    self->sync_cursor = (self->sync_cursor + scanned) % self->count;
     s_set_updates (&send->msg, updates, (uint32_t) count);
     while (count > 0 && shoal_msg_encode (&send->msg, NULL, 0, &err) < 0)
         s_set_updates (&send->msg, updates, (uint32_t) --count);
@@ -1845,18 +1874,34 @@ s_on_ping_req (shoal_membership_t *self, uint64_t now, const s_incoming_t *in,
         s_ping_stranger (self, relay->our_seq, NULL, request->addr);
 }
 
-static void
+//  Compares the sender's bucket sums with this node's: where they differ,
+//  push and pull, this node's records of those buckets and a request for
+//  the sender's. Returns -1 when the digest's bucket count is not valid.
+static int
 s_on_digest (shoal_membership_t *self, uint64_t now, uint32_t slot, const shoal_digest_t *digest)
 {
-    s_digest_update (self);
-    if (digest->member_count == self->count &&
-        memcmp (digest->members.bytes, self->digest.bytes, SHOAL_HASH_SIZE) == 0)
-        return;
-    //  Push and pull: this node's table, and a request for the sender's.
-    s_send_sync_reply (self, now, slot);
+    if (!s_bucket_count_valid (digest->bucket_count))
+        return -1;
+    uint64_t sums[SHOAL_DIGEST_BUCKETS_MAX];
+    s_digest_fold (self, digest->bucket_count, sums);
+    shoal_bucket_set_t differ = { { 0 } };
+    bool any = false;
+    for (uint32_t bucket = 0; bucket < digest->bucket_count; bucket++)
+        if (sums[bucket] != digest->buckets[bucket]) {
+            differ.bytes[bucket / 8] |= (uint8_t) (1u << (bucket % 8));
+            any = true;
+        }
+    if (!any && digest->member_count == self->count)
+        return 0;
+    if (!any) //  equal sums over different tables: take no chances
+        for (uint32_t bucket = 0; bucket < digest->bucket_count; bucket++)
+            differ.bytes[bucket / 8] |= (uint8_t) (1u << (bucket % 8));
+    s_send_sync_reply (self, now, slot, digest->bucket_count, &differ);
     shoal_membership_send_t *send = s_send_to (self, SHOAL_MSG_SYNC_REQ, slot);
     if (send)
-        send->msg.u.sync_req.want = SHOAL_SYNC_MEMBERS;
+        send->msg.u.sync_req =
+            (shoal_sync_req_t){ SHOAL_SYNC_MEMBERS, digest->bucket_count, differ };
+    return 0;
 }
 
 static int
@@ -1908,9 +1953,12 @@ s_receive (shoal_membership_t *self, uint64_t now, const shoal_envelope_t *envel
         if (slot == NONE)
             return -1;
         if (msg->type == SHOAL_MSG_DIGEST)
-            s_on_digest (self, now, slot, &msg->u.digest);
-        else if (msg->u.sync_req.want & SHOAL_SYNC_MEMBERS)
-            s_send_sync_reply (self, now, slot);
+            return s_on_digest (self, now, slot, &msg->u.digest);
+        if (!(msg->u.sync_req.want & SHOAL_SYNC_MEMBERS))
+            return 0;
+        if (!s_bucket_count_valid (msg->u.sync_req.bucket_count))
+            return -1;
+        s_send_sync_reply (self, now, slot, msg->u.sync_req.bucket_count, &msg->u.sync_req.buckets);
         return 0;
     case SHOAL_MSG_SYNC_REPLY:
         s_apply_all (self, now, msg->u.sync_reply.members, msg->u.sync_reply.member_count);
@@ -2087,10 +2135,21 @@ s_begin (shoal_membership_t *self)
 static void
 s_finish (shoal_membership_t *self, uint64_t now)
 {
-    for (size_t i = 0; i < self->out_count; i++)
+    uint32_t bucket_count = s_digest_bucket_count (self);
+    bool folded = false;
+    for (size_t i = 0; i < self->out_count; i++) {
+        shoal_msg_t *msg = &self->out[i].msg;
         if (self->spans[i].count)
-            s_set_updates (&self->out[i].msg, self->out_updates + self->spans[i].first,
-                           self->spans[i].count);
+            s_set_updates (msg, self->out_updates + self->spans[i].first, self->spans[i].count);
+        if (msg->type == SHOAL_MSG_DIGEST) {
+            if (!folded)
+                s_digest_fold (self, bucket_count, self->digest_sums);
+            folded = true;
+            msg->u.digest.member_count = (uint32_t) self->count;
+            msg->u.digest.bucket_count = bucket_count;
+            msg->u.digest.buckets = self->digest_sums;
+        }
+    }
     self->wake_ms = s_max (s_next (self), now);
 }
 
@@ -2153,7 +2212,6 @@ shoal_membership_destroy (shoal_membership_t **self_p)
     free (self->index);
     free (self->dense);
     free (self->order);
-    free (self->sorted);
     free (self->suspicions);
     free (self->bucket_head);
     free (self->bucket_tail);
@@ -2349,12 +2407,15 @@ shoal_membership_health (const shoal_membership_t *self)
     return self->health;
 }
 
-void
-shoal_membership_digest (shoal_membership_t *self, uint32_t *member_count, shoal_hash_t *hash)
+int
+shoal_membership_digest (const shoal_membership_t *self, uint32_t bucket_count,
+                         uint32_t *member_count, uint64_t *sums)
 {
-    s_digest_update (self);
+    if (!s_bucket_count_valid (bucket_count))
+        return -1;
     *member_count = (uint32_t) self->count;
-    *hash = self->digest;
+    s_digest_fold (self, bucket_count, sums);
+    return 0;
 }
 
 void

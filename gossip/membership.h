@@ -40,9 +40,11 @@
       and its ACK carries the receiver's updates back).
     - Anti-entropy. Every sync_interval, and on first contact (an ACK from a
       member that was unknown, dead or left; a PING from a member this node
-      does not know), a DIGEST of the member table;
-      a receiver whose table differs answers with its SYNC-REPLY and a
-      SYNC-REQ, so both sides end up merged by the same precedence rules.
+      does not know), a DIGEST of the member table: its record hashes summed
+      per bucket of member ids. A receiver answers only for the buckets whose
+      sums differ: its records of those buckets in a SYNC-REPLY, and a
+      SYNC-REQ for the sender's, so both sides end up merged by the same
+      precedence rules, having sent about the difference and not the table.
     - Tombstones. Dead and left members stay in the table for tombstone_ms;
       one dead member is pinged every tombstone_probe_interval, so a healed
       partition merges by itself.
@@ -303,9 +305,18 @@ uint64_t shoal_membership_incarnation (const shoal_membership_t *self);
 //  The local health score: 0 is healthy, awareness_max - 1 the worst.
 uint32_t shoal_membership_health (const shoal_membership_t *self);
 
-//  The digest a DIGEST carries: members in the table and the BLAKE2b-256 of
-//  their canonical form (docs/membership.md, "Digest").
-void shoal_membership_digest (shoal_membership_t *self, uint32_t *member_count, shoal_hash_t *hash);
+//  A member's fine digest bucket: the first byte of the BLAKE2b-128 of its
+//  id (docs/membership.md, "Digest"). At 2^k buckets, its top k bits.
+uint8_t shoal_membership_bucket (const shoal_id_t *id);
+
+//  The digest a DIGEST carries, at bucket_count buckets (a power of two,
+//  1 .. SHOAL_DIGEST_BUCKETS_MAX): members in the table and, into sums
+//  (bucket_count items), each bucket's sum of record hashes
+//  (docs/membership.md, "Digest"). Two tables are the same when their
+//  counts and their sums at SHOAL_DIGEST_BUCKETS_MAX buckets are. Returns 0,
+//  or -1 when bucket_count is not valid.
+int shoal_membership_digest (const shoal_membership_t *self, uint32_t bucket_count,
+                             uint32_t *member_count, uint64_t *sums);
 
 void shoal_membership_stats (const shoal_membership_t *self, shoal_membership_stats_t *stats);
 

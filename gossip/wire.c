@@ -31,6 +31,7 @@ typedef enum {
     K_STR,      //  const char *: UTF-8, no NUL, at most max bytes
     K_STRS,     //  count + const char **
     K_IDS,      //  count + shoal_id_t *
+    K_U64S,     //  count + uint64_t *
     K_LABELS,   //  count + shoal_label_t *, as a msgpack map with unique keys
     K_LIST,     //  count + array of structs of schema
     K_STRUCT,   //  a struct of schema, inline
@@ -69,6 +70,7 @@ struct s_schema {
 #define F_STR(T, m, mx)          { #m, K_STR, offsetof (T, m), 0, (mx), 0, NULL }
 #define F_STRS(T, m, n, mx, imx) { #m, K_STRS, offsetof (T, m), offsetof (T, n), (mx), (imx), NULL }
 #define F_IDS(T, m, n, mx)       { #m, K_IDS, offsetof (T, m), offsetof (T, n), (mx), 0, NULL }
+#define F_U64S(T, m, n, mx)      { #m, K_U64S, offsetof (T, m), offsetof (T, n), (mx), 0, NULL }
 #define F_LABELS(T, m, n)        { #m, K_LABELS, offsetof (T, m), offsetof (T, n), SHOAL_LABELS_MAX, SHOAL_LABEL_MAX, NULL }
 #define F_LIST(T, m, n, mx, s)   { #m, K_LIST, offsetof (T, m), offsetof (T, n), (mx), 0, &(s) }
 #define F_STRUCT(T, m, s)        { #m, K_STRUCT, offsetof (T, m), 0, 0, 0, &(s) }
@@ -172,14 +174,18 @@ static const s_field_t s_ping_req_fields[] = {
 SCHEMA (s_ping_req, "ping-req", shoal_ping_req_t, s_ping_req_fields);
 
 static const s_field_t s_digest_fields[] = {
-    F_UINT (shoal_digest_t, member_count, SHOAL_MEMBERS_MAX), F_BYTES (shoal_digest_t, members),
-    F_UINT (shoal_digest_t, jobs_version, UINT64_MAX),        F_BYTES (shoal_digest_t, jobs),
+    F_UINT (shoal_digest_t, member_count, SHOAL_MEMBERS_MAX),
+    F_U64S (shoal_digest_t, buckets, bucket_count, SHOAL_DIGEST_BUCKETS_MAX),
+    F_UINT (shoal_digest_t, jobs_version, UINT64_MAX),
+    F_BYTES (shoal_digest_t, jobs),
     F_STRUCT (shoal_digest_t, assignment, s_epoch),
 };
 SCHEMA (s_digest, "digest", shoal_digest_t, s_digest_fields);
 
 static const s_field_t s_sync_req_fields[] = {
     F_UINT (shoal_sync_req_t, want, SHOAL_SYNC_MEMBERS | SHOAL_SYNC_JOBS | SHOAL_SYNC_ASSIGNMENT),
+    F_UINT (shoal_sync_req_t, bucket_count, SHOAL_DIGEST_BUCKETS_MAX),
+    F_BYTES (shoal_sync_req_t, buckets),
 };
 SCHEMA (s_sync_req, "sync-req", shoal_sync_req_t, s_sync_req_fields);
 
@@ -622,6 +628,7 @@ s_encode_field (s_encoder_t *self, const s_field_t *field, const uint8_t *base)
     }
     case K_STRS:
     case K_IDS:
+    case K_U64S:
     case K_LIST:
         break;
     }
@@ -641,6 +648,8 @@ s_encode_field (s_encoder_t *self, const s_field_t *field, const uint8_t *base)
             rc = s_encode_text (self, ((const char *const *) items)[i], field->item_max);
         else if (field->kind == K_IDS)
             rc = msgpack_pack_bin_with_body (pk, items + i * SHOAL_ID_SIZE, SHOAL_ID_SIZE);
+        else if (field->kind == K_U64S)
+            rc = msgpack_pack_uint64 (pk, ((const uint64_t *) items)[i]);
         else
             rc = s_encode_struct (self, field->schema, items + i * field->schema->size);
         if (rc)
@@ -806,11 +815,12 @@ s_decode_labels (s_decoder_t *self, const s_field_t *field, uint8_t *base)
 static int
 s_decode_list (s_decoder_t *self, const s_field_t *field, uint8_t *base)
 {
-    size_t item_min = field->kind == K_IDS    ? 2 + SHOAL_ID_SIZE
-                      : field->kind == K_STRS ? 1
-                                              : s_min_size (field->schema);
+    size_t item_min = field->kind == K_IDS                             ? 2 + SHOAL_ID_SIZE
+                      : field->kind == K_STRS || field->kind == K_U64S ? 1
+                                                                       : s_min_size (field->schema);
     size_t item_size = field->kind == K_IDS    ? sizeof (shoal_id_t)
                        : field->kind == K_STRS ? sizeof (const char *)
+                       : field->kind == K_U64S ? sizeof (uint64_t)
                                                : field->schema->size;
     uint32_t count;
     void *memory;
@@ -825,7 +835,11 @@ s_decode_list (s_decoder_t *self, const s_field_t *field, uint8_t *base)
             rc = s_decode_text (self, field->item_max, (const char **) item);
         else if (field->kind == K_IDS)
             rc = s_decode_bytes (self, item, SHOAL_ID_SIZE);
-        else
+        else if (field->kind == K_U64S) {
+            rc = shoal_reader_uint (&self->reader, (uint64_t *) item);
+            if (rc)
+                rc = s_read_fail (self, "unsigned integer");
+        } else
             rc = s_decode_struct (self, field->schema, item);
         if (rc)
             return -1;
@@ -881,6 +895,7 @@ s_decode_field (s_decoder_t *self, const s_field_t *field, uint8_t *base)
     }
     case K_STRS:
     case K_IDS:
+    case K_U64S:
     case K_LIST:
         break;
     }

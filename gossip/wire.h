@@ -213,10 +213,15 @@ typedef struct {
     shoal_update_t *updates;
 } shoal_ping_req_t;
 
-//  Anti-entropy: what a member holds, summarised.
+//  Anti-entropy: what a member holds, summarised. The member table is
+//  summed per bucket of member ids (docs/membership.md, "Digest"), so two
+//  members can tell which buckets differ and pull only those.
+#define SHOAL_DIGEST_BUCKETS_MAX 256
+
 typedef struct {
     uint32_t member_count;
-    shoal_hash_t members;
+    uint32_t bucket_count; //  a power of two, 1 .. SHOAL_DIGEST_BUCKETS_MAX
+    uint64_t *buckets;     //  per bucket, the sum of its members' record hashes
     uint64_t jobs_version;
     shoal_hash_t jobs;
     shoal_epoch_t assignment; //  (term, version) of the assignment applied
@@ -226,8 +231,16 @@ typedef struct {
 #define SHOAL_SYNC_JOBS       0x02
 #define SHOAL_SYNC_ASSIGNMENT 0x04 //  answered by an ASSIGN snapshot
 
+//  A set of digest buckets: bucket i is in it when bit i % 8 of bytes[i / 8]
+//  is set.
 typedef struct {
-    uint8_t want; //  SHOAL_SYNC_*
+    uint8_t bytes[SHOAL_DIGEST_BUCKETS_MAX / 8];
+} shoal_bucket_set_t;
+
+typedef struct {
+    uint8_t want;               //  SHOAL_SYNC_*
+    uint32_t bucket_count;      //  with SHOAL_SYNC_MEMBERS: the buckets' granularity,
+    shoal_bucket_set_t buckets; //  as in the digest, and which of them are wanted
 } shoal_sync_req_t;
 
 typedef struct {

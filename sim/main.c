@@ -546,14 +546,14 @@ main (int argc, char **argv)
                    options.loss_ppm / 1000000.0, "profile", options.loopback ? "loopback" : "lan");
     json_object_update (report, result.measures);
     json_decref (result.measures);
+    double per_node_s = window > 0 ? 1.0 / options.nodes / window : 0;
+    json_object_set_new (report, "msgs_per_node_per_s",
+                         json_real ((double) (stats.sent - run.at_start.sent) * per_node_s));
+    json_object_set_new (report, "bytes_per_node_per_s",
+                         json_real ((double) (stats.bytes - run.at_start.bytes) * per_node_s));
     json_object_set_new (
-        report, "msgs_per_node_per_s",
-        json_real (window > 0 ? (double) (stats.sent - run.at_start.sent) / options.nodes / window
-                              : 0));
-    json_object_set_new (
-        report, "bytes_per_node_per_s",
-        json_real (window > 0 ? (double) (stats.bytes - run.at_start.bytes) / options.nodes / window
-                              : 0));
+        report, "sync_bytes_per_node_per_s",
+        json_real ((double) (stats.frame_bytes - run.at_start.frame_bytes) * per_node_s));
     json_object_set_new (report, "simulated_s", json_real (seconds));
     json_object_set_new (report, "wall_s", json_real (wall));
     json_object_set_new (report, "simulated_s_per_wall_s",

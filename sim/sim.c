@@ -241,6 +241,8 @@ s_send (shoal_sim_t *self, uint32_t from, const shoal_membership_send_t *send)
     self->stats.sent++;
     self->stats.bytes += (uint64_t) size;
     uint8_t purpose = (uint8_t) shoal_msg_purpose (send->msg.type);
+    if (purpose == SHOAL_PURPOSE_FRAME)
+        self->stats.frame_bytes += (uint64_t) size;
     uint32_t to = s_node_at (self, send->addr);
     if (to == SHOAL_SIM_NONE) {
         self->stats.undeliverable++;

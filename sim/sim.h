@@ -43,6 +43,7 @@ void shoal_sim_config_default (shoal_sim_config_t *config);
 typedef struct {
     uint64_t sent;          //  messages handed to the network
     uint64_t bytes;         //  their encoded size
+    uint64_t frame_bytes;   //  of which frames: anti-entropy (DIGEST, SYNC-REQ, SYNC-REPLY)
     uint64_t lost;          //  datagrams lost at random
     uint64_t blocked;       //  messages a partition stopped
     uint64_t undeliverable; //  to a node down, or beyond a paused node's backlog

@@ -22,6 +22,14 @@ s_hash (uint8_t seed)
     return hash;
 }
 
+//  Four digest bucket sums, small and large, so every uint width is used.
+static uint64_t *
+s_sums (void)
+{
+    static uint64_t sums[] = { 0, 200, 0x1234567890abcdefull, UINT64_MAX };
+    return sums;
+}
+
 //  ---------------------------------------------------------------------
 //  Values shared by several samples
 
@@ -133,10 +141,12 @@ shoal_sample_msg (int type, shoal_msg_t *msg)
                                               s_updates (updates, 3) };
         return 0;
     case SHOAL_MSG_DIGEST:
-        msg->u.digest = (shoal_digest_t){ 10, s_hash (1), 12, s_hash (2), { 7, 52 } };
+        msg->u.digest = (shoal_digest_t){ 10, 4, s_sums (), 12, s_hash (2), { 7, 52 } };
         return 0;
     case SHOAL_MSG_SYNC_REQ:
         msg->u.sync_req.want = SHOAL_SYNC_MEMBERS | SHOAL_SYNC_JOBS;
+        msg->u.sync_req.bucket_count = 4;
+        msg->u.sync_req.buckets.bytes[0] = 0x05;
         return 0;
     case SHOAL_MSG_SYNC_REPLY:
         msg->u.sync_reply =

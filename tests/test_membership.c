@@ -501,13 +501,34 @@ s_incarnation (const s_net_t *net, int observer, int subject)
     return member.incarnation;
 }
 
+//  A node's digest at the finest granularity: equal tables, equal digests.
+typedef struct {
+    uint32_t count;
+    uint64_t sums[SHOAL_DIGEST_BUCKETS_MAX];
+} s_digest_t;
+
+static s_digest_t
+s_digest (const s_net_t *net, int node)
+{
+    s_digest_t digest;
+    CHECK_EQ (shoal_membership_digest (net->nodes[node].core, SHOAL_DIGEST_BUCKETS_MAX,
+                                       &digest.count, digest.sums),
+              0);
+    return digest;
+}
+
+static bool
+s_digest_equal (const s_digest_t *a, const s_digest_t *b)
+{
+    return a->count == b->count && memcmp (a->sums, b->sums, sizeof a->sums) == 0;
+}
+
 //  True when every running node holds every node of the network, running
 //  ones alive, and nothing else, and all their digests agree.
 static bool
 s_converged (s_net_t *net)
 {
-    uint32_t first_count = 0;
-    shoal_hash_t first_hash;
+    s_digest_t first_digest;
     bool first = true;
     for (int i = 0; i < net->count; i++) {
         if (!s_runs (&net->nodes[i]))
@@ -523,14 +544,11 @@ s_converged (s_net_t *net)
         }
         if (shoal_membership_live (net->nodes[i].core) != live)
             return false;
-        uint32_t count;
-        shoal_hash_t hash;
-        shoal_membership_digest (net->nodes[i].core, &count, &hash);
+        s_digest_t digest = s_digest (net, i);
         if (first) {
-            first_count = count;
-            first_hash = hash;
+            first_digest = digest;
             first = false;
-        } else if (count != first_count || memcmp (hash.bytes, first_hash.bytes, 32) != 0)
+        } else if (!s_digest_equal (&digest, &first_digest))
             return false;
     }
     return true;
@@ -1357,17 +1375,14 @@ digests_agree_whatever_the_order_of_learning (void)
     s_teach (net, 2, a, forward, 6);
     int with_a[] = { a };
     s_teach (net, 2, b, backward, 6);
-    uint32_t count_a, count_b;
-    shoal_hash_t hash_a, hash_b;
-    shoal_membership_digest (net->nodes[a].core, &count_a, &hash_a);
-    shoal_membership_digest (net->nodes[b].core, &count_b, &hash_b);
-    CHECK_EQ (count_a, 7);
-    CHECK_EQ (count_b, 6);
-    CHECK (memcmp (hash_a.bytes, hash_b.bytes, 32) != 0);
+    s_digest_t digest_a = s_digest (net, a), digest_b = s_digest (net, b);
+    CHECK_EQ (digest_a.count, 7);
+    CHECK_EQ (digest_b.count, 6);
+    CHECK (!s_digest_equal (&digest_a, &digest_b));
     s_teach (net, 2, b, with_a, 1);
-    shoal_membership_digest (net->nodes[b].core, &count_b, &hash_b);
-    CHECK_EQ (count_b, 7);
-    CHECK (memcmp (hash_a.bytes, hash_b.bytes, 32) == 0);
+    digest_b = s_digest (net, b);
+    CHECK_EQ (digest_b.count, 7);
+    CHECK (s_digest_equal (&digest_a, &digest_b));
     //  Who accused a suspect is not part of the digest: the same suspicion
     //  raised by different members is the same table.
     shoal_update_t update = s_update (net, 4, SHOAL_MEMBER_SUSPECT, 1, 2);
@@ -1377,10 +1392,105 @@ digests_agree_whatever_the_order_of_learning (void)
     s_inject (net, 2, a, &ack);
     update.by = net->nodes[5].id;
     s_inject (net, 2, b, &ack);
-    shoal_membership_digest (net->nodes[a].core, &count_a, &hash_a);
-    shoal_membership_digest (net->nodes[b].core, &count_b, &hash_b);
+    digest_a = s_digest (net, a);
+    digest_b = s_digest (net, b);
     CHECK_EQ (s_state (net, a, 4), SHOAL_MEMBER_SUSPECT);
-    CHECK (memcmp (hash_a.bytes, hash_b.bytes, 32) == 0);
+    CHECK (s_digest_equal (&digest_a, &digest_b));
+    s_net_destroy (&net);
+}
+
+//  The first message of type in node index's outbox, or NULL.
+static const shoal_msg_t *
+s_sent (s_net_t *net, int index, uint8_t type)
+{
+    const shoal_membership_send_t *sends;
+    size_t count = shoal_membership_outbox (net->nodes[index].core, &sends);
+    for (size_t i = 0; i < count; i++)
+        if (sends[i].msg.type == type)
+            return &sends[i].msg;
+    return NULL;
+}
+
+//  Anti-entropy pulls only what differs: one member changed in one table
+//  costs the records of its digest bucket, both ways, not the tables.
+static void
+sync_sends_only_the_buckets_that_differ (void)
+{
+    shoal_membership_config_t config = s_loopback ();
+    s_net_t *net = s_net_new (&config, 31);
+    int a = s_net_add (net, true), b = s_net_add (net, true);
+    int others[NODES_MAX], other_count = 0;
+    while (net->count < 64)
+        others[other_count++] = s_net_add (net, false);
+    int with_a[] = { a }, with_b[] = { b };
+    s_teach (net, others[0], a, others, other_count);
+    s_teach (net, others[0], a, with_b, 1);
+    s_teach (net, others[0], b, others, other_count);
+    s_teach (net, others[0], b, with_a, 1);
+    s_digest_t digest_a = s_digest (net, a), digest_b = s_digest (net, b);
+    CHECK_EQ (digest_a.count, 64);
+    CHECK (s_digest_equal (&digest_a, &digest_b));
+
+    //  a hears that one member is suspect; b does not.
+    int changed = others[5];
+    shoal_update_t update =
+        s_update (net, changed, SHOAL_MEMBER_SUSPECT, net->nodes[changed].incarnation, others[0]);
+    shoal_msg_t ack = { .type = SHOAL_MSG_ACK };
+    ack.u.ack.updates = &update;
+    ack.u.ack.update_count = 1;
+    s_inject (net, others[0], a, &ack);
+    CHECK_EQ (s_state (net, a, changed), SHOAL_MEMBER_SUSPECT);
+
+    //  a's digest, in 8 buckets of about 8 members, reaches b.
+    shoal_msg_t digest = { .type = SHOAL_MSG_DIGEST };
+    uint64_t sums[8];
+    CHECK_EQ (shoal_membership_digest (net->nodes[a].core, 8, &digest.u.digest.member_count, sums),
+              0);
+    digest.u.digest.bucket_count = 8;
+    digest.u.digest.buckets = sums;
+    CHECK_EQ (s_inject (net, a, b, &digest), 0);
+    uint32_t bucket = shoal_membership_bucket (&net->nodes[changed].id) * 8u / 256u;
+    uint32_t in_bucket = 0;
+    for (int i = 0; i < net->count; i++)
+        in_bucket += shoal_membership_bucket (&net->nodes[i].id) * 8u / 256u == bucket;
+    CHECK (in_bucket >= 1 && in_bucket < 32);
+
+    //  b sends its records of that bucket only, and asks for a's.
+    const shoal_msg_t *reply = s_sent (net, b, SHOAL_MSG_SYNC_REPLY);
+    const shoal_msg_t *request = s_sent (net, b, SHOAL_MSG_SYNC_REQ);
+    CHECK (reply && request);
+    CHECK_EQ (reply->u.sync_reply.member_count, in_bucket);
+    for (uint32_t i = 0; i < reply->u.sync_reply.member_count; i++)
+        CHECK_EQ (shoal_membership_bucket (&reply->u.sync_reply.members[i].node) * 8u / 256u,
+                  bucket);
+    CHECK_EQ (request->u.sync_req.want, SHOAL_SYNC_MEMBERS);
+    CHECK_EQ (request->u.sync_req.bucket_count, 8);
+    for (uint32_t i = 0; i < SHOAL_DIGEST_BUCKETS_MAX / 8; i++)
+        CHECK_EQ (request->u.sync_req.buckets.bytes[i], i == 0 ? 1u << bucket : 0);
+
+    //  a answers with the same bucket, its suspicion among it; b merges it
+    //  (a merges b's stale alive record as old news) and the tables agree.
+    shoal_msg_t saved_reply = *reply;
+    shoal_update_t saved[64];
+    memcpy (saved, reply->u.sync_reply.members, in_bucket * sizeof saved[0]);
+    saved_reply.u.sync_reply.members = saved;
+    CHECK_EQ (s_inject (net, b, a, request), 0);
+    reply = s_sent (net, a, SHOAL_MSG_SYNC_REPLY);
+    CHECK (reply);
+    CHECK_EQ (reply->u.sync_reply.member_count, in_bucket);
+    CHECK_EQ (s_inject (net, a, b, reply), 0);
+    CHECK_EQ (s_state (net, b, changed), SHOAL_MEMBER_SUSPECT);
+    CHECK_EQ (s_inject (net, b, a, &saved_reply), 0);
+    digest_a = s_digest (net, a);
+    digest_b = s_digest (net, b);
+    CHECK (s_digest_equal (&digest_a, &digest_b));
+
+    //  A bucket count that is not a power of two is refused.
+    digest.u.digest.bucket_count = 6;
+    CHECK_EQ (s_inject (net, a, b, &digest), -1);
+    shoal_msg_t odd = { .type = SHOAL_MSG_SYNC_REQ };
+    odd.u.sync_req.want = SHOAL_SYNC_MEMBERS;
+    CHECK_EQ (s_inject (net, a, b, &odd), -1);
     s_net_destroy (&net);
 }
 
@@ -1674,7 +1784,11 @@ strange_messages_are_handled_without_harm (void)
     CHECK_EQ (s_inject (net, stranger, 0, &digest), -1);
     //  A digest equal to this node's: nothing to do. A different one:
     //  SYNC-REPLY and SYNC-REQ, but not twice within a probe interval.
-    shoal_membership_digest (core, &digest.u.digest.member_count, &digest.u.digest.members);
+    uint64_t sums[2];
+    CHECK_EQ (shoal_membership_digest (core, 3, &digest.u.digest.member_count, sums), -1);
+    CHECK_EQ (shoal_membership_digest (core, 2, &digest.u.digest.member_count, sums), 0);
+    digest.u.digest.bucket_count = 2;
+    digest.u.digest.buckets = sums;
     CHECK_EQ (s_inject (net, 1, 0, &digest), 0);
     CHECK_EQ (s_outbox (net, 0, SHOAL_MSG_SYNC_REPLY), 0);
     digest.u.digest.member_count++;
@@ -1839,6 +1953,7 @@ main (void)
     RUN (piggyback_fills_but_never_exceeds_the_datagram);
     RUN (updated_meta_reaches_everyone);
     RUN (digests_agree_whatever_the_order_of_learning);
+    RUN (sync_sends_only_the_buckets_that_differ);
     RUN (periodic_sync_repairs_what_gossip_missed);
     RUN (precedence_follows_swim);
     RUN (updates_about_this_node_are_refuted_only_when_current);
