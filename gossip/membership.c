@@ -22,6 +22,7 @@
 #include "membership.h"
 
 #include "bigendian.h"
+#include "metapool.h"
 #include "splitmix.h"
 
 #include <assert.h>
@@ -50,6 +51,9 @@
 #define S_RECORD_BUFFER (SHOAL_MEMBERSHIP_META_MAX + 256)
 //  ceil (log10 (SHOAL_MEMBERS_MAX + 1)): the most retransmit rounds per mult.
 #define S_DIGITS_MAX 5
+
+//  Room for updates kept between inputs; more is freed when the next begins.
+#define S_OUT_UPDATES_KEPT 256
 
 #define S_INDIRECT_MAX 16
 #define S_FANOUT_MAX   64
@@ -144,6 +148,8 @@ struct _shoal_membership_t {
     uint32_t seq;
     uint32_t health;
     bool leaving;
+    shoal_metapool_t *metas;
+    bool own_metas;
 
     //  The table. Every array below has room for capacity members.
     s_member_t *members;
@@ -501,84 +507,10 @@ shoal_membership_meta_check (const shoal_membership_config_t *config, const shoa
 }
 
 //  ---------------------------------------------------------------------
-//  Metas: deep copies in one block, immutable, retired when replaced
+//  Metas: immutable copies from the pool, retired when replaced
 
-static const char *
-s_text (const char *text)
-{
-    return text ? text : "";
-}
-
-static char *
-s_put (char **cursor, const char *text)
-{
-    char *start = *cursor;
-    size_t size = strlen (s_text (text)) + 1;
-    memcpy (start, s_text (text), size);
-    *cursor += size;
-    return start;
-}
-
-//  Copies a meta that passed shoal_membership_meta_check (or the decoder,
-//  which applies the same wire limits), NULL strings becoming "".
-static shoal_meta_t *
-s_meta_copy (const shoal_meta_t *source)
-{
-    size_t size = sizeof (shoal_meta_t) + source->label_count * sizeof (shoal_label_t) +
-                  source->handle_count * sizeof (char *);
-    size += strlen (s_text (source->name)) + strlen (s_text (source->addr)) + 2;
-    for (uint32_t i = 0; i < source->label_count; i++)
-        size +=
-            strlen (s_text (source->labels[i].key)) + strlen (s_text (source->labels[i].value)) + 2;
-    for (uint32_t i = 0; i < source->handle_count; i++)
-        size += strlen (s_text (source->handles[i])) + 1;
-    uint8_t *block = malloc (size);
-    if (!block)
-        return NULL;
-    shoal_meta_t *meta = (shoal_meta_t *) block;
-    *meta = *source;
-    shoal_label_t *labels = (shoal_label_t *) (block + sizeof (shoal_meta_t));
-    const char **handles = (const char **) (labels + source->label_count);
-    char *cursor = (char *) (handles + source->handle_count);
-    meta->name = s_put (&cursor, source->name);
-    meta->addr = s_put (&cursor, source->addr);
-    for (uint32_t i = 0; i < source->label_count; i++) {
-        labels[i].key = s_put (&cursor, source->labels[i].key);
-        labels[i].value = s_put (&cursor, source->labels[i].value);
-    }
-    for (uint32_t i = 0; i < source->handle_count; i++)
-        handles[i] = s_put (&cursor, source->handles[i]);
-    meta->labels = source->label_count ? labels : NULL;
-    meta->handles = source->handle_count ? handles : NULL;
-    return meta;
-}
-
-static bool
-s_text_equal (const char *a, const char *b)
-{
-    return strcmp (s_text (a), s_text (b)) == 0;
-}
-
-static bool
-s_meta_equal (const shoal_meta_t *a, const shoal_meta_t *b)
-{
-    if (!s_text_equal (a->name, b->name) || !s_text_equal (a->addr, b->addr) ||
-        a->life != b->life || a->priority != b->priority || a->capacity != b->capacity ||
-        a->slots != b->slots || a->label_count != b->label_count ||
-        a->handle_count != b->handle_count)
-        return false;
-    for (uint32_t i = 0; i < a->label_count; i++)
-        if (!s_text_equal (a->labels[i].key, b->labels[i].key) ||
-            !s_text_equal (a->labels[i].value, b->labels[i].value))
-            return false;
-    for (uint32_t i = 0; i < a->handle_count; i++)
-        if (!s_text_equal (a->handles[i], b->handles[i]))
-            return false;
-    return true;
-}
-
-//  Keeps meta alive until the next input begins: outputs may point into it.
-//  If even that list cannot grow, the meta leaks rather than dangles.
+//  Keeps meta held until the next input begins: outputs may point into it.
+//  If even that list cannot grow, the meta stays held rather than dangles.
 static void
 s_retire (shoal_membership_t *self, shoal_meta_t *meta)
 {
@@ -639,16 +571,18 @@ s_index_remove (shoal_membership_t *self, uint32_t slot)
     self->index[hole] = 0;
 }
 
-//  Doubles every per-member array and rebuilds the index. Returns 0, or -1
-//  when memory is short (the table is then unchanged but for spare room).
+//  Grows every per-member array by half (a simulator holds thousands of
+//  tables, so spare room costs) and rebuilds the index, at most two thirds
+//  full. Returns 0, or -1 when memory is short (the table is then unchanged
+//  but for spare room).
 static int
 s_grow (shoal_membership_t *self)
 {
-    size_t capacity = self->capacity ? self->capacity * 2 : 16;
+    size_t capacity = self->capacity ? self->capacity + self->capacity / 2 : 16;
     if (capacity > self->config.members_max)
         capacity = self->config.members_max;
     size_t slots = 4;
-    while (slots < capacity * 2)
+    while (slots < capacity + capacity / 2)
         slots *= 2;
     uint32_t *index = calloc (slots, sizeof (uint32_t));
     if (!index)
@@ -896,7 +830,7 @@ s_member_add (shoal_membership_t *self, uint64_t now, const shoal_update_t *upda
     }
     if (self->free_slot == NONE && self->slot_count == self->capacity && s_grow (self))
         return NONE;
-    shoal_meta_t *meta = s_meta_copy (update->meta);
+    shoal_meta_t *meta = shoal_metapool_get (self->metas, update->meta);
     if (!meta)
         return NONE;
     uint32_t slot;
@@ -1117,7 +1051,7 @@ s_about_self (shoal_membership_t *self, const shoal_update_t *update)
     if (update->state == SHOAL_MEMBER_ALIVE)
         news = update->incarnation > me->incarnation ||
                (update->incarnation == me->incarnation && update->meta &&
-                !s_meta_equal (update->meta, me->meta));
+                !shoal_meta_equal (update->meta, me->meta));
     else
         news = update->incarnation >= me->incarnation;
     if (news && !self->leaving)
@@ -1193,8 +1127,8 @@ s_apply (shoal_membership_t *self, uint64_t now, const shoal_update_t *update)
         return;
     }
     s_member_t *member = &self->members[slot];
-    bool meta_changed = alive && !s_meta_equal (member->meta, update->meta);
-    shoal_meta_t *meta = meta_changed ? s_meta_copy (update->meta) : NULL;
+    bool meta_changed = alive && !shoal_meta_equal (member->meta, update->meta);
+    shoal_meta_t *meta = meta_changed ? shoal_metapool_get (self->metas, update->meta) : NULL;
     if (meta_changed && !meta) {
         self->stats.updates_refused++;
         return;
@@ -1535,8 +1469,12 @@ s_send_sync_reply (shoal_membership_t *self, uint64_t now, uint32_t slot, uint32
     if (now < self->members[slot].sync_allowed_ms)
         return;
     self->members[slot].sync_allowed_ms = now + self->config.probe_interval_ms;
+    size_t wanted_count = 0;
+    for (size_t i = 0; i < self->count; i++)
+        wanted_count +=
+            s_bucket_in (wanted, s_bucket (&self->members[self->dense[i]], bucket_count));
     if (s_reserve ((void **) &self->out_updates, &self->out_update_capacity,
-                   self->out_update_count + self->count, sizeof (shoal_update_t)))
+                   self->out_update_count + wanted_count, sizeof (shoal_update_t)))
         return;
     shoal_membership_send_t *send = s_send_to (self, SHOAL_MSG_SYNC_REPLY, slot);
     if (!send)
@@ -2124,8 +2062,15 @@ s_next (const shoal_membership_t *self)
 static void
 s_begin (shoal_membership_t *self)
 {
+    //  A large sync reply's room is not kept: a simulator holds thousands
+    //  of these tables, and most inputs send a few dozen updates.
+    if (self->out_update_capacity > S_OUT_UPDATES_KEPT) {
+        free (self->out_updates);
+        self->out_updates = NULL;
+        self->out_update_capacity = 0;
+    }
     for (size_t i = 0; i < self->retired_count; i++)
-        free (self->retired[i]);
+        shoal_metapool_put (self->metas, self->retired[i]);
     self->retired_count = 0;
     self->out_count = 0;
     self->out_update_count = 0;
@@ -2156,7 +2101,7 @@ s_finish (shoal_membership_t *self, uint64_t now)
 shoal_membership_t *
 shoal_membership_new (const shoal_membership_config_t *config, const shoal_id_t *id,
                       uint64_t incarnation, const shoal_meta_t *meta, uint64_t seed,
-                      uint64_t now_ms)
+                      uint64_t now_ms, shoal_metapool_t *metas)
 {
     if (shoal_membership_config_check (config) || !id || s_id_zero (id) ||
         shoal_membership_meta_check (config, meta))
@@ -2171,11 +2116,16 @@ shoal_membership_new (const shoal_membership_config_t *config, const shoal_id_t 
         uint64_t word = s_random (self);
         memcpy (self->index_key + i, &word, sizeof word);
     }
+    self->metas = metas;
+    if (!metas) {
+        self->metas = shoal_metapool_new (s_random (self));
+        self->own_metas = true;
+    }
     self->free_slot = NONE;
     self->bucket_count = config->retransmit_mult * S_DIGITS_MAX;
     self->bucket_head = malloc (self->bucket_count * sizeof (uint32_t));
     self->bucket_tail = malloc (self->bucket_count * sizeof (uint32_t));
-    if (!self->bucket_head || !self->bucket_tail || s_grow (self)) {
+    if (!self->metas || !self->bucket_head || !self->bucket_tail || s_grow (self)) {
         shoal_membership_destroy (&self);
         return NULL;
     }
@@ -2207,7 +2157,9 @@ shoal_membership_destroy (shoal_membership_t **self_p)
         return;
     s_begin (self);
     for (size_t i = 0; i < self->count; i++)
-        free (self->members[self->dense[i]].meta);
+        shoal_metapool_put (self->metas, self->members[self->dense[i]].meta);
+    if (self->own_metas)
+        shoal_metapool_destroy (&self->metas);
     free (self->members);
     free (self->index);
     free (self->dense);
@@ -2314,7 +2266,7 @@ shoal_membership_set_meta (shoal_membership_t *self, uint64_t now_ms, const shoa
     shoal_meta_t *copy = NULL;
     if (!self->leaving && me->incarnation < UINT64_MAX &&
         !shoal_membership_meta_check (&self->config, meta) && meta->life == me->life &&
-        (copy = s_meta_copy (meta))) {
+        (copy = shoal_metapool_get (self->metas, meta))) {
         s_retire (self, me->meta);
         me->meta = copy;
         me->incarnation++;

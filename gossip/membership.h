@@ -72,6 +72,7 @@
 #ifndef SHOAL_MEMBERSHIP_H
 #define SHOAL_MEMBERSHIP_H
 
+#include "metapool.h"
 #include "wire.h"
 
 #include <stdbool.h>
@@ -219,13 +220,16 @@ typedef struct {
 typedef struct _shoal_membership_t shoal_membership_t;
 
 //  A node with identity id, SWIM incarnation incarnation (raised by the
-//  shell on every start) and meta (deep-copied; meta->life is the life its
-//  envelopes carry). seed feeds all its randomness. Returns NULL when config,
-//  id or meta is invalid (the check functions above say why) or memory is
-//  short.
+//  shell on every start) and meta (copied; meta->life is the life its
+//  envelopes carry). seed feeds all its randomness. Member metas are kept
+//  in metas, a pool that cores driven from one thread may share (a
+//  simulator's tables then hold each meta once; it must outlive them), or
+//  in a pool of its own when metas is NULL. Returns NULL when config, id or
+//  meta is invalid (the check functions above say why) or memory is short.
 shoal_membership_t *shoal_membership_new (const shoal_membership_config_t *config,
                                           const shoal_id_t *id, uint64_t incarnation,
-                                          const shoal_meta_t *meta, uint64_t seed, uint64_t now_ms);
+                                          const shoal_meta_t *meta, uint64_t seed, uint64_t now_ms,
+                                          shoal_metapool_t *metas);
 
 void shoal_membership_destroy (shoal_membership_t **self_p);
 

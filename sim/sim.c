@@ -59,6 +59,7 @@ struct _shoal_sim_t {
     uint64_t random;
     uint8_t *buffer; //  one encoded message
     shoal_arena_t arena;
+    shoal_metapool_t *metas; //  every core's, so each meta is held once
     shoal_sim_observer_fn *observer;
     void *observer_arg;
     shoal_sim_stats_t stats;
@@ -179,7 +180,8 @@ shoal_sim_new (const shoal_sim_config_t *config, uint32_t nodes, uint64_t seed)
     self->random = seed;
     self->nodes = calloc (nodes, sizeof *self->nodes);
     self->buffer = malloc (SHOAL_FRAME_MAX);
-    if (!self->nodes || !self->buffer ||
+    self->metas = shoal_metapool_new (seed);
+    if (!self->nodes || !self->buffer || !self->metas ||
         shoal_arena_init (&self->arena, SHOAL_DECODE_ARENA (SHOAL_FRAME_MAX)) != 0) {
         shoal_sim_destroy (&self);
         return NULL;
@@ -215,6 +217,7 @@ shoal_sim_destroy (shoal_sim_t **self_p)
     free (self->queue);
     free (self->nodes);
     free (self->buffer);
+    shoal_metapool_destroy (&self->metas);
     shoal_arena_release (&self->arena);
     free (self);
     *self_p = NULL;
@@ -338,7 +341,10 @@ s_deliver (shoal_sim_t *self, s_event_t *event)
     if (!node->core) {
         self->stats.undeliverable++;
     } else if (node->paused) {
-        if (node->backlog_count < self->config.backlog) {
+        //  The backlog is made when first needed: most nodes never pause.
+        if (!node->backlog && self->config.backlog)
+            node->backlog = calloc (self->config.backlog, sizeof (s_event_t));
+        if (node->backlog && node->backlog_count < self->config.backlog) {
             node->backlog[node->backlog_count++] = *event;
             return; //  the backlog owns the data now
         }
@@ -395,12 +401,6 @@ shoal_sim_start (shoal_sim_t *self, uint32_t n, uint32_t seed)
     if (n >= self->size || self->nodes[n].core)
         return -1;
     s_node_t *node = &self->nodes[n];
-    if (!node->backlog) {
-        node->backlog =
-            calloc (self->config.backlog ? self->config.backlog : 1, sizeof (s_event_t));
-        if (!node->backlog)
-            return -1;
-    }
     node->incarnation++;
     node->life++;
     node->paused = false;
@@ -410,7 +410,7 @@ shoal_sim_start (shoal_sim_t *self, uint32_t n, uint32_t seed)
     shoal_id_t id;
     shoal_sim_id (n, &id);
     node->core = shoal_membership_new (&self->config.membership, &id, node->incarnation, &meta,
-                                       splitmix_next (&self->random), self->now);
+                                       splitmix_next (&self->random), self->now, self->metas);
     if (!node->core)
         return -1;
     node->tick_at = UINT64_MAX;

@@ -72,6 +72,7 @@ typedef struct {
     size_t seen_count, seen_capacity;
     crypto_generichash_state trace; //  every byte sent and every event
     shoal_arena_t arena;
+    shoal_metapool_t *metas; //  shared by every node's core
     //  What went over the wire.
     uint64_t datagrams, frames;
     size_t datagram_size_max;
@@ -120,6 +121,8 @@ s_net_new (const shoal_membership_config_t *config, uint64_t seed)
     net->rng = seed ^ 0x5eed;
     crypto_generichash_init (&net->trace, NULL, 0, 32);
     shoal_arena_init (&net->arena, SHOAL_DECODE_ARENA (SHOAL_FRAME_MAX));
+    net->metas = shoal_metapool_new (seed);
+    CHECK (net->metas);
     return net;
 }
 
@@ -134,6 +137,9 @@ s_net_destroy (s_net_t **net_p)
     free (net->heap);
     free (net->seen);
     shoal_arena_release (&net->arena);
+    //  Every core gave back every meta it held.
+    CHECK_EQ (shoal_metapool_size (net->metas), 0);
+    shoal_metapool_destroy (&net->metas);
     free (net);
     *net_p = NULL;
 }
@@ -164,8 +170,9 @@ s_net_add (s_net_t *net, bool real)
     node->incarnation = 1;
     s_meta_fill (node, index);
     if (real) {
-        node->core = shoal_membership_new (&net->config, &node->id, node->incarnation, &node->meta,
-                                           net->seed * 1000 + (uint64_t) index, net->now);
+        node->core =
+            shoal_membership_new (&net->config, &node->id, node->incarnation, &node->meta,
+                                  net->seed * 1000 + (uint64_t) index, net->now, net->metas);
         CHECK (node->core != NULL);
     }
     return index;
@@ -756,7 +763,7 @@ profiles_are_valid_and_bad_configs_say_why (void)
 
     shoal_id_t id = s_node_id (1);
     shoal_meta_t meta = { .name = "x", .addr = "10.0.0.1:7946", .life = 1 };
-    CHECK (shoal_membership_new (&bad, &id, 1, &meta, 1, 0) == NULL);
+    CHECK (shoal_membership_new (&bad, &id, 1, &meta, 1, 0, NULL) == NULL);
 }
 
 static void
@@ -827,7 +834,7 @@ meta_is_checked_and_deep_copied (void)
     char addr[] = "10.0.0.9:7946";
     meta.addr = addr;
     shoal_id_t id = s_node_id (9);
-    shoal_membership_t *core = shoal_membership_new (&config, &id, 1, &meta, 1, 0);
+    shoal_membership_t *core = shoal_membership_new (&config, &id, 1, &meta, 1, 0, NULL);
     addr[0] = '9';
     values[0][0] = 'w';
     shoal_membership_member_t me;
@@ -840,7 +847,7 @@ meta_is_checked_and_deep_copied (void)
     shoal_membership_destroy (&core);
     shoal_membership_destroy (&core);
     CHECK (core == NULL);
-    CHECK (shoal_membership_new (&config, &(shoal_id_t){ 0 }, 1, &meta, 1, 0) == NULL);
+    CHECK (shoal_membership_new (&config, &(shoal_id_t){ 0 }, 1, &meta, 1, 0, NULL) == NULL);
 }
 
 //  ---------------------------------------------------------------------
@@ -1319,7 +1326,7 @@ piggyback_fills_but_never_exceeds_the_datagram (void)
         node->meta.handle_count = 4;
         CHECK (shoal_membership_meta_check (&config, &node->meta) == NULL);
         node->core =
-            shoal_membership_new (&config, &node->id, 1, &node->meta, 17 + (uint64_t) i, 0);
+            shoal_membership_new (&config, &node->id, 1, &node->meta, 17 + (uint64_t) i, 0, NULL);
     }
     for (int i = 1; i < 24; i++) {
         shoal_membership_join (net->nodes[i].core, 0, net->nodes[0].addr);

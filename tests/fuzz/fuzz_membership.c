@@ -155,7 +155,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     memset (id.bytes, 0xee, SHOAL_ID_SIZE);
     shoal_meta_t meta = { .name = "self", .addr = "10.0.0.238:7946", .life = 1 };
     uint64_t now = 1000;
-    shoal_membership_t *core = shoal_membership_new (&s_config, &id, 1, &meta, size, now);
+    shoal_membership_t *core = shoal_membership_new (&s_config, &id, 1, &meta, size, now, NULL);
     FUZZ_REQUIRE (core, "no node");
     size_t at = 0;
     while (at < size) {

@@ -1,0 +1,122 @@
+/*  tests/test_metapool.c: member metas kept once per content.
+
+    The pool must hand out one copy per content, count its holders, free it
+    with the last one, and never mix up two metas that differ in any field,
+    through the growth of its table.
+*/
+#include "metapool.h"
+#include "test.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void
+test_the_same_content_is_one_copy_until_the_last_holder_puts_it (void)
+{
+    shoal_metapool_t *pool = shoal_metapool_new (1);
+    CHECK (pool);
+    shoal_label_t labels[] = { { "zone", "a" }, { "disk", "ssd" } };
+    const char *handles[] = { "etl", "web" };
+    shoal_meta_t meta = { .name = "n1",
+                          .addr = "10.0.0.1:7946",
+                          .life = 3,
+                          .priority = 2,
+                          .capacity = 4,
+                          .slots = 8,
+                          .label_count = 2,
+                          .labels = labels,
+                          .handle_count = 2,
+                          .handles = handles };
+    shoal_meta_t *first = shoal_metapool_get (pool, &meta);
+    CHECK (first && first != &meta);
+    CHECK (shoal_meta_equal (first, &meta));
+    //  A deep copy: the source's strings may go away.
+    CHECK (first->name != meta.name && first->labels != labels && first->handles != handles);
+    CHECK_STR (first->labels[1].value, "ssd");
+    CHECK_STR (first->handles[1], "web");
+    //  Equal content from other memory: the same copy.
+    char name[] = "n1";
+    shoal_meta_t again = meta;
+    again.name = name;
+    shoal_meta_t *second = shoal_metapool_get (pool, &again);
+    CHECK (second == first);
+    CHECK_EQ (shoal_metapool_size (pool), 1);
+    //  Any field that differs makes another copy.
+    shoal_meta_t changes[8];
+    for (int i = 0; i < 8; i++)
+        changes[i] = meta;
+    changes[0].name = "n2";
+    changes[1].addr = "10.0.0.1:7947";
+    changes[2].life = 4;
+    changes[3].priority = 1;
+    changes[4].capacity = 5;
+    changes[5].slots = 0;
+    changes[6].label_count = 1;
+    changes[7].handle_count = 1;
+    shoal_meta_t *copies[8];
+    for (int i = 0; i < 8; i++) {
+        copies[i] = shoal_metapool_get (pool, &changes[i]);
+        CHECK (copies[i] && copies[i] != first);
+        CHECK (shoal_meta_equal (copies[i], &changes[i]));
+    }
+    CHECK_EQ (shoal_metapool_size (pool), 9);
+    //  NULL strings are "".
+    shoal_meta_t bare = { .addr = "h:1", .life = 1 },
+                 empty = { .name = "", .addr = "h:1", .life = 1 };
+    shoal_meta_t *from_null = shoal_metapool_get (pool, &bare);
+    CHECK (from_null && shoal_metapool_get (pool, &empty) == from_null);
+    CHECK_STR (from_null->name, "");
+    CHECK_EQ (shoal_metapool_size (pool), 10);
+    //  Held twice, put once: still there.
+    shoal_metapool_put (pool, first);
+    CHECK_EQ (shoal_metapool_size (pool), 10);
+    CHECK (shoal_metapool_get (pool, &meta) == first);
+    shoal_metapool_put (pool, first);
+    shoal_metapool_put (pool, second);
+    CHECK_EQ (shoal_metapool_size (pool), 9);
+    shoal_metapool_put (pool, from_null);
+    shoal_metapool_put (pool, from_null);
+    for (int i = 0; i < 8; i++)
+        shoal_metapool_put (pool, copies[i]);
+    CHECK_EQ (shoal_metapool_size (pool), 0);
+    shoal_metapool_destroy (&pool);
+    CHECK (pool == NULL);
+}
+
+//  Thousands of metas through the table's growth: each found again, each
+//  freed with its last holder, and the pool destroyed with metas left in it.
+static void
+test_many_metas_through_growth (void)
+{
+    shoal_metapool_t *pool = shoal_metapool_new (7);
+    enum { S_COUNT = 5000 };
+    static char names[S_COUNT][16];
+    static shoal_meta_t metas[S_COUNT];
+    static shoal_meta_t *copies[S_COUNT];
+    for (int i = 0; i < S_COUNT; i++) {
+        snprintf (names[i], sizeof names[i], "node-%d", i);
+        metas[i] = (shoal_meta_t){ .name = names[i], .addr = "sim:1", .life = 1 };
+        copies[i] = shoal_metapool_get (pool, &metas[i]);
+        CHECK (copies[i]);
+    }
+    CHECK_EQ (shoal_metapool_size (pool), S_COUNT);
+    bool found = true;
+    for (int i = 0; i < S_COUNT; i++)
+        found &= shoal_metapool_get (pool, &metas[i]) == copies[i];
+    CHECK (found);
+    for (int i = 0; i < S_COUNT; i++)
+        shoal_metapool_put (pool, copies[i]);
+    CHECK_EQ (shoal_metapool_size (pool), S_COUNT);
+    for (int i = 0; i < S_COUNT; i += 2)
+        shoal_metapool_put (pool, copies[i]);
+    CHECK_EQ (shoal_metapool_size (pool), S_COUNT / 2);
+    shoal_metapool_destroy (&pool);
+}
+
+int
+main (void)
+{
+    RUN (test_the_same_content_is_one_copy_until_the_last_holder_puts_it);
+    RUN (test_many_metas_through_growth);
+    return TEST_DONE ();
+}
