@@ -52,8 +52,9 @@
 //  ceil (log10 (SHOAL_MEMBERS_MAX + 1)): the most retransmit rounds per mult.
 #define S_DIGITS_MAX 5
 
-//  Room for updates kept between inputs; more is freed when the next begins.
-#define S_OUT_UPDATES_KEPT 256
+//  Room for outputs kept between inputs, in items; more is freed when the
+//  next input begins.
+#define S_OUTPUTS_KEPT 256
 
 #define S_INDIRECT_MAX 16
 #define S_FANOUT_MAX   64
@@ -259,6 +260,17 @@ static bool
 s_addr_valid (const char *addr)
 {
     return addr && *addr && strnlen (addr, SHOAL_ADDR_MAX + 1) <= SHOAL_ADDR_MAX;
+}
+
+//  Frees an array of more than S_OUTPUTS_KEPT items.
+static void
+s_release (void **array, size_t *capacity)
+{
+    if (*capacity > S_OUTPUTS_KEPT) {
+        free (*array);
+        *array = NULL;
+        *capacity = 0;
+    }
 }
 
 //  Grows an array to hold need items. Returns 0, or -1 when memory is short
@@ -2062,16 +2074,17 @@ s_next (const shoal_membership_t *self)
 static void
 s_begin (shoal_membership_t *self)
 {
-    //  A large sync reply's room is not kept: a simulator holds thousands
-    //  of these tables, and most inputs send a few dozen updates.
-    if (self->out_update_capacity > S_OUT_UPDATES_KEPT) {
-        free (self->out_updates);
-        self->out_updates = NULL;
-        self->out_update_capacity = 0;
-    }
     for (size_t i = 0; i < self->retired_count; i++)
         shoal_metapool_put (self->metas, self->retired[i]);
     self->retired_count = 0;
+    //  The room of a large output (a sync reply's updates, the events of a
+    //  merged table) is not kept: a simulator holds thousands of these
+    //  tables, and most inputs have a few dozen outputs.
+    s_release ((void **) &self->out_updates, &self->out_update_capacity);
+    s_release ((void **) &self->events, &self->event_capacity);
+    s_release ((void **) &self->retired, &self->retired_capacity);
+    s_release ((void **) &self->out, &self->out_capacity);
+    s_release ((void **) &self->spans, &self->spans_capacity);
     self->out_count = 0;
     self->out_update_count = 0;
     self->event_count = 0;
