@@ -21,6 +21,9 @@
 #include <string.h>
 #include <time.h>
 
+//  The cluster's nodes are started over this long.
+#define S_JOIN_MS 2000
+
 static const char s_usage[] =
     "usage: shoal-sim --scenario NAME [--nodes N] [--seed S] [--loss P] [--duration SECONDS]\n"
     "                 [--stall K] [--profile lan|loopback] [--json]\n"
@@ -265,15 +268,20 @@ s_all_dead (s_run_t *run)
 //  ---------------------------------------------------------------------
 //  Scenarios
 
-//  Starts nodes 0 .. count - 1, each joining through node 0 at a random
-//  moment of the first second, and waits for one view everywhere.
+//  Starts nodes 0 .. count - 1, node n joining through node 0 at a random
+//  moment of its share of the first two seconds (so that even 10,000 nodes
+//  arrive a few per millisecond, not all at once), and waits for one view
+//  everywhere.
 static bool
 s_settle (s_run_t *run, uint32_t count, uint64_t limit_ms, uint64_t bound_ms, uint64_t *random)
 {
     shoal_sim_t *sim = run->sim;
+    uint64_t start = shoal_sim_now (sim);
     shoal_sim_start (sim, 0, SHOAL_SIM_NONE);
     for (uint32_t n = 1; n < count; n++) {
-        shoal_sim_run (sim, shoal_sim_now (sim) + splitmix_next (random) % (2000 / count + 1));
+        uint64_t share = S_JOIN_MS / count;
+        shoal_sim_run (sim, start + (uint64_t) n * S_JOIN_MS / count +
+                                (share ? splitmix_next (random) % share : 0));
         shoal_sim_start (sim, n, 0);
     }
     return s_run_until (run, shoal_sim_now (sim) + limit_ms, bound_ms, s_settled);
@@ -584,7 +592,7 @@ main (int argc, char **argv)
         {
             char *text =
                 json_dumps (value, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION (6));
-            printf ("%-24s %s\n", key, text ? text : "?");
+            printf ("%-26s %s\n", key, text ? text : "?");
             free (text);
         }
     }
