@@ -8,15 +8,18 @@
        when their node may hold them; the rest go to the least loaded node
        that may; then tasks move from the most to the least loaded nodes
        while the two differ by more than one unit of load, preferring moves
-       that land on warm state; then, over nodes of equal capacity, each
-       job and the stateful tasks are spread by moves and swaps that keep
-       node loads even. A balanced assignment is a fixed point: nothing
-       moves, which is what makes the assignor sticky and lets a move
-       planned in one round still be wanted in the next.
+       that land on warm state; then, when all tasks weigh the same, each
+       job and the stateful tasks are spread over peers (nodes of the same
+       capacity and slots that may hold the same tasks) by moves and swaps
+       that keep node loads even. Moves are costed against where each task
+       was when the pass began, so a task the pass has moved goes on
+       before one that has not moved is taken. A balanced assignment is a
+       fixed point: nothing moves, which is what makes the assignor sticky
+       and lets a move planned in one round still be wanted in the next.
     2. Actives: a stateful task whose target node is not caught up stays
        active on a caught-up node and gets a learner on its target, within
-       max_warmups; when no node is caught up, it goes to a node of least
-       lag.
+       max_warmups, all of which are used; when no node is caught up, it
+       goes to a node of least lag.
     3. Standbys, planned against the targets: each stateful task gets its
        standbys on other nodes, preferring other spread_by values, the
        standbys it had, warm state and light nodes; then standbys move from
@@ -36,6 +39,7 @@
 #include "node_heap.h"
 #include "pair_count.h"
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,7 +96,10 @@ typedef struct {
     uint32_t *capacity;               //  per node
     uint32_t *spread_value;           //  per node: its spread_by value's number, or NONE
     bool *may_stateful;               //  per node: it may hold some stateful task
-    bool equal_pairs;                 //  two nodes have the same capacity
+    bool *warming;                    //  per node: a learner warms up on it
+    uint32_t *shape;                  //  per node: equal for peers (s_setup_shapes)
+    bool peers;                       //  two nodes are peers
+    bool equal_weights;               //  every task has the same weight
     uint32_t *job_of;                 //  per task
     uint32_t *class_of;               //  per task
     uint32_t *job_task;               //  tasks by job, then id
@@ -108,6 +115,7 @@ typedef struct {
     uint32_t *target;  //  per task: the node its active should end on
     uint32_t *active;  //  per task: the node it is active on now
     uint32_t *learner; //  per task: the node it warms up on, or NONE
+    uint32_t *start;   //  per task: its target before pass 1 moved any, or NONE
     s_lists_t targets; //  tasks by target node
     uint64_t *load;    //  per node: weight of targets, then of actives
     uint64_t *reserved;
@@ -167,13 +175,6 @@ static int
 s_string_cmp (const void *a, const void *b)
 {
     return strcmp (*(const char *const *) a, *(const char *const *) b);
-}
-
-static int
-s_u32_cmp (const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
-    return x < y ? -1 : x > y ? 1 : 0;
 }
 
 _Static_assert(offsetof (shoal_assign_node_t, id) == 0, "a node begins with its id");
@@ -252,11 +253,17 @@ s_may_hold (const shoal_assign_node_t *node, const shoal_assign_task_t *task)
     return true;
 }
 
+//  Whether the tasks of class may use node.
+static bool
+s_class_may_use (const s_class_t *class, uint32_t node)
+{
+    return (class->eligible[node / 64] >> (node % 64)) & 1;
+}
+
 static bool
 s_eligible (const s_state_t *self, uint32_t task, uint32_t node)
 {
-    const uint64_t *bits = self->class[self->class_of[task]].eligible;
-    return (bits[node / 64] >> (node % 64)) & 1;
+    return s_class_may_use (&self->class[self->class_of[task]], node);
 }
 
 static uint32_t
@@ -558,11 +565,57 @@ s_setup_nodes (s_state_t *self)
             self->may_stateful[n] |= s_eligible (self, t, n);
     }
     free (marked);
-    uint32_t *caps = self->scratch[0];
-    memcpy (caps, self->capacity, self->nodes * sizeof (uint32_t));
-    qsort (caps, self->nodes, sizeof (uint32_t), s_u32_cmp);
-    for (uint32_t n = 1; n < self->nodes; n++)
-        self->equal_pairs |= caps[n] == caps[n - 1];
+    return 0;
+}
+
+//  Orders node indices by capacity, then slots; context is the state.
+static int
+s_size_cmp (const void *a, const void *b, void *context)
+{
+    const s_state_t *self = context;
+    const shoal_assign_node_t *x = self->node[*(const uint32_t *) a];
+    const shoal_assign_node_t *y = self->node[*(const uint32_t *) b];
+    if (x->capacity != y->capacity)
+        return x->capacity < y->capacity ? -1 : 1;
+    return x->slots < y->slots ? -1 : x->slots > y->slots ? 1 : 0;
+}
+
+//  Numbers the nodes so that peers, and only they, get the same number:
+//  nodes of the same capacity and slots that each class of tasks may use
+//  both, or neither. Nodes are first numbered by capacity and slots; each
+//  class then splits the nodes of a number into those it may use and the
+//  others.
+static int
+s_setup_shapes (s_state_t *self)
+{
+    uint32_t *order = self->scratch[0], shapes = 0;
+    for (uint32_t n = 0; n < self->nodes; n++)
+        order[n] = n;
+    qsort_r (order, self->nodes, sizeof (uint32_t), s_size_cmp, self);
+    for (uint32_t i = 0; i < self->nodes; i++) {
+        if (i > 0 && s_size_cmp (&order[i - 1], &order[i], self) != 0)
+            shapes++;
+        self->shape[order[i]] = shapes;
+    }
+    shapes = self->nodes ? shapes + 1 : 0;
+    uint32_t *split = calloc (2 * (size_t) (self->nodes ? self->nodes : 1), sizeof (uint32_t));
+    if (!split)
+        return -1;
+    for (uint32_t c = 0; c < self->classes && shapes < self->nodes; c++) {
+        const s_class_t *class = &self->class[c];
+        if (class->eligible_count == 0 || class->eligible_count == self->nodes)
+            continue;
+        memset (split, 0, 2 * (size_t) self->nodes * sizeof (uint32_t));
+        shapes = 0;
+        for (uint32_t n = 0; n < self->nodes; n++) {
+            uint32_t *number = &split[2 * self->shape[n] + s_class_may_use (class, n)];
+            if (*number == 0)
+                *number = ++shapes;
+            self->shape[n] = *number - 1;
+        }
+    }
+    free (split);
+    self->peers = shapes < self->nodes;
     return 0;
 }
 
@@ -601,6 +654,9 @@ s_setup_state (s_state_t *self)
             self->cur[kept++] = self->cur[i];
     self->cur_count = kept;
     s_ranges (self->cur_first, self->tasks, self->cur, self->cur_count, sizeof (s_hold_t));
+    for (size_t i = 0; i < self->cur_count; i++)
+        if (self->cur[i].role == SHOAL_ROLE_LEARNER)
+            self->warming[self->cur[i].node] = true;
     return 0;
 }
 
@@ -660,12 +716,15 @@ s_setup (s_state_t *self, char *why, size_t why_size)
     self->capacity = calloc (n, sizeof (uint32_t));
     self->spread_value = calloc (n, sizeof (uint32_t));
     self->may_stateful = calloc (n, sizeof (bool));
+    self->warming = calloc (n, sizeof (bool));
+    self->shape = calloc (n, sizeof (uint32_t));
     self->job_of = calloc (t, sizeof (uint32_t));
     self->class_of = calloc (t, sizeof (uint32_t));
     self->class = calloc (t, sizeof (s_class_t));
     self->target = calloc (t, sizeof (uint32_t));
     self->active = calloc (t, sizeof (uint32_t));
     self->learner = calloc (t, sizeof (uint32_t));
+    self->start = calloc (t, sizeof (uint32_t));
     self->load = calloc (n, sizeof (uint64_t));
     self->reserved = calloc (n, sizeof (uint64_t));
     self->stateful = calloc (n, sizeof (uint64_t));
@@ -680,10 +739,11 @@ s_setup (s_state_t *self, char *why, size_t why_size)
     self->cur_first = calloc (t + 1, sizeof (uint32_t));
     self->standby_first = calloc (t + 1, sizeof (uint32_t));
     if (!self->node || !self->task || !self->capacity || !self->spread_value ||
-        !self->may_stateful || !self->job_of || !self->class_of || !self->class || !self->target ||
-        !self->active || !self->learner || !self->load || !self->reserved || !self->stateful ||
-        !self->frontier[0] || !self->frontier[1] || !self->scratch[0] || !self->scratch[1] ||
-        !self->mark || !self->lag_first || !self->cur_first || !self->standby_first ||
+        !self->may_stateful || !self->warming || !self->shape || !self->job_of || !self->class_of ||
+        !self->class || !self->target || !self->active || !self->learner || !self->start ||
+        !self->load || !self->reserved || !self->stateful || !self->frontier[0] ||
+        !self->frontier[1] || !self->scratch[0] || !self->scratch[1] || !self->mark ||
+        !self->lag_first || !self->cur_first || !self->standby_first ||
         s_lists_init (&self->targets, self->nodes, self->tasks) != 0)
         return s_fail (why, why_size, "out of memory%s", NULL);
 
@@ -706,7 +766,7 @@ s_setup (s_state_t *self, char *why, size_t why_size)
             return s_fail (why, why_size, "task \"%s\": weight 0", self->task[i]->id);
     }
     if (s_setup_jobs (self) != 0 || s_setup_classes (self) != 0 || s_setup_nodes (self) != 0 ||
-        s_setup_state (self) != 0 ||
+        s_setup_shapes (self) != 0 || s_setup_state (self) != 0 ||
         shoal_node_heap_init (&self->lightest, self->nodes, self->load, self->capacity, false) ||
         shoal_node_heap_init (&self->heaviest, self->nodes, self->load, self->capacity, true) ||
         shoal_node_heap_init (&self->stateful_lightest, self->nodes, self->stateful, self->capacity,
@@ -719,6 +779,9 @@ s_setup (s_state_t *self, char *why, size_t why_size)
         self->target[i] = self->active[i] = self->learner[i] = NONE;
     self->budget = 8 * (uint64_t) self->tasks + 64;
     self->full_class = NONE;
+    self->equal_weights = true;
+    for (uint32_t i = 1; i < self->tasks; i++)
+        self->equal_weights &= self->task[i]->weight == self->task[0]->weight;
     return 0;
 }
 
@@ -732,6 +795,8 @@ s_teardown (s_state_t *self)
     free (self->capacity);
     free (self->spread_value);
     free (self->may_stateful);
+    free (self->warming);
+    free (self->shape);
     free (self->job_of);
     free (self->class_of);
     free (self->job_task);
@@ -744,6 +809,7 @@ s_teardown (s_state_t *self)
     free (self->target);
     free (self->active);
     free (self->learner);
+    free (self->start);
     s_lists_release (&self->targets);
     free (self->load);
     free (self->reserved);
@@ -1006,8 +1072,13 @@ typedef struct {
     const s_lists_t *lists;
     uint32_t (*task_of) (const s_state_t *self, uint32_t item);
     s_test_fn may_take; //  light may take item, leaving its rules kept
-    //  Lower is better; 0 is the best there is.
+    //  Lower is better; with tasks of equal weights, a move that costs 0
+    //  or less is taken at once.
     int (*cost) (const s_state_t *self, uint32_t item, uint32_t heavy, uint32_t light);
+    //  What moving item off heavy costs at least, wherever it goes; NULL
+    //  when nothing is known. It spares looking for a lighter node for an
+    //  item that could not do better than the best move found so far.
+    int (*least_cost) (const s_state_t *self, uint32_t item, uint32_t heavy);
     void (*move) (s_state_t *self, uint32_t item, uint32_t light);
 } s_evening_t;
 
@@ -1072,6 +1143,22 @@ s_even_through (s_state_t *self, const s_evening_t *e, uint32_t heavy, uint32_t 
     return false;
 }
 
+//  How far apart heavy and light are, in units of load, once item moved
+//  from the one to the other.
+static long double
+s_gap_after (const s_state_t *self, const s_evening_t *e, uint32_t item, uint32_t heavy,
+             uint32_t light)
+{
+    long double w = s_weight (self, e->task_of (self, item));
+    long double h = ((long double) e->load[heavy] - w) / self->capacity[heavy];
+    long double l = ((long double) e->load[light] + w) / self->capacity[light];
+    return h > l ? h - l : l - h;
+}
+
+//  One step of evening. With tasks of mixed weights, of the moves that
+//  cost the same, the one that leaves the two nodes closest is taken: it
+//  evens them in fewer moves, and which move that is depends on the loads,
+//  not on the order in which a node's items happen to be listed.
 static bool
 s_even_one (s_state_t *self, const s_evening_t *e)
 {
@@ -1080,6 +1167,8 @@ s_even_one (s_state_t *self, const s_evening_t *e)
     shoal_node_walk_start (&walk, e->heaviest, self->frontier[0]);
     uint32_t best = NONE, best_light = NONE, best_heavy = NONE, rivals = 0;
     int best_cost = 0;
+    long double best_gap = 0;
+    bool fit = !self->equal_weights;
     for (uint32_t heavy; (heavy = shoal_node_walk_next (&walk)) != NONE;) {
         //  A few nodes as heavy as the one with the best move so far
         //  compete with it on cost; a lighter one does not.
@@ -1089,17 +1178,24 @@ s_even_one (s_state_t *self, const s_evening_t *e)
                                            e->load[best_heavy], self->capacity[best_heavy]) < 0)))
             break;
         for (uint32_t item = e->lists->head[heavy]; item != NONE; item = e->lists->next[item]) {
+            if (best != NONE && e->least_cost) {
+                int least = e->least_cost (self, item, heavy);
+                if (least > best_cost || (least == best_cost && !fit))
+                    continue;
+            }
             uint32_t light = s_evener (self, e, item, heavy);
             if (light == NONE)
                 continue;
             int cost = e->cost (self, item, heavy, light);
-            if (best == NONE || cost < best_cost) {
+            long double gap = fit ? s_gap_after (self, e, item, heavy, light) : 0;
+            if (best == NONE || cost < best_cost || (cost == best_cost && gap < best_gap)) {
                 best = item, best_light = light, best_heavy = heavy, best_cost = cost;
-                if (cost == 0)
+                best_gap = gap;
+                if (cost <= 0 && !fit)
                     break;
             }
         }
-        if (best != NONE && best_cost == 0)
+        if (best != NONE && best_cost <= 0 && !fit)
             break;
     }
     if (best == NONE)
@@ -1134,16 +1230,50 @@ s_learning (const s_state_t *self, uint32_t task, uint32_t node)
     return s_current_role (self, task, node) == SHOAL_ROLE_LEARNER;
 }
 
+//  What it costs the plan that task's target is node: nothing where the
+//  task was when pass 1 began, then more for warm state, for a stateless
+//  task, and most for a cold stateful one.
+static int
+s_place_cost (const s_state_t *self, uint32_t task, uint32_t node)
+{
+    if (node == self->start[task])
+        return 0;
+    return s_warm (self, task, node) ? 1 : !s_stateful (self, task) ? 2 : 4;
+}
+
+//  What moving task's target to node adds to the plan. Moves are costed
+//  against where each task was when pass 1 began, not step by step: a
+//  task that pass 1 has already moved goes on, or back, for little or
+//  nothing, where moving one that has not moved adds a move. Otherwise the
+//  passes would rather move a task that has just arrived somewhere cheaply
+//  (a copy it left behind is caught up) than the one they meant to move.
+static int
+s_added_cost (const s_state_t *self, uint32_t task, uint32_t node)
+{
+    return s_place_cost (self, task, node) - s_place_cost (self, task, self->target[task]);
+}
+
 //  Warm state first, then stateless tasks, then cold stateful ones, and a
-//  task that has just warmed up where it is last; among equals, a task
-//  whose job heavy holds more of than light.
+//  task that has just warmed up where it is last, all as s_added_cost
+//  counts them; among equals, a task whose job heavy holds more of than
+//  light; and among nodes as heavy, one that a learner warms up on gives
+//  last: the plan that sent the learner there meant it to keep what it has.
 static int
 s_target_cost (const s_state_t *self, uint32_t task, uint32_t heavy, uint32_t light)
 {
-    int cost = !s_stateful (self, task) ? 2 : s_warm (self, task, light) ? 0 : 4;
+    int cost = s_added_cost (self, task, light);
     cost += s_learning (self, task, heavy) ? 8 : 0;
     uint32_t job = self->job_of[task];
-    return cost + (s_on (self, job, heavy) > s_on (self, job, light) ? 0 : 1);
+    cost += s_on (self, job, heavy) > s_on (self, job, light) ? 0 : 1;
+    return 2 * cost + self->warming[heavy];
+}
+
+//  A task that pass 1 has not moved adds at least warm state wherever it
+//  goes (see s_target_cost).
+static int
+s_target_least_cost (const s_state_t *self, uint32_t task, uint32_t heavy)
+{
+    return self->target[task] == self->start[task] ? 2 + self->warming[heavy] : INT_MIN;
 }
 
 static void
@@ -1153,13 +1283,27 @@ s_target_move (s_state_t *self, uint32_t task, uint32_t light)
 }
 
 //  ---------------------------------------------------------------------
-//  Spreading over nodes of equal capacity
+//  Spreading over peers
 
-//  Whether moving task to node costs no warm-up.
+//  Whether moving task to node adds no warm-up to the plan.
 static bool
 s_free_move (const s_state_t *self, uint32_t task, uint32_t node)
 {
-    return !s_stateful (self, task) || s_warm (self, task, node);
+    return s_added_cost (self, task, node) <= 2;
+}
+
+//  Peers are nodes of the same capacity and slots that every class of
+//  tasks may use both or neither of: any task may go from one to the other
+//  and a swap of two tasks of the same weight keeps both loads, so jobs
+//  and stateful work can be spread over peers whatever else the plan does.
+//  Between nodes that are not peers, whether a spreading move exists
+//  depends on where other tasks happen to be, so that the next round,
+//  planning from where this one left them, would spread them otherwise
+//  and undo warm-ups already spent.
+static bool
+s_peers (const s_state_t *self, uint32_t a, uint32_t b)
+{
+    return self->shape[a] == self->shape[b];
 }
 
 //  Moves task t from its target a to b when that keeps a at least as
@@ -1213,23 +1357,24 @@ s_key_cmp (const void *a, const void *b)
     return x > y ? -1 : x < y ? 1 : 0;
 }
 
-//  Moves or swaps one task of job from a to b, when b may hold it; first
-//  one that costs no warm-up on b.
+//  Moves or swaps one task of job from a to b, when b may hold it: first
+//  one that adds no warm-up, then any other, and last one whose learner
+//  warms up on a, since moving it would waste that warm-up.
 static bool
 s_spread_pair (s_state_t *self, uint32_t job, uint32_t a, uint32_t b)
 {
-    for (int pass = 0; pass < 2; pass++)
+    for (int pass = 0; pass < 3; pass++)
         for (uint32_t t = self->targets.head[a]; t != NONE; t = self->targets.next[t])
             if (self->job_of[t] == job && s_eligible (self, t, b) &&
-                (pass == 1 || (s_free_move (self, t, b) && !s_learning (self, t, a))) &&
+                (pass == 2 ||
+                 (!s_learning (self, t, a) && (pass == 1 || s_free_move (self, t, b)))) &&
                 s_move_or_swap (self, t, a, b, false))
                 return true;
     return false;
 }
 
-//  Spreads job over nodes of equal capacity by one move or swap from a
-//  node holding at least two more of it than another. Returns whether it
-//  changed anything.
+//  Spreads job over peers by one move or swap from a node holding at least
+//  two more of it than another. Returns whether it changed anything.
 static bool
 s_spread_job (s_state_t *self, uint32_t job)
 {
@@ -1254,11 +1399,11 @@ s_spread_job (s_state_t *self, uint32_t job)
         uint32_t a = ~(uint32_t) holders[h], on_a = (uint32_t) (holders[h] >> 32);
         if (on_a < 2)
             break;
-        //  The nodes of a's capacity with at least two fewer, fewest first.
+        //  The peers of a with at least two fewer, fewest first.
         uint32_t count = 0;
         for (uint32_t n = 0; n < self->nodes; n++) {
             uint32_t on_n = s_on (self, job, n);
-            if (self->capacity[n] == self->capacity[a] && on_n + 2 <= on_a)
+            if (s_peers (self, n, a) && on_n + 2 <= on_a)
                 fewer[count++] = s_count_key (on_n, n);
         }
         qsort (fewer, count, sizeof (uint64_t), s_key_cmp);
@@ -1277,12 +1422,28 @@ s_spread_job (s_state_t *self, uint32_t job)
     return false;
 }
 
-//  Spreads stateful tasks over nodes of equal capacity, so that stateful
-//  and stateless tasks are balanced each on their own, not only together:
-//  a stateful task moves from a node with at least two more units of
-//  stateful load, where that lowers the difference and its job stays
-//  spread, or swaps with a stateless task. Returns whether it changed
-//  anything.
+//  Moves a stateful task from a to b for s_spread_stateful, where that
+//  lowers the difference and its job stays spread, or swaps it with a
+//  stateless task; one whose learner warms up on a goes last.
+static bool
+s_spread_stateful_pair (s_state_t *self, uint32_t a, uint32_t b)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (uint32_t t = self->targets.head[a]; t != NONE; t = self->targets.next[t]) {
+            uint32_t job = self->job_of[t];
+            if (s_stateful (self, t) && s_learning (self, t, a) == (pass == 1) &&
+                self->stateful[a] > self->stateful[b] + s_weight (self, t) &&
+                s_eligible (self, t, b) && s_on (self, job, a) > s_on (self, job, b) &&
+                s_move_or_swap (self, t, a, b, true))
+                return true;
+        }
+    return false;
+}
+
+//  Spreads stateful tasks over peers, so that stateful and stateless tasks
+//  are balanced each on their own, not only together: a stateful task
+//  moves from a node with at least two more units of stateful load, or
+//  swaps with a stateless task. Returns whether it changed anything.
 static bool
 s_spread_stateful (s_state_t *self)
 {
@@ -1300,17 +1461,11 @@ s_spread_stateful (s_state_t *self)
                     return false; //  so is every node lighter than a
                 break;
             }
-            if (self->capacity[a] != self->capacity[b] || !self->may_stateful[b])
+            if (!s_peers (self, a, b) || !self->may_stateful[b])
                 continue;
             tries++;
-            for (uint32_t t = self->targets.head[a]; t != NONE; t = self->targets.next[t]) {
-                uint32_t job = self->job_of[t];
-                if (s_stateful (self, t) &&
-                    self->stateful[a] > self->stateful[b] + s_weight (self, t) &&
-                    s_eligible (self, t, b) && s_on (self, job, a) > s_on (self, job, b) &&
-                    s_move_or_swap (self, t, a, b, true))
-                    return true;
-            }
+            if (s_spread_stateful_pair (self, a, b))
+                return true;
         }
     }
     return false;
@@ -1325,6 +1480,7 @@ s_targets (s_state_t *self)
         uint32_t node = s_planned (self, t);
         if (node != NONE && s_fits (self, t, node))
             s_place (self, t, node);
+        self->start[t] = self->target[t];
     }
     //  The rest, heaviest first and among equals the most constrained first,
     //  where s_placement says.
@@ -1344,13 +1500,24 @@ s_targets (s_state_t *self)
         s_place_new (self, order[i]);
     //  Even the load, then spread each job and the stateful tasks; each step
     //  lowers a measure of imbalance (loads first, then the counts it evens)
-    //  and the budget only guards against a mistake.
-    const s_evening_t evening = { self->load,    &self->heaviest, &self->lightest, &self->targets,
-                                  s_target_task, s_fits,          s_target_cost,   s_target_move };
+    //  and the budget only guards against a mistake. Spreading counts
+    //  tasks, so it is done when they all weigh the same, as the contract
+    //  asks: with mixed weights, a swap of two tasks of the same weight is
+    //  rare, costs two warm-ups, and whether there is one depends on where
+    //  the other tasks happen to be.
+    const s_evening_t evening = { .load = self->load,
+                                  .heaviest = &self->heaviest,
+                                  .lightest = &self->lightest,
+                                  .lists = &self->targets,
+                                  .task_of = s_target_task,
+                                  .may_take = s_fits,
+                                  .cost = s_target_cost,
+                                  .least_cost = s_target_least_cost,
+                                  .move = s_target_move };
     s_placed (self);
     for (int pass = 0; pass < 16; pass++) {
         bool changed = s_even (self, &evening);
-        if (self->equal_pairs) {
+        if (self->peers && self->equal_weights) {
             for (uint32_t job = 0; job < self->jobs; job++)
                 while (self->budget > 0 && s_spread_job (self, job)) {
                     self->budget--;
@@ -1517,8 +1684,8 @@ s_learn (s_state_t *self, uint32_t task, int64_t *deficit)
 //  task (on its learner, or where it is active), so the warm-ups go first
 //  to moves after which no node holds more than its target load (into a
 //  node that joined, say): the next round then still wants the moves that
-//  are left. Then to both halves of a swap at once, and last to the rest.
-//  deficit is scratch per node.
+//  are left. Then to both halves of a swap at once, and last to the rest,
+//  half a swap after any other move. deficit is scratch per node.
 static void
 s_learners (s_state_t *self, const uint64_t *target_load, int64_t *deficit)
 {
@@ -1540,13 +1707,13 @@ s_learners (s_state_t *self, const uint64_t *target_load, int64_t *deficit)
             s_learn (self, u, deficit);
         }
     }
-    //  Half a swap would leave a node above its target load, and the next
-    //  round would likely move the same task back: it waits, unless nothing
-    //  else can move.
-    bool any = self->warmups > 0;
-    for (uint32_t t = 0; t < self->tasks && self->warmups < most; t++)
-        if (s_waiting (self, t) && (!any || s_swap_partner (self, t) == NONE))
-            s_learn (self, t, deficit);
+    //  Half a swap leaves a node above its target load, and the next round
+    //  may move the same task back; but a warm-up left unused costs a round
+    //  for sure. So it comes last, and every warm-up is used.
+    for (int pass = 0; pass < 2; pass++)
+        for (uint32_t t = 0; t < self->tasks && self->warmups < most; t++)
+            if (s_waiting (self, t) && (pass == 1 || s_swap_partner (self, t) == NONE))
+                s_learn (self, t, deficit);
 }
 
 //  ---------------------------------------------------------------------
@@ -1758,10 +1925,14 @@ s_standbys (s_state_t *self)
         free (held);
         return -1;
     }
-    const s_evening_t evening = { self->stateful,           &self->stateful_heaviest,
-                                  &self->stateful_lightest, &self->standbys,
-                                  s_standby_task,           s_standby_may_take,
-                                  s_standby_cost,           s_standby_move };
+    const s_evening_t evening = { .load = self->stateful,
+                                  .heaviest = &self->stateful_heaviest,
+                                  .lightest = &self->stateful_lightest,
+                                  .lists = &self->standbys,
+                                  .task_of = s_standby_task,
+                                  .may_take = s_standby_may_take,
+                                  .cost = s_standby_cost,
+                                  .move = s_standby_move };
     self->budget = 8 * (uint64_t) self->standby_count + 64;
     s_even (self, &evening);
 
