@@ -185,8 +185,8 @@ struct _shoal_membership_t {
     uint64_t wake_ms;
     uint64_t stranger_digest_ms; //  no digest to an unknown sender before this
 
-    //  Per fine bucket (the first byte of a member id), the sum of its
-    //  members' record hashes; digests fold them to fewer buckets.
+    //  Per fine bucket (shoal_membership_bucket), the sum of its members'
+    //  record hashes; digests fold them to fewer buckets.
     uint64_t bucket_sums[SHOAL_DIGEST_BUCKETS_MAX];
     uint64_t digest_sums[SHOAL_DIGEST_BUCKETS_MAX]; //  what this input's DIGESTs carry
     size_t sync_cursor;
@@ -472,6 +472,16 @@ shoal_membership_config_check (const shoal_membership_config_t *config)
 
 #define S_RECORD_HEAD 4
 #define S_RECORD_TAIL 2
+
+//  The digest's hash of bytes: the first 8 bytes, big-endian, of their
+//  BLAKE2b-128 (docs/membership.md, "Digest").
+static uint64_t
+s_digest_hash (const uint8_t *bytes, size_t size)
+{
+    uint8_t hash[crypto_generichash_BYTES_MIN];
+    crypto_generichash (hash, sizeof hash, bytes, (unsigned long long) size, NULL, 0);
+    return shoal__get_be (hash, 8);
+}
 
 //  Encodes update alone into out (NULL: only measures). Returns its size,
 //  or -1 when it breaks a wire limit; its bytes start at out + S_RECORD_HEAD.
@@ -764,12 +774,9 @@ s_record_changed (shoal_membership_t *self, uint32_t slot)
     long size = s_record_encode (&update, buffer, sizeof buffer);
     assert (size > 0);
     member->record_size = (uint16_t) size;
-    uint8_t hash[crypto_generichash_BYTES_MIN];
-    crypto_generichash (hash, sizeof hash, buffer + S_RECORD_HEAD, (unsigned long long) size, NULL,
-                        0);
     uint64_t *sum = &self->bucket_sums[member->bucket];
     *sum -= member->hash;
-    member->hash = shoal__get_be (hash, 8);
+    member->hash = s_digest_hash (buffer + S_RECORD_HEAD, (size_t) size);
     *sum += member->hash;
 }
 
@@ -1421,9 +1428,7 @@ s_bucket_count_valid (uint32_t bucket_count)
 uint8_t
 shoal_membership_bucket (const shoal_id_t *id)
 {
-    uint8_t hash[crypto_generichash_BYTES_MIN];
-    crypto_generichash (hash, sizeof hash, id->bytes, SHOAL_ID_SIZE, NULL, 0);
-    return hash[0];
+    return (uint8_t) (s_digest_hash (id->bytes, SHOAL_ID_SIZE) >> 56);
 }
 
 //  A member's bucket among bucket_count: the top bits of its fine bucket.
