@@ -1444,6 +1444,12 @@ s_bucket_in (const shoal_bucket_set_t *set, uint32_t bucket)
     return set->bytes[bucket / 8] & (1u << (bucket % 8));
 }
 
+static void
+s_bucket_add (shoal_bucket_set_t *set, uint32_t bucket)
+{
+    set->bytes[bucket / 8] |= (uint8_t) (1u << (bucket % 8));
+}
+
 //  The table's sums at bucket_count buckets, a valid count.
 static void
 s_digest_fold (const shoal_membership_t *self, uint32_t bucket_count, uint64_t *sums)
@@ -1843,14 +1849,14 @@ s_on_digest (shoal_membership_t *self, uint64_t now, uint32_t slot, const shoal_
     bool any = false;
     for (uint32_t bucket = 0; bucket < digest->bucket_count; bucket++)
         if (sums[bucket] != digest->buckets[bucket]) {
-            differ.bytes[bucket / 8] |= (uint8_t) (1u << (bucket % 8));
+            s_bucket_add (&differ, bucket);
             any = true;
         }
     if (!any && digest->member_count == self->count)
         return 0;
     if (!any) //  equal sums over different tables: take no chances
         for (uint32_t bucket = 0; bucket < digest->bucket_count; bucket++)
-            differ.bytes[bucket / 8] |= (uint8_t) (1u << (bucket % 8));
+            s_bucket_add (&differ, bucket);
     s_send_sync_reply (self, now, slot, digest->bucket_count, &differ);
     shoal_membership_send_t *send = s_send_to (self, SHOAL_MSG_SYNC_REQ, slot);
     if (send)
