@@ -1491,11 +1491,13 @@ s_send_sync_reply (shoal_membership_t *self, uint64_t now, uint32_t slot, uint32
 {
     if (now < self->members[slot].sync_allowed_ms)
         return;
-    self->members[slot].sync_allowed_ms = now + self->config.probe_interval_ms;
     size_t wanted_count = 0;
     for (size_t i = 0; i < self->count; i++)
         wanted_count +=
             s_bucket_in (wanted, s_bucket (&self->members[self->dense[i]], bucket_count));
+    if (wanted_count == 0) //  nothing here in those buckets: nothing to send
+        return;
+    self->members[slot].sync_allowed_ms = now + self->config.probe_interval_ms;
     if (s_reserve ((void **) &self->out_updates, &self->out_update_capacity,
                    self->out_update_count + wanted_count, sizeof (shoal_update_t)))
         return;

@@ -1492,6 +1492,17 @@ sync_sends_only_the_buckets_that_differ (void)
     digest_b = s_digest (net, b);
     CHECK (s_digest_equal (&digest_a, &digest_b));
 
+    //  A request for buckets that hold none of this node's members gets no
+    //  reply (wait out the probe interval that limits replies first).
+    net->now += config.probe_interval_ms;
+    shoal_msg_t empty = { .type = SHOAL_MSG_SYNC_REQ };
+    empty.u.sync_req = (shoal_sync_req_t){ SHOAL_SYNC_MEMBERS, 1, { { 0 } } };
+    CHECK_EQ (s_inject (net, a, b, &empty), 0);
+    CHECK (s_sent (net, b, SHOAL_MSG_SYNC_REPLY) == NULL);
+    empty.u.sync_req.buckets.bytes[0] = 1;
+    CHECK_EQ (s_inject (net, a, b, &empty), 0);
+    CHECK (s_sent (net, b, SHOAL_MSG_SYNC_REPLY) != NULL);
+
     //  A bucket count that is not a power of two is refused.
     digest.u.digest.bucket_count = 6;
     CHECK_EQ (s_inject (net, a, b, &digest), -1);
