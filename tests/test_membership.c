@@ -82,7 +82,8 @@ typedef struct {
     uint64_t watch_incarnation;
     uint8_t watch_state;
     uint32_t watched[NODES_MAX];
-    uint32_t watched_to[NODES_MAX]; //  the same, by recipient
+    uint32_t watched_to[NODES_MAX];  //  the same, by recipient
+    uint32_t asked_about[NODES_MAX]; //  PING-REQs sent about each node
 } s_net_t;
 
 static shoal_id_t
@@ -315,6 +316,11 @@ s_collect (s_net_t *net, int from)
                 to = j;
         if (to >= 0 && carrier == SHOAL_PURPOSE_DATAGRAM && s_watched (net, msg))
             net->watched_to[to]++;
+        if (msg->type == SHOAL_MSG_PING_REQ) {
+            int target = s_node_of (net, &msg->u.ping_req.target);
+            if (target >= 0)
+                net->asked_about[target]++;
+        }
         bool lost = to < 0 || node->mute || net->nodes[to].deaf ||
                     (net->partitioned && net->nodes[to].group != node->group) ||
                     (carrier == SHOAL_PURPOSE_DATAGRAM &&
@@ -1170,6 +1176,48 @@ a_node_whose_messages_are_lost_probes_slower (void)
 //  Lifeguard's buddy system: a PING to a member held suspect carries its
 //  suspect record, so it learns at once and can refute, long after gossip
 //  stopped repeating the suspicion.
+//  Whether node 0 probes stand-in 3 at its next probe after it hears 3
+//  suspected by stand-in 1. The probe order is at a seed-given point. Stand-in
+//  3 goes silent, so that a probe of it, and only a probe (gossip PINGs too),
+//  ends in PING-REQs about it.
+static bool
+s_probes_suspect_next (const shoal_membership_config_t *config, int stand_ins, uint64_t seed)
+{
+    s_net_t *net = s_solo (config, stand_ins, seed);
+    s_run_until (net, net->now + seed % (uint64_t) (stand_ins * config->probe_interval_ms));
+    uint32_t before = net->asked_about[3];
+    net->nodes[3].mute = true;
+    s_suspect (net, 3, 1);
+    s_run_until (net, net->now + config->probe_interval_ms + config->probe_timeout_ms + 1);
+    bool probed = net->asked_about[3] > before;
+    s_net_destroy (&net);
+    return probed;
+}
+
+//  A node that hears a suspicion checks the suspect out of turn, with a
+//  chance of about 3k / live members, so that k confirmations come fast.
+static void
+a_new_suspicion_is_checked_out_of_turn (void)
+{
+    shoal_membership_config_t config = s_loopback ();
+    config.suspicion_max_mult = 30; //  the suspicion outlives the test
+    //  Eight live members, fewer than 3k = 9: every node checks. In turn,
+    //  the suspect would come next only about one time in seven.
+    for (uint64_t seed = 1; seed <= 20; seed++)
+        CHECK (s_probes_suspect_next (&config, 7, seed));
+    //  Sixty live members: a chance of 9 / 60, plus 1 / 59 in turn.
+    int probed = 0;
+    for (uint64_t seed = 1; seed <= 200; seed++)
+        probed += s_probes_suspect_next (&config, 59, seed);
+    CHECK (probed >= 15 && probed <= 60);
+    //  No confirmations asked for (k = 0): nobody checks out of turn.
+    config.suspicion_confirmations = 0;
+    probed = 0;
+    for (uint64_t seed = 1; seed <= 200; seed++)
+        probed += s_probes_suspect_next (&config, 59, seed);
+    CHECK (probed <= 12);
+}
+
 static void
 a_suspect_is_told_when_probed (void)
 {
@@ -1965,6 +2013,7 @@ main (void)
     RUN (suspicion_timeout_follows_the_formula);
     RUN (probes_go_round_robin_and_indirect_on_silence);
     RUN (a_suspect_is_told_when_probed);
+    RUN (a_new_suspicion_is_checked_out_of_turn);
     RUN (answered_probes_bring_health_back);
     RUN (a_late_tick_is_blamed_on_this_node);
     RUN (retransmits_are_bounded);
