@@ -201,7 +201,15 @@ static const s_field_t s_election_fields[] = {
     F_UINT (shoal_election_t, priority, UINT32_MAX),
 };
 SCHEMA (s_election, "election", shoal_election_t, s_election_fields);
-SCHEMA (s_coordinator, "coordinator", shoal_election_t, s_election_fields);
+
+static const s_field_t s_coordinator_fields[] = {
+    F_UINT (shoal_coordinator_t, term, UINT64_MAX),
+    F_UINT (shoal_coordinator_t, priority, UINT32_MAX),
+    F_UINT (shoal_coordinator_t, round, UINT64_MAX),
+    F_UINT (shoal_coordinator_t, voters_version, UINT64_MAX),
+    F_IDS (shoal_coordinator_t, voters, voter_count, SHOAL_VOTERS_MAX),
+};
+SCHEMA (s_coordinator, "coordinator", shoal_coordinator_t, s_coordinator_fields);
 
 static const s_field_t s_answer_fields[] = {
     F_UINT (shoal_answer_t, term, UINT64_MAX),
@@ -212,6 +220,9 @@ static const s_field_t s_coordinator_ack_fields[] = {
     F_UINT (shoal_coordinator_ack_t, term, UINT64_MAX),
     F_UINT (shoal_coordinator_ack_t, jobs_version, UINT64_MAX),
     F_STRUCT (shoal_coordinator_ack_t, assignment, s_epoch),
+    F_UINT (shoal_coordinator_ack_t, round, UINT64_MAX),
+    F_UINT (shoal_coordinator_ack_t, voters_version, UINT64_MAX),
+    F_IDS (shoal_coordinator_ack_t, voters, voter_count, SHOAL_VOTERS_MAX),
 };
 SCHEMA (s_coordinator_ack, "coordinator-ack", shoal_coordinator_ack_t, s_coordinator_ack_fields);
 

@@ -251,21 +251,39 @@ typedef struct {
     shoal_jobspec_t *jobs;
 } shoal_sync_reply_t;
 
-//  ELECTION and COORDINATOR carry the sender's priority, the first half of
-//  its rank (priority, id); the id is the envelope's sender.
+//  ELECTION carries the sender's priority, the first half of its rank
+//  (priority, id); the id is the envelope's sender.
 typedef struct {
     uint64_t term;
     uint32_t priority;
 } shoal_election_t;
 
+//  A leader's proclamation, repeated every heartbeat as round after round.
+//  The voter set is sent to followers whose acknowledged voters_version is
+//  older than the leader's (voter_count 0 otherwise).
+typedef struct {
+    uint64_t term;
+    uint32_t priority;
+    uint64_t round;
+    uint64_t voters_version;
+    uint32_t voter_count;
+    shoal_id_t *voters;
+} shoal_coordinator_t;
+
 typedef struct {
     uint64_t term;
 } shoal_answer_t;
 
+//  The follower's voter set travels back only when it is newer than the
+//  COORDINATOR's, so that a new leader catches up (voter_count 0 otherwise).
 typedef struct {
     uint64_t term;
     uint64_t jobs_version;    //  the follower's latest committed job specs
     shoal_epoch_t assignment; //  and assignment, for the new leader to catch up
+    uint64_t round;           //  the COORDINATOR round acknowledged
+    uint64_t voters_version;
+    uint32_t voter_count;
+    shoal_id_t *voters;
 } shoal_coordinator_ack_t;
 
 //  The leader's assignment log, as a delta against base_version or as a
@@ -356,7 +374,8 @@ typedef struct {
         shoal_digest_t digest;
         shoal_sync_req_t sync_req;
         shoal_sync_reply_t sync_reply;
-        shoal_election_t election; //  ELECTION and COORDINATOR
+        shoal_election_t election;
+        shoal_coordinator_t coordinator;
         shoal_answer_t answer;
         shoal_coordinator_ack_t coordinator_ack;
         shoal_assign_t assign;

@@ -153,14 +153,20 @@ shoal_sample_msg (int type, shoal_msg_t *msg)
             (shoal_sync_reply_t){ 10, s_updates (updates, 10), 12, 4, s_jobspecs () };
         return 0;
     case SHOAL_MSG_ELECTION:
-    case SHOAL_MSG_COORDINATOR:
         msg->u.election = (shoal_election_t){ 8, 5 };
+        return 0;
+    case SHOAL_MSG_COORDINATOR:
+        for (uint32_t i = 0; i < 5; i++)
+            voters[i] = shoal_sample_id ((uint8_t) (0x10 + i));
+        msg->u.coordinator = (shoal_coordinator_t){ 8, 5, 31, 3, 5, voters };
         return 0;
     case SHOAL_MSG_ANSWER:
         msg->u.answer.term = 8;
         return 0;
     case SHOAL_MSG_COORDINATOR_ACK:
-        msg->u.coordinator_ack = (shoal_coordinator_ack_t){ 8, 12, { 7, 52 } };
+        for (uint32_t i = 0; i < 4; i++)
+            voters[i] = shoal_sample_id ((uint8_t) (0x10 + i));
+        msg->u.coordinator_ack = (shoal_coordinator_ack_t){ 8, 12, { 7, 52 }, 31, 4, 4, voters };
         return 0;
     case SHOAL_MSG_ASSIGN:
         for (uint32_t i = 0; i < 5; i++)
@@ -243,8 +249,9 @@ static const s_description_t s_descriptions[] = {
                             "jobs version 12, " FOUR_JOBS },
     { SHOAL_MSG_ELECTION, "term 8, priority 5" },
     { SHOAL_MSG_ANSWER, "term 8" },
-    { SHOAL_MSG_COORDINATOR, "term 8, priority 5" },
-    { SHOAL_MSG_COORDINATOR_ACK, "term 8, jobs version 12, assignment (7, 52)" },
+    { SHOAL_MSG_COORDINATOR, "term 8, priority 5, round 31, voters version 3, 5 voters" },
+    { SHOAL_MSG_COORDINATOR_ACK,
+      "term 8, jobs version 12, assignment (7, 52), round 31, voters version 4, 4 voters" },
     { SHOAL_MSG_ASSIGN, "snapshot (7, 52): 5 voters, 64 placements of 32 tasks over 5 nodes "
                         "(active and standby alternating)" },
     { SHOAL_MSG_STATUS, "16 tasks: 6 active, 5 standby, 5 learner (the last two with a lag), "

@@ -352,7 +352,7 @@ wrong_field_count_is_refused (void)
     s_craft_refused (&craft, "ping: 1 fields, expected 3");
 
     //  A nested struct with a missing field.
-    pk = s_craft_begin (&craft, 5, SHOAL_MSG_COORDINATOR_ACK);
+    pk = s_craft_begin (&craft, 8, SHOAL_MSG_COORDINATOR_ACK);
     msgpack_pack_uint64 (pk, 8);
     msgpack_pack_uint64 (pk, 12);
     msgpack_pack_array (pk, 1);

@@ -1,0 +1,1031 @@
+/*  election/elector.c: the Bully-style election with terms, quorum and
+    leases of elector.h. docs/election.md describes the protocol.
+
+    The node keeps a table of the members the membership view told it of,
+    sorted by id, with what a leader needs of each (the last round it
+    acknowledged, its voter set's version), and the voter set, also sorted.
+    A leader counts acknowledgements per round in a small ring of recent
+    rounds, so that an acknowledgement costs a few additions, not a pass
+    over the voters.
+*/
+
+#include "elector.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+//  Recent rounds a leader keeps counts for. A round older than this is
+//  older than a lease in every sane profile (heartbeat >= lease / 8).
+#define S_ROUNDS 16
+
+typedef enum {
+    S_SETTLING, //  just started: listening for a leader
+    S_FOLLOWING,
+    S_ELECTING, //  asked a higher-ranked member, waiting for its ANSWER
+    S_WAITING,  //  answered: waiting for someone's COORDINATOR
+    S_LEADING,  //  proclaimed; acting while a majority's acknowledgements hold
+} s_role_t;
+
+typedef struct {
+    shoal_id_t id;
+    uint32_t priority;
+    bool live;
+    uint64_t since_ms;       //  live or down since
+    uint64_t acked_round;    //  of this node's leadership, 0 when none
+    uint64_t voters_version; //  as it last acknowledged
+    bool voters_known;       //  voters_version holds something
+} s_member_t;
+
+typedef struct {
+    uint64_t round;
+    uint64_t sent_ms;
+    uint32_t acks; //  voters that acknowledged this round or a later one
+} s_round_t;
+
+//  A COORDINATOR refused while this node's promise to another leader held;
+//  granted when the promise ends, if nothing better came.
+typedef struct {
+    bool held;
+    shoal_id_t from;
+    uint64_t term;
+    uint64_t round;
+    uint64_t at_ms;
+} s_pending_t;
+
+struct _shoal_elector_t {
+    shoal_elector_config_t config;
+    shoal_id_t id;
+    uint32_t priority;
+    uint64_t started_ms;
+
+    s_member_t *members; //  sorted by id, never this node
+    size_t member_count;
+    size_t member_capacity;
+    shoal_id_t *voters; //  sorted by id
+    size_t voter_count;
+    size_t voter_capacity;
+    uint64_t voters_version;
+
+    s_role_t role;
+    uint64_t term_seen;        //  the highest term heard of
+    uint64_t promised_term;    //  the highest term proclaimed or acknowledged
+    shoal_id_t promised;       //  to whom (zero: nobody)
+    uint64_t promise_until_ms; //  no other leader acknowledged before this
+    uint64_t leader_seen_ms;   //  the followed leader's last COORDINATOR
+    bool has_leader;           //  an event said LEADER last, not NO_LEADER
+    s_pending_t pending;
+    uint64_t deadline_ms; //  settle, answer, coordinator or candidacy
+    shoal_id_t asking;    //  ELECTING: the member asked
+    shoal_id_t lost;      //  the leader given up on; not asked in elections
+
+    //  Leading.
+    uint64_t lead_term;       //  the current term of this leadership
+    uint64_t lead_first_term; //  its first term: acknowledgements of any count
+    bool contested;           //  a member holds lead_term for another leader
+    uint64_t round;
+    uint64_t next_round_ms;
+    s_round_t rounds[S_ROUNDS];
+    uint64_t acting_until_ms; //  quorum mode: majority acknowledgements hold
+    bool acting;              //  as last reported in events
+
+    //  Outputs of the last input.
+    shoal_elector_send_t *sends;
+    bool *with_voters; //  per send: fill in this node's voter set at the end
+    size_t send_count;
+    size_t send_capacity;
+    shoal_elector_event_t events[4];
+    size_t event_count;
+    bool dirty; //  saved state changed
+    shoal_elector_stats_t stats;
+};
+
+static const shoal_id_t s_nobody;
+
+static uint64_t
+s_max (uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
+static uint64_t
+s_min (uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
+}
+
+//  ---------------------------------------------------------------------
+//  Configuration
+
+void
+shoal_elector_config_lan (shoal_elector_config_t *config)
+{
+    *config = (shoal_elector_config_t){
+        .quorum = true,
+        .preempt = false,
+        .expect = 0,
+        .settle_ms = 5000,
+        .heartbeat_ms = 1000,
+        .lease_ms = 3000,
+        .drift_percent = 5,
+        .answer_timeout_ms = 500,
+        .coordinator_timeout_ms = 2000,
+        .stable_ms = 30000,
+        .down_after_ms = 60000,
+    };
+}
+
+void
+shoal_elector_config_loopback (shoal_elector_config_t *config)
+{
+    shoal_elector_config_lan (config);
+    config->settle_ms /= 10;
+    config->heartbeat_ms /= 10;
+    config->lease_ms /= 10;
+    config->answer_timeout_ms /= 10;
+    config->coordinator_timeout_ms /= 10;
+    config->stable_ms /= 10;
+    config->down_after_ms /= 10;
+}
+
+const char *
+shoal_elector_config_check (const shoal_elector_config_t *config)
+{
+    if (!config)
+        return "no config";
+    if (config->heartbeat_ms == 0 || config->answer_timeout_ms == 0 ||
+        config->coordinator_timeout_ms == 0)
+        return "heartbeat_ms, answer_timeout_ms and coordinator_timeout_ms must be > 0";
+    if (config->lease_ms < 2 * config->heartbeat_ms ||
+        config->lease_ms > (S_ROUNDS / 2) * config->heartbeat_ms)
+        return "lease_ms must be 2 to 8 heartbeats";
+    if (config->drift_percent >= 50)
+        return "drift_percent must be under 50";
+    if (config->expect > SHOAL_VOTERS_MAX)
+        return "expect must be at most 16384";
+    return NULL;
+}
+
+//  ---------------------------------------------------------------------
+//  Members, ranks and voters
+
+static bool
+s_id_equal (const shoal_id_t *a, const shoal_id_t *b)
+{
+    return memcmp (a->bytes, b->bytes, SHOAL_ID_SIZE) == 0;
+}
+
+static int
+s_id_compare (const void *a, const void *b)
+{
+    return memcmp (((const shoal_id_t *) a)->bytes, ((const shoal_id_t *) b)->bytes, SHOAL_ID_SIZE);
+}
+
+//  The index of id in the member table, or where it would go (found false).
+static size_t
+s_member_index (const shoal_elector_t *self, const shoal_id_t *id, bool *found)
+{
+    size_t low = 0, high = self->member_count;
+    while (low < high) {
+        size_t mid = low + (high - low) / 2;
+        int order = s_id_compare (&self->members[mid].id, id);
+        if (order == 0) {
+            *found = true;
+            return mid;
+        }
+        if (order < 0)
+            low = mid + 1;
+        else
+            high = mid;
+    }
+    *found = false;
+    return low;
+}
+
+static s_member_t *
+s_member (shoal_elector_t *self, const shoal_id_t *id)
+{
+    bool found;
+    size_t at = s_member_index (self, id, &found);
+    return found ? &self->members[at] : NULL;
+}
+
+//  The member id, added as down when unknown. NULL when memory is short.
+static s_member_t *
+s_member_add (shoal_elector_t *self, uint64_t now, const shoal_id_t *id)
+{
+    bool found;
+    size_t at = s_member_index (self, id, &found);
+    if (found)
+        return &self->members[at];
+    if (self->member_count == self->member_capacity) {
+        size_t capacity = self->member_capacity ? 2 * self->member_capacity : 16;
+        s_member_t *bigger = realloc (self->members, capacity * sizeof *bigger);
+        if (!bigger)
+            return NULL;
+        self->members = bigger;
+        self->member_capacity = capacity;
+    }
+    memmove (self->members + at + 1, self->members + at,
+             (self->member_count - at) * sizeof *self->members);
+    self->member_count++;
+    self->members[at] = (s_member_t){ .id = *id, .since_ms = now };
+    return &self->members[at];
+}
+
+//  Rank is (priority, id): true when a outranks b.
+static bool
+s_outranks (uint32_t priority_a, const shoal_id_t *a, uint32_t priority_b, const shoal_id_t *b)
+{
+    if (priority_a != priority_b)
+        return priority_a > priority_b;
+    return s_id_compare (a, b) > 0;
+}
+
+static bool
+s_is_voter (const shoal_elector_t *self, const shoal_id_t *id)
+{
+    return self->voter_count &&
+           bsearch (id, self->voters, self->voter_count, sizeof *self->voters, s_id_compare);
+}
+
+static size_t
+s_majority (const shoal_elector_t *self)
+{
+    return self->voter_count / 2 + 1;
+}
+
+//  Replaces the voter set by count ids (sorted here, duplicates dropped).
+//  Returns 0, or -1 when memory is short (the set is then unchanged).
+static int
+s_voters_set (shoal_elector_t *self, uint64_t now, uint64_t version, const shoal_id_t *ids,
+              size_t count)
+{
+    if (count > self->voter_capacity) {
+        shoal_id_t *bigger = realloc (self->voters, count * sizeof *bigger);
+        if (!bigger)
+            return -1;
+        self->voters = bigger;
+        self->voter_capacity = count;
+    }
+    if (ids != self->voters)
+        memmove (self->voters, ids, count * sizeof *ids);
+    qsort (self->voters, count, sizeof *self->voters, s_id_compare);
+    size_t kept = 0;
+    for (size_t i = 0; i < count; i++)
+        if (kept == 0 || !s_id_equal (&self->voters[kept - 1], &self->voters[i]))
+            self->voters[kept++] = self->voters[i];
+    self->voter_count = kept;
+    self->voters_version = version;
+    self->dirty = true;
+    //  Every voter has a member entry, down until the view says otherwise,
+    //  so that one that never shows up leaves the set after down_after_ms.
+    for (size_t i = 0; i < self->voter_count; i++)
+        if (!s_id_equal (&self->voters[i], &self->id))
+            s_member_add (self, now, &self->voters[i]);
+    return 0;
+}
+
+//  ---------------------------------------------------------------------
+//  Outputs
+
+static shoal_elector_send_t *
+s_send (shoal_elector_t *self, const shoal_id_t *to, uint8_t type)
+{
+    if (self->send_count == self->send_capacity) {
+        size_t capacity = self->send_capacity ? 2 * self->send_capacity : 16;
+        shoal_elector_send_t *sends = realloc (self->sends, capacity * sizeof *sends);
+        if (!sends)
+            return NULL;
+        self->sends = sends;
+        bool *with_voters = realloc (self->with_voters, capacity * sizeof *with_voters);
+        if (!with_voters)
+            return NULL;
+        self->with_voters = with_voters;
+        self->send_capacity = capacity;
+    }
+    self->with_voters[self->send_count] = false;
+    shoal_elector_send_t *send = &self->sends[self->send_count++];
+    *send = (shoal_elector_send_t){ .to = *to, .msg = { .type = type } };
+    self->stats.sent++;
+    return send;
+}
+
+static void
+s_event (shoal_elector_t *self, uint8_t type, const shoal_id_t *leader, uint64_t term)
+{
+    //  Two events at most per input (lost, then found); keep the last ones.
+    if (self->event_count == sizeof self->events / sizeof self->events[0])
+        self->event_count--;
+    self->events[self->event_count++] = (shoal_elector_event_t){ type, *leader, term };
+    self->has_leader = type == SHOAL_ELECTOR_LEADER;
+}
+
+static void
+s_lost (shoal_elector_t *self)
+{
+    if (self->has_leader)
+        s_event (self, SHOAL_ELECTOR_NO_LEADER, &s_nobody, 0);
+}
+
+static void
+s_answer (shoal_elector_t *self, const shoal_id_t *to, uint64_t term)
+{
+    shoal_elector_send_t *send = s_send (self, to, SHOAL_MSG_ANSWER);
+    if (send)
+        send->msg.u.answer.term = term;
+}
+
+//  ---------------------------------------------------------------------
+//  Leading
+
+//  Acknowledgements of rounds kept in the ring, counted again from the
+//  member table (after the voter set changed).
+static void
+s_rounds_recount (shoal_elector_t *self)
+{
+    bool self_votes = s_is_voter (self, &self->id);
+    for (size_t r = 0; r < S_ROUNDS; r++) {
+        s_round_t *round = &self->rounds[r];
+        if (round->round == 0)
+            continue;
+        round->acks = self_votes ? 1 : 0;
+        for (size_t i = 0; i < self->voter_count; i++) {
+            const s_member_t *member = s_member (self, &self->voters[i]);
+            if (member && member->acked_round >= round->round)
+                round->acks++;
+        }
+    }
+}
+
+static s_round_t *
+s_round (shoal_elector_t *self, uint64_t round)
+{
+    s_round_t *slot = &self->rounds[round % S_ROUNDS];
+    return round && slot->round == round ? slot : NULL;
+}
+
+//  Quorum mode: the lease holds until a lease after the latest round a
+//  majority acknowledged was sent, less the drift margin.
+static void
+s_rounds_check (shoal_elector_t *self)
+{
+    size_t majority = s_majority (self);
+    for (size_t r = 0; r < S_ROUNDS; r++) {
+        const s_round_t *round = &self->rounds[r];
+        if (round->round && round->acks >= majority) {
+            uint64_t lease = self->config.lease_ms;
+            uint64_t until = round->sent_ms + lease - lease * self->config.drift_percent / 100;
+            if (until > self->acting_until_ms)
+                self->acting_until_ms = until;
+        }
+    }
+}
+
+static void
+s_coordinator_to (shoal_elector_t *self, const s_member_t *member)
+{
+    shoal_elector_send_t *send = s_send (self, &member->id, SHOAL_MSG_COORDINATOR);
+    if (!send)
+        return;
+    send->msg.u.coordinator = (shoal_coordinator_t){
+        .term = self->lead_term,
+        .priority = self->priority,
+        .round = self->round,
+    };
+    self->with_voters[self->send_count - 1] =
+        !member->voters_known || member->voters_version < self->voters_version;
+}
+
+//  A new round of COORDINATOR to every live member.
+static void
+s_heartbeat (shoal_elector_t *self, uint64_t now)
+{
+    self->round++;
+    self->next_round_ms = now + self->config.heartbeat_ms;
+    s_round_t *slot = &self->rounds[self->round % S_ROUNDS];
+    *slot = (s_round_t){ self->round, now, s_is_voter (self, &self->id) ? 1 : 0 };
+    for (size_t i = 0; i < self->member_count; i++)
+        if (self->members[i].live)
+            s_coordinator_to (self, &self->members[i]);
+    s_rounds_check (self);
+}
+
+static bool
+s_acting (const shoal_elector_t *self, uint64_t now)
+{
+    if (self->role != S_LEADING)
+        return false;
+    return !self->config.quorum || now < self->acting_until_ms;
+}
+
+//  Reports a change of this node's acting as events.
+static void
+s_acting_update (shoal_elector_t *self, uint64_t now)
+{
+    bool acting = s_acting (self, now);
+    if (acting == self->acting)
+        return;
+    self->acting = acting;
+    if (acting)
+        s_event (self, SHOAL_ELECTOR_LEADER, &self->id, self->lead_term);
+    else
+        s_lost (self);
+}
+
+//  Proclaims this node leader. The term is new, unless this node already
+//  leads at the highest term there is and nobody holds that term for
+//  another (a renewed candidacy, or a leader that lost its majority for a
+//  while: followers take the same leader at the same term again).
+static void
+s_proclaim (shoal_elector_t *self, uint64_t now)
+{
+    bool renew = self->role == S_LEADING && !self->contested && self->lead_term == self->term_seen;
+    if (self->voters_version == 0) {
+        //  The first voter set: this node's view, once it is large enough.
+        size_t live = 1;
+        for (size_t i = 0; i < self->member_count; i++)
+            live += self->members[i].live;
+        if (live < self->config.expect) {
+            self->role = S_SETTLING;
+            self->deadline_ms = now + self->config.heartbeat_ms;
+            return;
+        }
+        shoal_id_t *ids = malloc (live * sizeof *ids);
+        if (!ids)
+            return;
+        size_t count = 0;
+        ids[count++] = self->id;
+        for (size_t i = 0; i < self->member_count; i++)
+            if (self->members[i].live)
+                ids[count++] = self->members[i].id;
+        int rc = s_voters_set (self, now, 1, ids, count);
+        free (ids);
+        if (rc != 0)
+            return;
+    }
+    if (!renew) {
+        if (self->term_seen == UINT64_MAX)
+            return; //  no term left to take
+        self->term_seen++;
+        if (self->role != S_LEADING) {
+            self->lead_first_term = self->term_seen;
+            self->round = 0;
+            memset (self->rounds, 0, sizeof self->rounds);
+            self->acting_until_ms = 0;
+            for (size_t i = 0; i < self->member_count; i++)
+                self->members[i].acked_round = 0;
+        }
+        self->lead_term = self->term_seen;
+        self->promised_term = self->term_seen;
+        self->promised = self->id;
+        self->dirty = true;
+        self->stats.proclaimed++;
+    }
+    self->contested = false;
+    self->role = S_LEADING;
+    self->pending.held = false;
+    self->lost = s_nobody;
+    self->deadline_ms = now + 2 * (uint64_t) self->config.lease_ms;
+    s_heartbeat (self, now);
+    s_acting_update (self, now);
+}
+
+//  One voter set change, when the last is held by a majority of the set:
+//  first a voter down for down_after_ms leaves, else a member live for
+//  stable_ms joins.
+static void
+s_voters_review (shoal_elector_t *self, uint64_t now)
+{
+    size_t holding = s_is_voter (self, &self->id) ? 1 : 0;
+    for (size_t i = 0; i < self->voter_count; i++) {
+        const s_member_t *member = s_member (self, &self->voters[i]);
+        if (member && member->voters_known && member->voters_version >= self->voters_version)
+            holding++;
+    }
+    if (holding < s_majority (self))
+        return;
+    const s_member_t *change = NULL;
+    bool leaves = false;
+    for (size_t i = 0; i < self->member_count && !change; i++) {
+        const s_member_t *member = &self->members[i];
+        if (!member->live && now - member->since_ms >= self->config.down_after_ms &&
+            s_is_voter (self, &member->id) && self->voter_count > 1) {
+            change = member;
+            leaves = true;
+        }
+    }
+    for (size_t i = 0; i < self->member_count && !change; i++) {
+        const s_member_t *member = &self->members[i];
+        if (member->live && now - member->since_ms >= self->config.stable_ms &&
+            !s_is_voter (self, &member->id) && self->voter_count < SHOAL_VOTERS_MAX)
+            change = member;
+    }
+    if (!change)
+        return;
+    shoal_id_t *ids = malloc ((self->voter_count + 1) * sizeof *ids);
+    if (!ids)
+        return;
+    size_t count = 0;
+    for (size_t i = 0; i < self->voter_count; i++)
+        if (!leaves || !s_id_equal (&self->voters[i], &change->id))
+            ids[count++] = self->voters[i];
+    if (!leaves)
+        ids[count++] = change->id;
+    if (s_voters_set (self, now, self->voters_version + 1, ids, count) == 0) {
+        self->stats.voter_changes++;
+        s_rounds_recount (self);
+    }
+    free (ids);
+}
+
+static void
+s_step_down (shoal_elector_t *self)
+{
+    if (self->role == S_LEADING) {
+        self->role = S_FOLLOWING;
+        self->acting = false;
+    }
+}
+
+//  ---------------------------------------------------------------------
+//  Electing
+
+//  Asks the highest-ranked live member above this node and below the last
+//  one asked (below nobody: from the top), but not the lost leader; with
+//  nobody left to ask, proclaims.
+static void
+s_ask (shoal_elector_t *self, uint64_t now, const s_member_t *below)
+{
+    const s_member_t *best = NULL;
+    for (size_t i = 0; i < self->member_count; i++) {
+        const s_member_t *member = &self->members[i];
+        if (!member->live || s_id_equal (&member->id, &self->lost) ||
+            !s_outranks (member->priority, &member->id, self->priority, &self->id) ||
+            (below && !s_outranks (below->priority, &below->id, member->priority, &member->id)) ||
+            (best && !s_outranks (member->priority, &member->id, best->priority, &best->id)))
+            continue;
+        best = member;
+    }
+    if (!best) {
+        s_proclaim (self, now);
+        return;
+    }
+    s_step_down (self);
+    self->role = S_ELECTING;
+    self->asking = best->id;
+    self->deadline_ms = now + self->config.answer_timeout_ms;
+    shoal_elector_send_t *send = s_send (self, &best->id, SHOAL_MSG_ELECTION);
+    if (send)
+        send->msg.u.election = (shoal_election_t){ self->term_seen, self->priority };
+}
+
+static void
+s_elect (shoal_elector_t *self, uint64_t now)
+{
+    self->stats.elections++;
+    s_ask (self, now, NULL);
+}
+
+//  ---------------------------------------------------------------------
+//  Following
+
+static void
+s_acknowledge (shoal_elector_t *self, const shoal_id_t *to, uint64_t term, uint64_t round,
+               uint64_t their_voters_version)
+{
+    shoal_elector_send_t *send = s_send (self, to, SHOAL_MSG_COORDINATOR_ACK);
+    if (!send)
+        return;
+    send->msg.u.coordinator_ack = (shoal_coordinator_ack_t){ .term = term, .round = round };
+    self->with_voters[self->send_count - 1] = self->voters_version > their_voters_version;
+}
+
+//  Follows leader from at term, and acknowledges round.
+static void
+s_follow (shoal_elector_t *self, uint64_t now, const shoal_id_t *from, uint64_t term,
+          uint64_t round, uint64_t their_voters_version)
+{
+    bool news = !self->has_leader || self->role == S_LEADING ||
+                !s_id_equal (&self->promised, from) || self->promised_term != term;
+    if (self->role == S_LEADING) {
+        s_step_down (self);
+        s_lost (self);
+    }
+    if (self->promised_term != term || !s_id_equal (&self->promised, from))
+        self->dirty = true;
+    self->promised_term = term;
+    self->promised = *from;
+    self->role = S_FOLLOWING;
+    self->leader_seen_ms = now;
+    self->promise_until_ms = now + self->config.lease_ms;
+    self->lost = s_nobody;
+    if (self->pending.held && s_id_equal (&self->pending.from, from))
+        self->pending.held = false;
+    if (news)
+        s_event (self, SHOAL_ELECTOR_LEADER, from, term);
+    s_acknowledge (self, from, term, round, their_voters_version);
+}
+
+//  With preempt, a follower that outranks its leader and has been up for
+//  stable_ms takes over.
+static void
+s_preempt (shoal_elector_t *self, uint64_t now)
+{
+    if (!self->config.preempt || self->role != S_FOLLOWING ||
+        now - self->started_ms < self->config.stable_ms)
+        return;
+    const s_member_t *leader = s_member (self, &self->promised);
+    if (leader && s_outranks (self->priority, &self->id, leader->priority, &leader->id))
+        s_proclaim (self, now);
+}
+
+static void
+s_on_coordinator (shoal_elector_t *self, uint64_t now, const s_member_t *from,
+                  const shoal_coordinator_t *coordinator)
+{
+    uint64_t term = coordinator->term;
+    if (term > self->term_seen)
+        self->term_seen = term;
+    if (coordinator->voters_version > self->voters_version && coordinator->voter_count)
+        s_voters_set (self, now, coordinator->voters_version, coordinator->voters,
+                      coordinator->voter_count);
+    bool same = self->role != S_LEADING && s_id_equal (&self->promised, &from->id) &&
+                term == self->promised_term;
+    bool outranked = s_outranks (coordinator->priority, &from->id, self->priority, &self->id);
+    bool accept;
+    if (same)
+        accept = true;
+    else if (term < self->promised_term) {
+        accept = false;
+        s_answer (self, &from->id, self->promised_term);
+    } else if (term == self->promised_term) {
+        //  Taken by another. Available mode breaks the tie by rank.
+        const s_member_t *holder = s_member (self, &self->promised);
+        uint32_t holder_priority = holder ? holder->priority : self->priority;
+        accept = !self->config.quorum &&
+                 s_outranks (coordinator->priority, &from->id, holder_priority, &self->promised);
+        if (!accept)
+            s_answer (self, &from->id, self->promised_term);
+    } else if (!self->config.quorum)
+        accept = true; //  the higher term wins
+    else if (self->role == S_LEADING && s_acting (self, now)) {
+        //  A leader with its majority stays (sticky), and takes a term above
+        //  the newcomer's so that its followers never follow an older one;
+        //  preempt lets a higher rank, stable by its own account, in.
+        accept = self->config.preempt && outranked;
+        if (!accept)
+            s_proclaim (self, now);
+    } else if (self->role != S_LEADING && now < self->promise_until_ms &&
+               !s_id_equal (&self->promised, &from->id)) {
+        //  Promised to another leader for a while yet.
+        accept = false;
+        if (!self->pending.held || term > self->pending.term)
+            self->pending = (s_pending_t){ true, from->id, term, coordinator->round, now };
+    } else
+        accept = true;
+    if (!accept) {
+        self->stats.refused++;
+        return;
+    }
+    s_follow (self, now, &from->id, term, coordinator->round, coordinator->voters_version);
+    s_preempt (self, now);
+}
+
+static void
+s_on_ack (shoal_elector_t *self, uint64_t now, s_member_t *from, const shoal_coordinator_ack_t *ack)
+{
+    if (self->role != S_LEADING || ack->term < self->lead_first_term ||
+        ack->term > self->lead_term || ack->round > self->round) {
+        self->stats.dropped++;
+        return;
+    }
+    from->voters_known = true;
+    from->voters_version = ack->voters_version;
+    if (ack->voters_version > self->voters_version && ack->voter_count) {
+        //  Catch up: the newest voter set decides the majority.
+        if (s_voters_set (self, now, ack->voters_version, ack->voters, ack->voter_count) == 0)
+            s_rounds_recount (self);
+    }
+    if (ack->round > from->acked_round) {
+        if (s_is_voter (self, &from->id))
+            for (uint64_t r =
+                     s_max (from->acked_round, ack->round - s_min (ack->round, S_ROUNDS)) + 1;
+                 r <= ack->round; r++) {
+                s_round_t *round = s_round (self, r);
+                if (round)
+                    round->acks++;
+            }
+        from->acked_round = ack->round;
+    }
+    s_rounds_check (self);
+    s_acting_update (self, now);
+}
+
+static void
+s_on_election (shoal_elector_t *self, uint64_t now, const s_member_t *from,
+               const shoal_election_t *election)
+{
+    if (election->term > self->term_seen)
+        self->term_seen = election->term;
+    if (!s_outranks (self->priority, &self->id, from->priority, &from->id)) {
+        self->stats.dropped++;
+        return;
+    }
+    s_answer (self, &from->id, self->term_seen);
+    if (self->role == S_LEADING)
+        s_coordinator_to (self, from); //  the leader is here
+    else if (self->role == S_SETTLING ||
+             (self->role == S_FOLLOWING && now >= self->leader_seen_ms + self->config.lease_ms))
+        s_elect (self, now);
+}
+
+static void
+s_on_answer (shoal_elector_t *self, uint64_t now, const s_member_t *from,
+             const shoal_answer_t *answer)
+{
+    if (answer->term > self->term_seen)
+        self->term_seen = answer->term;
+    if (self->role == S_ELECTING && s_id_equal (&from->id, &self->asking)) {
+        self->role = S_WAITING;
+        self->deadline_ms = now + self->config.coordinator_timeout_ms;
+    } else if (self->role == S_LEADING && answer->term >= self->lead_term)
+        self->contested = true; //  a member refused this term
+}
+
+//  ---------------------------------------------------------------------
+//  Inputs
+
+static void
+s_begin (shoal_elector_t *self)
+{
+    self->send_count = 0;
+    self->event_count = 0;
+    self->dirty = false;
+}
+
+//  Fills in the voter sets of the messages that carry them, now that the
+//  input is done and the set will not move.
+static void
+s_finish (shoal_elector_t *self)
+{
+    for (size_t i = 0; i < self->send_count; i++) {
+        shoal_msg_t *msg = &self->sends[i].msg;
+        uint32_t count = self->with_voters[i] ? (uint32_t) self->voter_count : 0;
+        shoal_id_t *voters = count ? self->voters : NULL;
+        if (msg->type == SHOAL_MSG_COORDINATOR) {
+            msg->u.coordinator.voters_version = self->voters_version;
+            msg->u.coordinator.voter_count = count;
+            msg->u.coordinator.voters = voters;
+        } else if (msg->type == SHOAL_MSG_COORDINATOR_ACK) {
+            msg->u.coordinator_ack.voters_version = self->voters_version;
+            msg->u.coordinator_ack.voter_count = count;
+            msg->u.coordinator_ack.voters = voters;
+        }
+    }
+}
+
+shoal_elector_t *
+shoal_elector_new (const shoal_elector_config_t *config, const shoal_id_t *id, uint32_t priority,
+                   const shoal_elector_saved_t *saved, uint64_t now_ms)
+{
+    if (shoal_elector_config_check (config) || !id ||
+        (saved && saved->voter_count && !saved->voters) ||
+        (saved && saved->voter_count > SHOAL_VOTERS_MAX))
+        return NULL;
+    shoal_elector_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->config = *config;
+    self->id = *id;
+    self->priority = priority;
+    self->started_ms = now_ms;
+    self->role = S_SETTLING;
+    self->deadline_ms = now_ms + config->settle_ms;
+    if (saved) {
+        self->term_seen = saved->term;
+        self->promised_term = saved->term;
+        self->promised = saved->leader;
+        //  The promise of the last life may still hold: honour it a lease.
+        self->promise_until_ms = now_ms + config->lease_ms;
+        if (saved->voter_count &&
+            s_voters_set (self, now_ms, saved->voters_version, saved->voters, saved->voter_count)) {
+            free (self);
+            return NULL;
+        }
+    }
+    return self;
+}
+
+void
+shoal_elector_destroy (shoal_elector_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    shoal_elector_t *self = *self_p;
+    free (self->members);
+    free (self->voters);
+    free (self->sends);
+    free (self->with_voters);
+    free (self);
+    *self_p = NULL;
+}
+
+int
+shoal_elector_member (shoal_elector_t *self, uint64_t now_ms, const shoal_id_t *id,
+                      uint32_t priority, bool live)
+{
+    s_begin (self);
+    if (s_id_equal (id, &self->id))
+        return 0;
+    s_member_t *member = s_member_add (self, now_ms, id);
+    if (!member)
+        return -1;
+    if (member->live != live)
+        member->since_ms = now_ms;
+    member->live = live;
+    member->priority = priority;
+    if (!live && self->role == S_FOLLOWING && s_id_equal (id, &self->promised)) {
+        //  The view says the leader is gone (left, or dead): look now.
+        self->lost = *id;
+        s_lost (self);
+        s_elect (self, now_ms);
+    } else if (live && self->role == S_LEADING)
+        s_coordinator_to (self, member); //  a newcomer learns the leader at once
+    s_finish (self);
+    return 0;
+}
+
+int
+shoal_elector_receive (shoal_elector_t *self, uint64_t now_ms, const shoal_id_t *from,
+                       const shoal_msg_t *msg)
+{
+    s_begin (self);
+    s_member_t *member = from ? s_member (self, from) : NULL;
+    if (!member || !msg) {
+        self->stats.dropped++;
+        return -1;
+    }
+    switch (msg->type) {
+    case SHOAL_MSG_ELECTION:
+        s_on_election (self, now_ms, member, &msg->u.election);
+        break;
+    case SHOAL_MSG_ANSWER:
+        s_on_answer (self, now_ms, member, &msg->u.answer);
+        break;
+    case SHOAL_MSG_COORDINATOR:
+        s_on_coordinator (self, now_ms, member, &msg->u.coordinator);
+        break;
+    case SHOAL_MSG_COORDINATOR_ACK:
+        s_on_ack (self, now_ms, member, &msg->u.coordinator_ack);
+        break;
+    default:
+        self->stats.dropped++;
+        return -1;
+    }
+    s_finish (self);
+    return 0;
+}
+
+void
+shoal_elector_tick (shoal_elector_t *self, uint64_t now_ms)
+{
+    s_begin (self);
+    switch (self->role) {
+    case S_SETTLING:
+        if (now_ms >= self->deadline_ms)
+            s_elect (self, now_ms);
+        break;
+    case S_FOLLOWING:
+        if (self->pending.held && now_ms >= self->promise_until_ms) {
+            //  The promise ended without word from its leader: grant the best
+            //  COORDINATOR refused meanwhile.
+            s_pending_t pending = self->pending;
+            self->pending.held = false;
+            if (pending.term > self->promised_term &&
+                now_ms - pending.at_ms <= self->config.lease_ms && s_member (self, &pending.from))
+                s_follow (self, now_ms, &pending.from, pending.term, pending.round, 0);
+        }
+        if (now_ms >= self->leader_seen_ms + self->config.lease_ms) {
+            self->lost = self->promised;
+            s_lost (self);
+            s_elect (self, now_ms);
+        } else
+            s_preempt (self, now_ms);
+        break;
+    case S_ELECTING:
+        if (now_ms >= self->deadline_ms) {
+            s_member_t *asked = s_member (self, &self->asking);
+            if (asked)
+                s_ask (self, now_ms, asked);
+            else
+                s_elect (self, now_ms);
+        }
+        break;
+    case S_WAITING:
+        if (now_ms >= self->deadline_ms)
+            s_elect (self, now_ms);
+        break;
+    case S_LEADING:
+        if (now_ms >= self->next_round_ms)
+            s_heartbeat (self, now_ms);
+        if (s_acting (self, now_ms)) {
+            self->deadline_ms = now_ms + 2 * (uint64_t) self->config.lease_ms;
+            if (self->config.quorum)
+                s_voters_review (self, now_ms);
+        } else if (now_ms >= self->deadline_ms) {
+            //  No majority for two leases: ask above, or proclaim again (at
+            //  the same term when nobody took it, so that a minority does
+            //  not run its term up while cut off).
+            s_elect (self, now_ms);
+        }
+        break;
+    }
+    s_acting_update (self, now_ms);
+    s_finish (self);
+}
+
+//  ---------------------------------------------------------------------
+//  Outputs and queries
+
+bool
+shoal_elector_saved (const shoal_elector_t *self, shoal_elector_saved_t *saved)
+{
+    *saved = (shoal_elector_saved_t){
+        .term = self->promised_term,
+        .leader = self->promised,
+        .voters_version = self->voters_version,
+        .voter_count = (uint32_t) self->voter_count,
+        .voters = self->voters,
+    };
+    return self->dirty;
+}
+
+size_t
+shoal_elector_outbox (const shoal_elector_t *self, const shoal_elector_send_t **sends)
+{
+    *sends = self->sends;
+    return self->send_count;
+}
+
+size_t
+shoal_elector_events (const shoal_elector_t *self, const shoal_elector_event_t **events)
+{
+    *events = self->events;
+    return self->event_count;
+}
+
+uint64_t
+shoal_elector_next (const shoal_elector_t *self)
+{
+    uint64_t next = self->deadline_ms;
+    if (self->role == S_FOLLOWING) {
+        next = self->leader_seen_ms + self->config.lease_ms;
+        if (self->pending.held && self->promise_until_ms < next)
+            next = self->promise_until_ms;
+        if (self->config.preempt) {
+            uint64_t stable = self->started_ms + self->config.stable_ms;
+            if (stable > self->leader_seen_ms && stable < next)
+                next = stable;
+        }
+    } else if (self->role == S_LEADING) {
+        next = self->next_round_ms;
+        if (self->config.quorum && self->acting && self->acting_until_ms < next)
+            next = self->acting_until_ms;
+    }
+    return next;
+}
+
+int
+shoal_elector_leader (const shoal_elector_t *self, uint64_t now_ms, shoal_id_t *leader,
+                      uint64_t *term)
+{
+    if (s_acting (self, now_ms)) {
+        *leader = self->id;
+        *term = self->lead_term;
+        return 0;
+    }
+    if (self->role == S_FOLLOWING && now_ms < self->leader_seen_ms + self->config.lease_ms) {
+        *leader = self->promised;
+        *term = self->promised_term;
+        return 0;
+    }
+    return -1;
+}
+
+bool
+shoal_elector_acting (const shoal_elector_t *self, uint64_t now_ms)
+{
+    return s_acting (self, now_ms);
+}
+
+uint64_t
+shoal_elector_term (const shoal_elector_t *self)
+{
+    return self->term_seen;
+}
+
+void
+shoal_elector_stats (const shoal_elector_t *self, shoal_elector_stats_t *stats)
+{
+    *stats = self->stats;
+}

@@ -1,0 +1,591 @@
+/*  tests/test_elector.c: the election state machine, on a small network.
+
+    Every node is a real elector; messages go through the real codec with
+    1 ms of latency. The membership view is given directly: a node is told
+    of every other as live while both run and can reach each other, and as
+    down when the other stops (as the membership layer would say, later).
+    The network checks, at every millisecond, that no two nodes act as
+    leader at once in quorum mode.
+*/
+
+#include "arena.h"
+#include "elector.h"
+#include "test.h"
+#include "wire.h"
+
+#include <stdlib.h>
+
+#define NODES_MAX  12
+#define LATENCY_MS 1
+
+typedef struct {
+    uint64_t at;
+    int from, to;
+    size_t size;
+    uint8_t bytes[8192];
+} s_packet_t;
+
+typedef struct {
+    shoal_elector_t *core; //  NULL while stopped
+    shoal_id_t id;
+    uint32_t priority;
+    int group; //  its side while the network is split
+    //  What it persisted.
+    uint64_t term;
+    shoal_id_t leader;
+    uint64_t voters_version;
+    shoal_id_t voters[NODES_MAX];
+    uint32_t voter_count;
+    uint64_t last_term; //  the highest term it reported, to check growth
+    int leader_changes; //  LEADER events naming another leader than the last
+    shoal_id_t followed;
+} s_node_t;
+
+typedef struct {
+    shoal_elector_config_t config;
+    s_node_t nodes[NODES_MAX];
+    int count;
+    uint64_t now;
+    bool split;
+    s_packet_t *queue;
+    size_t queued, capacity;
+    uint64_t messages; //  election messages sent
+    int two_acting;    //  milliseconds with two leaders acting (quorum mode)
+} s_net_t;
+
+static shoal_id_t
+s_id (int index)
+{
+    shoal_id_t id;
+    memset (&id, 0, sizeof id);
+    id.bytes[0] = (uint8_t) (index + 1);
+    return id;
+}
+
+static bool
+s_reach (const s_net_t *net, int a, int b)
+{
+    return net->nodes[a].core && net->nodes[b].core &&
+           (!net->split || net->nodes[a].group == net->nodes[b].group);
+}
+
+static void
+s_collect (s_net_t *net, int index)
+{
+    s_node_t *node = &net->nodes[index];
+    shoal_elector_saved_t saved;
+    if (shoal_elector_saved (node->core, &saved)) {
+        CHECK (saved.term >= node->term);
+        CHECK (saved.voter_count <= NODES_MAX);
+        node->term = saved.term;
+        node->leader = saved.leader;
+        node->voters_version = saved.voters_version;
+        node->voter_count = saved.voter_count;
+        memcpy (node->voters, saved.voters, saved.voter_count * sizeof (shoal_id_t));
+    }
+    CHECK (shoal_elector_term (node->core) >= node->last_term);
+    node->last_term = shoal_elector_term (node->core);
+    const shoal_elector_event_t *events;
+    size_t event_count = shoal_elector_events (node->core, &events);
+    for (size_t i = 0; i < event_count; i++)
+        if (events[i].type == SHOAL_ELECTOR_LEADER) {
+            if (memcmp (&events[i].leader, &node->followed, sizeof node->followed) != 0)
+                node->leader_changes++;
+            node->followed = events[i].leader;
+        }
+    const shoal_elector_send_t *sends;
+    size_t send_count = shoal_elector_outbox (node->core, &sends);
+    for (size_t i = 0; i < send_count; i++) {
+        net->messages++;
+        int to = sends[i].to.bytes[0] - 1;
+        CHECK (to >= 0 && to < net->count && to != index);
+        if (to < 0 || to >= net->count || !s_reach (net, index, to))
+            continue;
+        if (net->queued == net->capacity) {
+            net->capacity = net->capacity ? 2 * net->capacity : 64;
+            net->queue = realloc (net->queue, net->capacity * sizeof *net->queue);
+        }
+        s_packet_t *packet = &net->queue[net->queued++];
+        shoal_wire_error_t err;
+        long size = shoal_msg_encode (&sends[i].msg, packet->bytes, sizeof packet->bytes, &err);
+        CHECK (size > 0);
+        packet->at = net->now + LATENCY_MS;
+        packet->from = index;
+        packet->to = to;
+        packet->size = size > 0 ? (size_t) size : 0;
+    }
+}
+
+//  Tells every running node of every other whether it is live to it.
+static void
+s_views (s_net_t *net)
+{
+    for (int a = 0; a < net->count; a++)
+        for (int b = 0; b < net->count && net->nodes[a].core; b++)
+            if (a != b) {
+                CHECK_EQ (shoal_elector_member (net->nodes[a].core, net->now, &net->nodes[b].id,
+                                                net->nodes[b].priority, s_reach (net, a, b)),
+                          0);
+                s_collect (net, a);
+            }
+}
+
+static void
+s_start (s_net_t *net, int index)
+{
+    s_node_t *node = &net->nodes[index];
+    shoal_elector_saved_t saved = { node->term, node->leader, node->voters_version,
+                                    node->voter_count, node->voters };
+    node->core = shoal_elector_new (&net->config, &node->id, node->priority,
+                                    node->term ? &saved : NULL, net->now);
+    CHECK (node->core != NULL);
+    s_views (net);
+}
+
+static void
+s_stop (s_net_t *net, int index)
+{
+    shoal_elector_destroy (&net->nodes[index].core);
+    s_views (net);
+}
+
+static s_net_t *
+s_net_new (const shoal_elector_config_t *config, int count)
+{
+    s_net_t *net = calloc (1, sizeof *net);
+    net->config = *config;
+    net->count = count;
+    net->now = 1000;
+    for (int i = 0; i < count; i++)
+        net->nodes[i].id = s_id (i);
+    return net;
+}
+
+static void
+s_net_destroy (s_net_t **net_p)
+{
+    s_net_t *net = *net_p;
+    for (int i = 0; i < net->count; i++)
+        shoal_elector_destroy (&net->nodes[i].core);
+    free (net->queue);
+    free (net);
+    *net_p = NULL;
+}
+
+static int
+s_acting_count (const s_net_t *net)
+{
+    int acting = 0;
+    for (int i = 0; i < net->count; i++)
+        acting += net->nodes[i].core && shoal_elector_acting (net->nodes[i].core, net->now);
+    return acting;
+}
+
+//  Runs the network one millisecond at a time until until.
+static void
+s_run_until (s_net_t *net, uint64_t until)
+{
+    shoal_arena_t arena;
+    shoal_arena_init (&arena, 1 << 16);
+    while (net->now < until) {
+        net->now++;
+        for (size_t i = 0; i < net->queued;) {
+            if (net->queue[i].at > net->now) {
+                i++;
+                continue;
+            }
+            s_packet_t packet = net->queue[i];
+            net->queue[i] = net->queue[--net->queued];
+            if (!s_reach (net, packet.from, packet.to))
+                continue;
+            shoal_msg_t msg;
+            shoal_wire_error_t err;
+            shoal_arena_reset (&arena);
+            CHECK_EQ (shoal_msg_decode (packet.bytes, packet.size, SHOAL_PURPOSE_FRAME, &msg,
+                                        &arena, &err),
+                      0);
+            s_node_t *to = &net->nodes[packet.to];
+            shoal_elector_receive (to->core, net->now, &net->nodes[packet.from].id, &msg);
+            s_collect (net, packet.to);
+        }
+        for (int i = 0; i < net->count; i++)
+            if (net->nodes[i].core && shoal_elector_next (net->nodes[i].core) <= net->now) {
+                shoal_elector_tick (net->nodes[i].core, net->now);
+                s_collect (net, i);
+            }
+        if (net->config.quorum && s_acting_count (net) > 1)
+            net->two_acting++;
+    }
+    shoal_arena_release (&arena);
+}
+
+//  The one node acting as leader, or -1 (none, or several).
+static int
+s_leader (const s_net_t *net)
+{
+    int leader = -1;
+    for (int i = 0; i < net->count; i++)
+        if (net->nodes[i].core && shoal_elector_acting (net->nodes[i].core, net->now)) {
+            if (leader >= 0)
+                return -1;
+            leader = i;
+        }
+    return leader;
+}
+
+//  How many running nodes follow node leader at its term.
+static int
+s_followers (const s_net_t *net, int leader)
+{
+    int following = 0;
+    uint64_t term = 0;
+    shoal_id_t id;
+    shoal_elector_leader (net->nodes[leader].core, net->now, &id, &term);
+    for (int i = 0; i < net->count; i++) {
+        uint64_t their_term;
+        if (i != leader && net->nodes[i].core &&
+            shoal_elector_leader (net->nodes[i].core, net->now, &id, &their_term) == 0 &&
+            memcmp (&id, &net->nodes[leader].id, sizeof id) == 0 && their_term == term)
+            following++;
+    }
+    return following;
+}
+
+static s_net_t *
+s_started (const shoal_elector_config_t *config, int count)
+{
+    s_net_t *net = s_net_new (config, count);
+    for (int i = 0; i < count; i++)
+        s_start (net, i);
+    return net;
+}
+
+static shoal_elector_config_t
+s_config (void)
+{
+    shoal_elector_config_t config;
+    shoal_elector_config_loopback (&config);
+    return config;
+}
+
+//  ---------------------------------------------------------------------
+
+static void
+configs_are_checked (void)
+{
+    shoal_elector_config_t config = s_config ();
+    CHECK (shoal_elector_config_check (&config) == NULL);
+    shoal_elector_config_lan (&config);
+    CHECK (shoal_elector_config_check (&config) == NULL);
+    config.lease_ms = config.heartbeat_ms;
+    CHECK (strstr (shoal_elector_config_check (&config), "lease_ms") != NULL);
+    shoal_id_t id = s_id (0);
+    CHECK (shoal_elector_new (&config, &id, 0, NULL, 0) == NULL);
+    shoal_elector_config_lan (&config);
+    config.drift_percent = 60;
+    CHECK (strstr (shoal_elector_config_check (&config), "drift") != NULL);
+    CHECK (shoal_elector_config_check (NULL) != NULL);
+}
+
+static void
+the_highest_rank_leads_after_settle (void)
+{
+    shoal_elector_config_t config = s_config ();
+    s_net_t *net = s_started (&config, 5);
+    net->nodes[1].priority = 0;
+    s_run_until (net, net->now + config.settle_ms - 1);
+    CHECK_EQ (s_acting_count (net), 0); //  nobody leads while settling
+    s_run_until (net, net->now + config.lease_ms);
+    CHECK_EQ (s_leader (net), 4); //  the highest id at equal priority
+    CHECK_EQ (s_followers (net, 4), 4);
+    CHECK_EQ (net->nodes[4].term, 1);
+    for (int i = 0; i < 5; i++) {
+        CHECK_EQ (net->nodes[i].voters_version, 1);
+        CHECK_EQ (net->nodes[i].voter_count, 5);
+        CHECK_EQ (net->nodes[i].leader_changes, 1);
+    }
+    //  Quiet afterwards: heartbeats only, no new term.
+    s_run_until (net, net->now + 10 * config.lease_ms);
+    CHECK_EQ (s_leader (net), 4);
+    CHECK_EQ (net->nodes[4].term, 1);
+    CHECK_EQ (net->two_acting, 0);
+    s_net_destroy (&net);
+
+    //  Priority comes first in the rank.
+    net = s_net_new (&config, 5);
+    net->nodes[1].priority = 9;
+    for (int i = 0; i < 5; i++)
+        s_start (net, i);
+    s_run_until (net, net->now + config.settle_ms + config.lease_ms);
+    CHECK_EQ (s_leader (net), 1);
+    s_net_destroy (&net);
+}
+
+static void
+a_crashed_leader_is_replaced_with_few_messages (void)
+{
+    shoal_elector_config_t config = s_config ();
+    s_net_t *net = s_started (&config, 10);
+    s_run_until (net, net->now + config.settle_ms + config.lease_ms);
+    CHECK_EQ (s_leader (net), 9);
+    uint64_t crash = net->now;
+    //  The membership view says nothing yet: only the silence tells.
+    shoal_elector_destroy (&net->nodes[9].core);
+    net->messages = 0;
+    while (s_leader (net) < 0 && net->now < crash + 10 * config.lease_ms)
+        s_run_until (net, net->now + 1);
+    CHECK_EQ (s_leader (net), 8);
+    //  Within a lease and a heartbeat of the crash, and a little.
+    CHECK (net->now - crash <= config.lease_ms + config.heartbeat_ms + 20);
+    uint64_t to_lead = net->messages;
+    s_run_until (net, net->now + 20);
+    CHECK_EQ (s_followers (net, 8), 8);
+    CHECK_EQ (net->nodes[8].term, 2);
+    //  ELECTION, ANSWER, COORDINATOR and its acknowledgement per node, and
+    //  a heartbeat round or two: O(N), not N².
+    CHECK (to_lead <= 6 * 9);
+    s_run_until (net, net->now + 10 * config.lease_ms);
+    CHECK_EQ (s_leader (net), 8);
+    CHECK_EQ (net->two_acting, 0);
+    for (int i = 0; i < 9; i++)
+        CHECK_EQ (net->nodes[i].leader_changes, 2); //  one change for one fault
+    s_net_destroy (&net);
+}
+
+static void
+a_higher_rank_that_comes_back_does_not_depose (void)
+{
+    shoal_elector_config_t config = s_config ();
+    s_net_t *net = s_net_new (&config, 5);
+    for (int i = 0; i < 4; i++)
+        s_start (net, i);
+    s_run_until (net, net->now + config.settle_ms + config.lease_ms);
+    CHECK_EQ (s_leader (net), 3);
+    s_start (net, 4);
+    s_run_until (net, net->now + 3 * config.stable_ms);
+    CHECK_EQ (s_leader (net), 3);
+    CHECK_EQ (s_followers (net, 3), 4);
+    CHECK_EQ (net->nodes[4].leader_changes, 1);
+    CHECK_EQ (net->nodes[3].term, 1);
+    s_net_destroy (&net);
+
+    //  With preempt, it takes over once it has been up for stable_ms, and
+    //  only then: one change.
+    config.preempt = true;
+    net = s_net_new (&config, 5);
+    for (int i = 0; i < 4; i++)
+        s_start (net, i);
+    s_run_until (net, net->now + config.settle_ms + config.lease_ms);
+    CHECK_EQ (s_leader (net), 3);
+    uint64_t back = net->now;
+    s_start (net, 4);
+    s_run_until (net, back + config.stable_ms - 1);
+    CHECK_EQ (s_leader (net), 3);
+    s_run_until (net, back + config.stable_ms + 2 * config.lease_ms);
+    CHECK_EQ (s_leader (net), 4);
+    CHECK_EQ (s_followers (net, 4), 4);
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ (net->nodes[i].leader_changes, 2);
+    CHECK_EQ (net->two_acting, 0);
+    s_net_destroy (&net);
+}
+
+static void
+a_minority_leader_steps_down_and_the_majority_elects (void)
+{
+    shoal_elector_config_t config = s_config ();
+    s_net_t *net = s_started (&config, 5);
+    s_run_until (net, net->now + config.settle_ms + config.lease_ms);
+    CHECK_EQ (s_leader (net), 4);
+    //  The leader and one more on one side, three on the other.
+    net->split = true;
+    for (int i = 0; i < 5; i++)
+        net->nodes[i].group = i >= 3;
+    s_views (net);
+    uint64_t cut = net->now;
+    s_run_until (net, cut + config.lease_ms);
+    CHECK (!shoal_elector_acting (net->nodes[4].core, net->now));
+    s_run_until (net, cut + 3 * config.lease_ms);
+    CHECK_EQ (s_leader (net), 2);
+    CHECK_EQ (s_followers (net, 2), 2);
+    uint64_t minority_term = shoal_elector_term (net->nodes[4].core);
+    s_run_until (net, net->now + 20 * config.lease_ms);
+    CHECK_EQ (s_leader (net), 2);
+    //  Cut off, the old leader keeps asking at the same term.
+    CHECK_EQ (shoal_elector_term (net->nodes[4].core), minority_term);
+    //  Healed: one leader for all, the one with the majority.
+    net->split = false;
+    s_views (net);
+    s_run_until (net, net->now + 4 * config.lease_ms);
+    int leader = s_leader (net);
+    CHECK_EQ (leader, 2);
+    if (leader >= 0)
+        CHECK_EQ (s_followers (net, leader), 4);
+    CHECK_EQ (net->two_acting, 0);
+    s_net_destroy (&net);
+}
+
+static void
+available_mode_leads_on_both_sides_and_the_higher_term_wins (void)
+{
+    shoal_elector_config_t config = s_config ();
+    config.quorum = false;
+    s_net_t *net = s_started (&config, 5);
+    s_run_until (net, net->now + config.settle_ms + config.lease_ms);
+    CHECK_EQ (s_leader (net), 4);
+    net->split = true;
+    for (int i = 0; i < 5; i++)
+        net->nodes[i].group = i >= 3;
+    s_views (net);
+    s_run_until (net, net->now + 3 * config.lease_ms);
+    CHECK_EQ (s_acting_count (net), 2);
+    CHECK (shoal_elector_acting (net->nodes[4].core, net->now));
+    CHECK (shoal_elector_acting (net->nodes[2].core, net->now));
+    CHECK_EQ (net->nodes[2].term, 2);
+    net->split = false;
+    s_views (net);
+    s_run_until (net, net->now + 2 * config.lease_ms);
+    CHECK_EQ (s_leader (net), 2); //  term 2 beats term 1
+    CHECK_EQ (s_followers (net, 2), 4);
+    s_net_destroy (&net);
+}
+
+static void
+voters_that_stay_down_leave_the_set_one_at_a_time (void)
+{
+    shoal_elector_config_t config = s_config ();
+    s_net_t *net = s_started (&config, 5);
+    s_run_until (net, net->now + config.settle_ms + config.lease_ms);
+    CHECK_EQ (net->nodes[4].voter_count, 5);
+    //  Three of five go for good, one after another; the cluster goes on.
+    for (int gone = 0; gone < 3; gone++) {
+        s_stop (net, gone);
+        s_run_until (net, net->now + config.down_after_ms + 2 * config.lease_ms);
+        CHECK_EQ (s_leader (net), 4);
+        CHECK_EQ (net->nodes[4].voter_count, 4 - gone);
+        CHECK_EQ (net->nodes[3].voter_count, 4 - gone);
+    }
+    //  A member that has been up for stable_ms joins the set again.
+    s_start (net, 0);
+    s_run_until (net, net->now + config.stable_ms + 2 * config.lease_ms);
+    CHECK_EQ (net->nodes[4].voter_count, 3);
+    CHECK_EQ (net->nodes[0].voter_count, 3);
+    CHECK_EQ (net->two_acting, 0);
+    s_net_destroy (&net);
+}
+
+static void
+the_first_leader_waits_for_expect_members (void)
+{
+    shoal_elector_config_t config = s_config ();
+    config.expect = 3;
+    s_net_t *net = s_net_new (&config, 3);
+    s_start (net, 0);
+    s_start (net, 1);
+    s_run_until (net, net->now + 5 * config.settle_ms);
+    CHECK_EQ (s_acting_count (net), 0);
+    s_start (net, 2);
+    s_run_until (net, net->now + config.settle_ms + config.lease_ms);
+    CHECK_EQ (s_leader (net), 2);
+    CHECK_EQ (net->nodes[2].voter_count, 3);
+    s_net_destroy (&net);
+}
+
+static void
+a_restarted_node_keeps_its_term_and_voters (void)
+{
+    shoal_elector_config_t config = s_config ();
+    s_net_t *net = s_started (&config, 3);
+    s_run_until (net, net->now + config.settle_ms + config.lease_ms);
+    CHECK_EQ (s_leader (net), 2);
+    //  The leader crashes and restarts within a heartbeat (the membership
+    //  view sees a new incarnation, never a dead member). It comes back with
+    //  its term and voter set; the others, who lost it for a lease, have
+    //  elected the next rank meanwhile, and it follows (sticky).
+    shoal_elector_destroy (&net->nodes[2].core);
+    s_run_until (net, net->now + config.heartbeat_ms);
+    s_start (net, 2);
+    CHECK_EQ (shoal_elector_term (net->nodes[2].core), 1);
+    shoal_elector_saved_t saved;
+    shoal_elector_saved (net->nodes[2].core, &saved);
+    CHECK_EQ (saved.voter_count, 3);
+    CHECK (memcmp (&saved.leader, &net->nodes[2].id, sizeof saved.leader) == 0);
+    s_run_until (net, net->now + config.settle_ms + 3 * config.lease_ms);
+    CHECK_EQ (s_leader (net), 1);
+    CHECK_EQ (s_followers (net, 1), 2);
+    CHECK_EQ (net->nodes[2].term, 2);
+    CHECK_EQ (net->nodes[2].voter_count, 3);
+    CHECK_EQ (net->two_acting, 0);
+    s_net_destroy (&net);
+}
+
+static void
+stale_and_strange_messages_are_refused (void)
+{
+    shoal_elector_config_t config = s_config ();
+    s_net_t *net = s_started (&config, 3);
+    s_run_until (net, net->now + config.settle_ms + config.lease_ms);
+    CHECK_EQ (s_leader (net), 2);
+    shoal_elector_t *follower = net->nodes[0].core;
+    shoal_elector_stats_t before, after;
+    shoal_elector_stats (follower, &before);
+
+    //  From a stranger: dropped.
+    shoal_id_t stranger = s_id (11);
+    shoal_msg_t msg = { .type = SHOAL_MSG_COORDINATOR };
+    msg.u.coordinator = (shoal_coordinator_t){ .term = 99, .priority = 0, .round = 1 };
+    CHECK_EQ (shoal_elector_receive (follower, net->now, &stranger, &msg), -1);
+    //  A type it does not handle: dropped.
+    shoal_msg_t ping = { .type = SHOAL_MSG_PING };
+    CHECK_EQ (shoal_elector_receive (follower, net->now, &net->nodes[1].id, &ping), -1);
+    //  An older term: refused, and told the current one.
+    msg.u.coordinator.term = 0;
+    CHECK_EQ (shoal_elector_receive (follower, net->now, &net->nodes[1].id, &msg), 0);
+    const shoal_elector_send_t *sends;
+    CHECK_EQ (shoal_elector_outbox (follower, &sends), 1);
+    CHECK_EQ (sends[0].msg.type, SHOAL_MSG_ANSWER);
+    CHECK_EQ (sends[0].msg.u.answer.term, 1);
+    //  A newer term from another while the promise to the leader holds:
+    //  refused, the leader stays.
+    msg.u.coordinator.term = 7;
+    CHECK_EQ (shoal_elector_receive (follower, net->now, &net->nodes[1].id, &msg), 0);
+    shoal_elector_stats (follower, &after);
+    CHECK_EQ (after.dropped - before.dropped, 2);
+    CHECK_EQ (after.refused - before.refused, 2);
+    shoal_id_t leader;
+    uint64_t term;
+    CHECK_EQ (shoal_elector_leader (follower, net->now, &leader, &term), 0);
+    CHECK (memcmp (&leader, &net->nodes[2].id, sizeof leader) == 0);
+    CHECK_EQ (term, 1);
+
+    //  An acknowledgement of a round not yet sent: dropped by the leader.
+    shoal_elector_t *head = net->nodes[2].core;
+    shoal_elector_stats (head, &before);
+    shoal_msg_t ack = { .type = SHOAL_MSG_COORDINATOR_ACK };
+    ack.u.coordinator_ack = (shoal_coordinator_ack_t){ .term = 1, .round = 1u << 30 };
+    CHECK_EQ (shoal_elector_receive (head, net->now, &net->nodes[0].id, &ack), 0);
+    shoal_elector_stats (head, &after);
+    CHECK_EQ (after.dropped - before.dropped, 1);
+    //  An ELECTION from a higher rank than the receiver's: not answered.
+    shoal_msg_t election = { .type = SHOAL_MSG_ELECTION };
+    election.u.election = (shoal_election_t){ 1, 0 };
+    CHECK_EQ (shoal_elector_receive (follower, net->now, &net->nodes[1].id, &election), 0);
+    CHECK_EQ (shoal_elector_outbox (follower, &sends), 0);
+    s_net_destroy (&net);
+}
+
+int
+main (void)
+{
+    RUN (configs_are_checked);
+    RUN (the_highest_rank_leads_after_settle);
+    RUN (a_crashed_leader_is_replaced_with_few_messages);
+    RUN (a_higher_rank_that_comes_back_does_not_depose);
+    RUN (a_minority_leader_steps_down_and_the_majority_elects);
+    RUN (available_mode_leads_on_both_sides_and_the_higher_term_wins);
+    RUN (voters_that_stay_down_leave_the_set_one_at_a_time);
+    RUN (the_first_leader_waits_for_expect_members);
+    RUN (a_restarted_node_keeps_its_term_and_voters);
+    RUN (stale_and_strange_messages_are_refused);
+    return TEST_DONE ();
+}
