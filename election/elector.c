@@ -748,8 +748,15 @@ s_on_answer (shoal_elector_t *self, uint64_t now, const s_member_t *from,
     if (self->role == S_ELECTING && s_id_equal (&from->id, &self->asking)) {
         self->role = S_WAITING;
         self->deadline_ms = now + self->config.coordinator_timeout_ms;
-    } else if (self->role == S_LEADING && answer->term >= self->lead_term)
-        self->contested = true; //  a member refused this term
+    } else if (self->role == S_LEADING && answer->term >= self->lead_term) {
+        //  A member refused this term: it holds it for another (two nodes
+        //  proclaimed at once, with views that differed) or a newer one. A
+        //  leader that acts takes a term above, so that the member can
+        //  follow it; a candidate does when it proclaims again.
+        self->contested = true;
+        if (s_acting (self, now))
+            s_proclaim (self, now);
+    }
 }
 
 //  ---------------------------------------------------------------------

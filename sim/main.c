@@ -1,4 +1,4 @@
-/*  sim/main.c: shoal-sim, the membership protocol under simulated faults.
+/*  sim/main.c: shoal-sim, membership and election under simulated faults.
 
     Builds a cluster of N simulated nodes, lets it settle, then plays one
     scenario and prints one report: what the scenario measures, the
@@ -26,10 +26,11 @@
 
 static const char s_usage[] =
     "usage: shoal-sim --scenario NAME [--nodes N] [--seed S] [--loss P] [--duration SECONDS]\n"
-    "                 [--stall K] [--profile lan|loopback] [--json]\n"
+    "                 [--stall K] [--profile lan|loopback] [--available] [--json]\n"
     "\n"
-    "Runs the membership protocol (SWIM with Lifeguard) on N simulated nodes, on a\n"
-    "virtual clock and network, and reports what one scenario measures.\n"
+    "Runs the membership protocol (SWIM with Lifeguard), and for the leader\n"
+    "scenarios the election, on N simulated nodes, on a virtual clock and\n"
+    "network, and reports what one scenario measures.\n"
     "\n"
     "scenarios:\n"
     "  join       one node joins a settled cluster: rounds_to_all, ms_to_all\n"
@@ -41,21 +42,50 @@ static const char s_usage[] =
     "  partition  a 50/50 split held for --duration, then healed: ms_to_merge (one\n"
     "             view on every node, with no rejoin)\n"
     "\n"
+    "leader scenarios (membership and election; every one first waits for one\n"
+    "leader followed by all, ms_to_first_leader):\n"
+    "  leader-crash      the leader crashes: ms_to_new_leader (from the crash to a\n"
+    "                    leader acting, acknowledged by a majority), election_msgs\n"
+    "                    (election messages sent meanwhile), ms_to_one_leader\n"
+    "                    (followed by every node), leader_changes\n"
+    "  leader-partition  the leader is cut off for --duration, then healed:\n"
+    "                    ms_to_new_leader, ms_to_one_leader after the heal\n"
+    "  halves            two halves (N/2 and the rest) apart for --duration:\n"
+    "                    leaders_during, then ms_to_one_leader after the heal\n"
+    "  pause-leader      the leader pauses for two leases and a second:\n"
+    "                    ms_to_new_leader, ms_to_one_leader after it resumes\n"
+    "  flapping          the highest-ranked node crashes for 2 s out of every 5 s\n"
+    "                    for --duration: leader_changes (sticky: at most 1)\n"
+    "\n"
     "options:\n"
     "  --nodes N          cluster size (default 100, at most 100000)\n"
     "  --seed S           seed of every random choice (default 1): a run replays\n"
     "  --loss P           datagrams lost, as a fraction (0.01) or a percentage (1%)\n"
     "  --duration SECONDS how long steady runs and the partition holds (default 60)\n"
     "  --stall K          steady: K nodes pause 2 s out of every 10 s (default 0)\n"
-    "  --profile NAME     membership timing: lan (default) or loopback (10x faster)\n"
+    "  --profile NAME     timing: lan (default) or loopback (10x faster)\n"
+    "  --available        election in available mode (default: quorum mode)\n"
     "  --json             print the report as JSON (default: one line per field)\n"
     "  --help             print this help\n"
     "\n"
     "Exit status: 0 when every invariant held, 1 when one broke or the scenario\n"
     "did not finish in its time limit, 2 on a usage error.\n";
 
-typedef enum { S_JOIN, S_CRASH, S_STEADY, S_PARTITION } s_scenario_t;
-static const char *s_scenario_names[] = { "join", "crash", "steady", "partition" };
+typedef enum {
+    S_JOIN,
+    S_CRASH,
+    S_STEADY,
+    S_PARTITION,
+    S_LEADER_CRASH,
+    S_LEADER_PARTITION,
+    S_HALVES,
+    S_PAUSE_LEADER,
+    S_FLAPPING,
+    S_SCENARIOS
+} s_scenario_t;
+static const char *s_scenario_names[] = { "join",      "crash",        "steady",
+                                          "partition", "leader-crash", "leader-partition",
+                                          "halves",    "pause-leader", "flapping" };
 
 typedef struct {
     s_scenario_t scenario;
@@ -65,6 +95,7 @@ typedef struct {
     uint64_t duration_ms;
     uint32_t stall;
     bool loopback;
+    bool available;
     bool json;
 } s_options_t;
 
@@ -93,6 +124,16 @@ typedef struct {
     uint64_t *incarnations;     //  per node, the last seen; they never go back
     shoal_sim_stats_t at_start; //  the network's counts when the scenario began
     uint64_t end_ms;            //  when the scenario ended (before the final check)
+    //  The election, in the leader scenarios.
+    bool election;
+    bool quorum;
+    uint64_t *terms;        //  per node, the last term it persisted; never goes back
+    uint32_t *term_leaders; //  per term, the node + 1 that acted with it
+    size_t term_count;      //  terms term_leaders has room for
+    uint32_t leader_starts; //  times a node began to act, since counting began
+    uint64_t new_leader_ms; //  when one first began to act since then; 0 until
+    uint32_t old_leader;    //  the leader the fault was about
+    uint64_t election_sent; //  election messages sent until new_leader_ms
 } s_run_t;
 
 static void s_violation (s_run_t *run, const char *format, ...)
@@ -160,6 +201,47 @@ s_observe (void *arg, uint64_t now_ms, uint32_t observer, uint32_t subject,
     }
 }
 
+//  A node begins or stops acting as leader, or follows another.
+static void
+s_observe_leader (void *arg, uint64_t now_ms, uint32_t node, const shoal_elector_event_t *event)
+{
+    s_run_t *run = arg;
+    shoal_sim_t *sim = run->sim;
+    if (event->type != SHOAL_ELECTOR_LEADER || shoal_sim_index (&event->leader) != node)
+        return;
+    //  Two leaders acting at once begin at different moments: the later
+    //  one's beginning finds the other still acting.
+    for (uint32_t n = 0; run->quorum && n < shoal_sim_size (sim); n++)
+        if (n != node && shoal_sim_elector (sim, n) &&
+            shoal_elector_acting (shoal_sim_elector (sim, n), now_ms))
+            s_violation (run, "nodes %u and %u act as leader at once (terms %llu and %llu)", n,
+                         node, (unsigned long long) shoal_elector_term (shoal_sim_elector (sim, n)),
+                         (unsigned long long) event->term);
+    if (event->term >= run->term_count) {
+        size_t count = 2 * event->term + 16;
+        uint32_t *leaders = realloc (run->term_leaders, count * sizeof *leaders);
+        if (!leaders)
+            return;
+        memset (leaders + run->term_count, 0, (count - run->term_count) * sizeof *leaders);
+        run->term_leaders = leaders;
+        run->term_count = count;
+    }
+    uint32_t *holder = &run->term_leaders[event->term];
+    if (run->quorum && *holder && *holder != node + 1)
+        s_violation (run, "nodes %u and %u both led with term %llu", *holder - 1, node,
+                     (unsigned long long) event->term);
+    *holder = node + 1;
+    if (run->counting) {
+        run->leader_starts++;
+        if (!run->new_leader_ms && node != run->old_leader) {
+            shoal_sim_stats_t stats;
+            shoal_sim_stats (sim, &stats);
+            run->new_leader_ms = now_ms;
+            run->election_sent = stats.election_sent - run->at_start.election_sent;
+        }
+    }
+}
+
 //  ---------------------------------------------------------------------
 //  Invariants, checked every 100 simulated ms
 
@@ -195,10 +277,34 @@ s_views_agree (shoal_sim_t *sim)
 }
 
 static void
+s_check_election (s_run_t *run)
+{
+    shoal_sim_t *sim = run->sim;
+    uint64_t now = shoal_sim_now (sim);
+    uint32_t acting = 0;
+    for (uint32_t n = 0; n < shoal_sim_size (sim); n++) {
+        shoal_elector_t *elector = shoal_sim_elector (sim, n);
+        if (!elector)
+            continue;
+        shoal_elector_saved_t saved;
+        shoal_elector_saved (elector, &saved);
+        if (saved.term < run->terms[n])
+            s_violation (run, "node %u: term went back from %llu to %llu", n,
+                         (unsigned long long) run->terms[n], (unsigned long long) saved.term);
+        run->terms[n] = saved.term;
+        acting += shoal_elector_acting (elector, now);
+    }
+    if (run->quorum && acting > 1)
+        s_violation (run, "%u nodes act as leader at %llu ms", acting, (unsigned long long) now);
+}
+
+static void
 s_check (s_run_t *run, uint64_t bound_ms)
 {
     shoal_sim_t *sim = run->sim;
     uint64_t now = shoal_sim_now (sim);
+    if (run->election)
+        s_check_election (run);
     for (uint32_t n = 0; n < shoal_sim_size (sim); n++) {
         shoal_membership_t *core = shoal_sim_node (sim, n);
         if (!core)
@@ -253,6 +359,49 @@ s_settled (s_run_t *run)
     return s_views_agree (run->sim);
 }
 
+//  The one node acting as leader, when exactly one acts, else SHOAL_SIM_NONE.
+static uint32_t
+s_acting_leader (s_run_t *run)
+{
+    shoal_sim_t *sim = run->sim;
+    uint32_t leader = SHOAL_SIM_NONE;
+    for (uint32_t n = 0; n < shoal_sim_size (sim); n++) {
+        shoal_elector_t *elector = shoal_sim_elector (sim, n);
+        if (elector && shoal_elector_acting (elector, shoal_sim_now (sim))) {
+            if (leader != SHOAL_SIM_NONE)
+                return SHOAL_SIM_NONE;
+            leader = n;
+        }
+    }
+    return leader;
+}
+
+//  Exactly one leader acts and every node up follows it.
+static bool
+s_one_leader (s_run_t *run)
+{
+    shoal_sim_t *sim = run->sim;
+    uint32_t leader = s_acting_leader (run);
+    if (leader == SHOAL_SIM_NONE)
+        return false;
+    for (uint32_t n = 0; n < shoal_sim_size (sim); n++) {
+        shoal_elector_t *elector = shoal_sim_elector (sim, n);
+        shoal_id_t id;
+        uint64_t term;
+        if (elector && n != leader &&
+            (shoal_elector_leader (elector, shoal_sim_now (sim), &id, &term) != 0 ||
+             shoal_sim_index (&id) != leader))
+            return false;
+    }
+    return true;
+}
+
+static bool
+s_new_leader (s_run_t *run)
+{
+    return run->new_leader_ms != 0;
+}
+
 static bool
 s_all_know (s_run_t *run)
 {
@@ -292,9 +441,105 @@ typedef struct {
     bool finished;    //  the scenario reached its end within its time limit
 } s_result_t;
 
-static s_result_t
-s_scenario (s_run_t *run, const s_options_t *options, const shoal_membership_config_t *config)
+static void
+s_measure (s_result_t *result, const char *name, uint64_t value)
 {
+    json_object_set_new (result->measures, name, json_integer ((json_int_t) value));
+}
+
+//  The leader scenarios, on a settled membership: one leader first, then
+//  the fault, then one leader again. limit bounds every wait.
+static void
+s_leader_scenario (s_run_t *run, const s_options_t *options, const shoal_elector_config_t *elector,
+                   uint64_t bound, uint64_t limit, uint64_t pick, s_result_t *result)
+{
+    shoal_sim_t *sim = run->sim;
+    uint32_t nodes = options->nodes;
+    uint64_t begin = shoal_sim_now (sim);
+    if (!s_run_until (run, begin + limit, bound, s_one_leader)) {
+        s_violation (run, "no single leader followed by all within %llu s of settling",
+                     (unsigned long long) limit / 1000);
+        return;
+    }
+    s_measure (result, "ms_to_first_leader", shoal_sim_now (sim) - begin);
+    //  The fault comes at a random moment of the leader's heartbeat.
+    shoal_sim_run (sim, shoal_sim_now (sim) + pick % elector->heartbeat_ms);
+    uint32_t leader = s_acting_leader (run);
+    s_measure (result, "leader", leader);
+    run->old_leader = leader;
+    run->start_ms = shoal_sim_now (sim);
+    shoal_sim_stats (sim, &run->at_start);
+    run->counting = true;
+    uint64_t healed = 0;
+    switch (options->scenario) {
+    case S_LEADER_CRASH:
+        shoal_sim_crash (sim, leader);
+        s_run_until (run, run->start_ms + limit, bound, s_new_leader);
+        break;
+    case S_LEADER_PARTITION:
+    case S_HALVES:
+        if (options->scenario == S_LEADER_PARTITION)
+            shoal_sim_set_group (sim, leader, 1);
+        else
+            for (uint32_t n = nodes / 2; n < nodes; n++)
+                shoal_sim_set_group (sim, n, 1);
+        shoal_sim_block (sim, 0, 1, true);
+        shoal_sim_block (sim, 1, 0, true);
+        s_run_until (run, run->start_ms + options->duration_ms, bound, NULL);
+        uint32_t acting = 0;
+        for (uint32_t n = 0; n < nodes; n++)
+            acting += shoal_sim_elector (sim, n) &&
+                      shoal_elector_acting (shoal_sim_elector (sim, n), shoal_sim_now (sim));
+        s_measure (result, "leaders_during", acting);
+        shoal_sim_block (sim, 0, 1, false);
+        shoal_sim_block (sim, 1, 0, false);
+        healed = shoal_sim_now (sim);
+        break;
+    case S_PAUSE_LEADER:
+        shoal_sim_pause (sim, leader, 2 * (uint64_t) elector->lease_ms + 1000);
+        s_run_until (run, run->start_ms + limit, bound, s_new_leader);
+        healed = run->start_ms + 2 * (uint64_t) elector->lease_ms + 1000;
+        s_run_until (run, healed, bound, NULL);
+        break;
+    default: //  flapping: the highest rank is the leader, and flaps
+        for (uint64_t at = run->start_ms; at < run->start_ms + options->duration_ms; at += 5000) {
+            shoal_sim_crash (sim, nodes - 1);
+            s_run_until (run, at + 2000, bound, NULL);
+            shoal_sim_start (sim, nodes - 1, 0);
+            s_run_until (run, at + 5000, bound, NULL);
+        }
+        healed = shoal_sim_now (sim);
+        break;
+    }
+    if (options->scenario != S_HALVES && options->scenario != S_FLAPPING) {
+        s_measure (result, "ms_to_new_leader",
+                   run->new_leader_ms ? run->new_leader_ms - run->start_ms : 0);
+        s_measure (result, "election_msgs", run->election_sent);
+        if (!run->new_leader_ms)
+            s_violation (run, "no new leader");
+    }
+    uint64_t from = healed ? healed : run->start_ms;
+    result->finished = s_run_until (run, from + limit, bound, s_one_leader);
+    s_measure (result, healed ? "ms_to_one_leader_after" : "ms_to_one_leader",
+               shoal_sim_now (sim) - from);
+    s_measure (result, "leader_changes", run->leader_starts);
+    s_measure (result, "term", shoal_elector_term (shoal_sim_elector (sim, s_acting_leader (run))));
+    if (!result->finished)
+        s_violation (run, "no single leader followed by all within %llu s after the faults",
+                     (unsigned long long) limit / 1000);
+    //  Churn: a crash, a pause or a cut-off leader costs one change; a
+    //  flapping node that is not the leader any more costs none.
+    bool one_change = options->scenario == S_LEADER_CRASH || options->scenario == S_FLAPPING ||
+                      (options->scenario == S_LEADER_PARTITION && run->quorum) ||
+                      (options->scenario == S_PAUSE_LEADER && run->quorum);
+    if (one_change && run->leader_starts > 1)
+        s_violation (run, "%u leader changes for one fault", run->leader_starts);
+}
+
+static s_result_t
+s_scenario (s_run_t *run, const s_options_t *options, const shoal_sim_config_t *sim_config)
+{
+    const shoal_membership_config_t *config = &sim_config->membership;
     shoal_sim_t *sim = run->sim;
     uint32_t nodes = options->nodes;
     uint64_t bound =
@@ -318,7 +563,9 @@ s_scenario (s_run_t *run, const s_options_t *options, const shoal_membership_con
     shoal_sim_stats (sim, &run->at_start);
     pick = splitmix_next (&random);
     uint64_t limit = 300000;
-    if (options->scenario == S_JOIN) {
+    if (options->scenario >= S_LEADER_CRASH) {
+        s_leader_scenario (run, options, &sim_config->elector, bound, limit, pick, &result);
+    } else if (options->scenario == S_JOIN) {
         run->subject = nodes - 1;
         shoal_sim_start (sim, run->subject, (uint32_t) (pick % (nodes - 1)));
         result.finished = s_run_until (run, run->start_ms + limit, bound, s_all_know);
@@ -436,11 +683,17 @@ static int
 s_parse (int argc, char **argv, s_options_t *options)
 {
     static const struct option longs[] = {
-        { "scenario", required_argument, NULL, 's' }, { "nodes", required_argument, NULL, 'n' },
-        { "seed", required_argument, NULL, 'S' },     { "loss", required_argument, NULL, 'l' },
-        { "duration", required_argument, NULL, 'd' }, { "stall", required_argument, NULL, 'k' },
-        { "profile", required_argument, NULL, 'p' },  { "json", no_argument, NULL, 'j' },
-        { "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
+        { "scenario", required_argument, NULL, 's' },
+        { "nodes", required_argument, NULL, 'n' },
+        { "seed", required_argument, NULL, 'S' },
+        { "loss", required_argument, NULL, 'l' },
+        { "duration", required_argument, NULL, 'd' },
+        { "stall", required_argument, NULL, 'k' },
+        { "profile", required_argument, NULL, 'p' },
+        { "json", no_argument, NULL, 'j' },
+        { "available", no_argument, NULL, 'a' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
     };
     *options = (s_options_t){
         .scenario = (s_scenario_t) -1, .nodes = 100, .seed = 1, .duration_ms = 60000
@@ -451,11 +704,11 @@ s_parse (int argc, char **argv, s_options_t *options)
     while ((option = getopt_long (argc, argv, "", longs, NULL)) != -1) {
         switch (option) {
         case 's':
-            for (int i = 0; i < 4; i++)
+            for (int i = 0; i < S_SCENARIOS; i++)
                 if (strcmp (optarg, s_scenario_names[i]) == 0)
                     options->scenario = (s_scenario_t) i;
             if ((int) options->scenario < 0)
-                return s_usage_error ("unknown scenario (join, crash, steady, partition)", optarg);
+                return s_usage_error ("unknown scenario (see --help)", optarg);
             break;
         case 'n':
             if (s_number (optarg, 2, 100000, &value) != 0)
@@ -489,6 +742,9 @@ s_parse (int argc, char **argv, s_options_t *options)
             break;
         case 'j':
             options->json = true;
+            break;
+        case 'a':
+            options->available = true;
             break;
         case 'h':
             fputs (s_usage, stdout);
@@ -528,8 +784,12 @@ main (int argc, char **argv)
     mallopt (M_MMAP_THRESHOLD, 128 * 1024);
     shoal_sim_config_t config;
     shoal_sim_config_default (&config);
-    if (options.loopback)
+    if (options.loopback) {
         shoal_membership_config_loopback (&config.membership);
+        shoal_elector_config_loopback (&config.elector);
+    }
+    config.election = options.scenario >= S_LEADER_CRASH;
+    config.elector.quorum = !options.available;
     shoal_sim_t *sim = shoal_sim_new (&config, options.nodes, options.seed);
     s_run_t run = { .sim = sim, .subject = SHOAL_SIM_NONE, .first_suspect_ms = UINT64_MAX };
     run.violations = json_array ();
@@ -538,14 +798,18 @@ main (int argc, char **argv)
     run.suspected = calloc (options.nodes, 1);
     run.declared_dead = calloc (options.nodes, 1);
     run.incarnations = calloc (options.nodes, sizeof (uint64_t));
+    run.terms = calloc (options.nodes, sizeof (uint64_t));
+    run.election = config.election;
+    run.quorum = config.elector.quorum;
     if (!sim || !run.violations || !run.knows || !run.dead || !run.suspected ||
-        !run.declared_dead || !run.incarnations) {
+        !run.declared_dead || !run.incarnations || !run.terms) {
         fprintf (stderr, "shoal-sim: out of memory\n");
         return 1;
     }
     shoal_sim_observe (sim, s_observe, &run);
+    shoal_sim_observe_leaders (sim, s_observe_leader, &run);
     double wall = s_wall ();
-    s_result_t result = s_scenario (&run, &options, &config.membership);
+    s_result_t result = s_scenario (&run, &options, &config);
     wall = s_wall () - wall;
 
     //  The network's cost is measured over the scenario, from the settled
@@ -604,6 +868,8 @@ main (int argc, char **argv)
     free (run.suspected);
     free (run.declared_dead);
     free (run.incarnations);
+    free (run.terms);
+    free (run.term_leaders);
     free (run.verdicts);
     shoal_sim_destroy (&sim);
     return rc;

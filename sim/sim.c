@@ -35,9 +35,18 @@ typedef struct {
 
 typedef struct {
     shoal_membership_t *core; //  NULL when down
-    uint64_t incarnation;     //  of the last start
-    uint64_t life;            //  of the last start
-    uint64_t sent;            //  envelopes sent: the last sequence number
+    shoal_elector_t *elector; //  NULL when down or without an election
+    uint32_t priority;
+    //  What the elector persisted, for its next life.
+    bool saved;
+    uint64_t term;
+    shoal_id_t leader;
+    uint64_t voters_version;
+    shoal_id_t *voters;
+    uint32_t voter_count;
+    uint64_t incarnation; //  of the last start
+    uint64_t life;        //  of the last start
+    uint64_t sent;        //  envelopes sent: the last sequence number
     uint32_t group;
     bool paused;
     uint32_t gen;       //  generation of the pending tick
@@ -62,6 +71,8 @@ struct _shoal_sim_t {
     shoal_metapool_t *metas; //  every core's, so each meta is held once
     shoal_sim_observer_fn *observer;
     void *observer_arg;
+    shoal_sim_leader_fn *leader_observer;
+    void *leader_observer_arg;
     shoal_sim_stats_t stats;
 };
 
@@ -108,6 +119,8 @@ shoal_sim_config_default (shoal_sim_config_t *config)
     config->jitter_ms = 1;
     config->loss_ppm = 0;
     config->backlog = 256;
+    config->election = false;
+    shoal_elector_config_lan (&config->elector);
 }
 
 //  ---------------------------------------------------------------------
@@ -170,7 +183,8 @@ shoal_sim_t *
 shoal_sim_new (const shoal_sim_config_t *config, uint32_t nodes, uint64_t seed)
 {
     if (shoal_membership_config_check (&config->membership) || nodes == 0 ||
-        nodes >= SHOAL_SIM_NONE)
+        nodes >= SHOAL_SIM_NONE ||
+        (config->election && shoal_elector_config_check (&config->elector)))
         return NULL;
     shoal_sim_t *self = calloc (1, sizeof *self);
     if (!self)
@@ -209,6 +223,8 @@ shoal_sim_destroy (shoal_sim_t **self_p)
         return;
     for (uint32_t n = 0; self->nodes && n < self->size; n++) {
         shoal_membership_destroy (&self->nodes[n].core);
+        shoal_elector_destroy (&self->nodes[n].elector);
+        free (self->nodes[n].voters);
         s_drop_backlog (&self->nodes[n]);
         free (self->nodes[n].backlog);
     }
@@ -230,23 +246,40 @@ shoal_sim_observe (shoal_sim_t *self, shoal_sim_observer_fn *observer, void *arg
     self->observer_arg = arg;
 }
 
-//  Sends one message of node's outbox into the network.
+void
+shoal_sim_observe_leaders (shoal_sim_t *self, shoal_sim_leader_fn *observer, void *arg)
+{
+    self->leader_observer = observer;
+    self->leader_observer_arg = arg;
+}
+
+static bool
+s_election_message (uint8_t type)
+{
+    return type == SHOAL_MSG_ELECTION || type == SHOAL_MSG_ANSWER ||
+           type == SHOAL_MSG_COORDINATOR || type == SHOAL_MSG_COORDINATOR_ACK;
+}
+
+//  Sends one message from node from to node to (SHOAL_SIM_NONE: nowhere)
+//  into the network.
 static void
-s_send (shoal_sim_t *self, uint32_t from, const shoal_membership_send_t *send)
+s_send (shoal_sim_t *self, uint32_t from, const shoal_msg_t *msg, uint32_t to,
+        const shoal_life_t *recipient)
 {
     s_node_t *node = &self->nodes[from];
     shoal_wire_error_t err;
-    long size = shoal_msg_encode (&send->msg, self->buffer, SHOAL_FRAME_MAX, &err);
+    long size = shoal_msg_encode (msg, self->buffer, SHOAL_FRAME_MAX, &err);
     if (size < 0) {
         self->stats.codec_errors++;
         return;
     }
     self->stats.sent++;
     self->stats.bytes += (uint64_t) size;
-    uint8_t purpose = (uint8_t) shoal_msg_purpose (send->msg.type);
-    if (purpose == SHOAL_PURPOSE_FRAME)
+    uint8_t purpose = (uint8_t) shoal_msg_purpose (msg->type);
+    if (s_election_message (msg->type))
+        self->stats.election_sent++;
+    else if (purpose == SHOAL_PURPOSE_FRAME)
         self->stats.frame_bytes += (uint64_t) size;
-    uint32_t to = s_node_at (self, send->addr);
     if (to == SHOAL_SIM_NONE) {
         self->stats.undeliverable++;
         return;
@@ -272,7 +305,7 @@ s_send (shoal_sim_t *self, uint32_t from, const shoal_membership_send_t *send)
     shoal_sim_id (from, &id);
     memcpy (event.sender.id, id.bytes, sizeof event.sender.id);
     event.sender.life = node->life;
-    event.recipient = send->to;
+    event.recipient = *recipient;
     event.envelope_seq = ++node->sent;
     event.data = malloc ((size_t) size);
     if (event.data)
@@ -283,8 +316,56 @@ s_send (shoal_sim_t *self, uint32_t from, const shoal_membership_send_t *send)
     }
 }
 
-//  After an input to node: its events to the observer, its messages to the
-//  network, and its next tick into the queue.
+//  Node n's next tick into the queue: the sooner of its cores' deadlines.
+static void
+s_schedule (shoal_sim_t *self, uint32_t n)
+{
+    s_node_t *node = &self->nodes[n];
+    uint64_t next = shoal_membership_next (node->core);
+    if (node->elector && shoal_elector_next (node->elector) < next)
+        next = shoal_elector_next (node->elector);
+    if (next != node->tick_at) {
+        node->tick_at = next;
+        s_event_t tick = { .kind = S_TICK, .node = n, .gen = ++node->gen };
+        tick.time = next > self->now ? next : self->now;
+        s_push (self, tick);
+    }
+}
+
+//  After an input to node n's elector: what it persists into the node's
+//  storage, its events to the observer, its messages to the network.
+static void
+s_elector_outputs (shoal_sim_t *self, uint32_t n)
+{
+    s_node_t *node = &self->nodes[n];
+    shoal_elector_saved_t saved;
+    if (shoal_elector_saved (node->elector, &saved)) {
+        shoal_id_t *voters = realloc (node->voters, (saved.voter_count + 1) * sizeof *voters);
+        if (voters) {
+            node->voters = voters;
+            memcpy (voters, saved.voters, saved.voter_count * sizeof *voters);
+            node->voter_count = saved.voter_count;
+            node->voters_version = saved.voters_version;
+            node->term = saved.term;
+            node->leader = saved.leader;
+            node->saved = true;
+        }
+    }
+    const shoal_elector_event_t *events;
+    size_t count = shoal_elector_events (node->elector, &events);
+    for (size_t i = 0; i < count && self->leader_observer; i++)
+        self->leader_observer (self->leader_observer_arg, self->now, n, &events[i]);
+    const shoal_elector_send_t *sends;
+    count = shoal_elector_outbox (node->elector, &sends);
+    for (size_t i = 0; i < count; i++) {
+        shoal_life_t recipient = { 0 };
+        memcpy (recipient.id, sends[i].to.bytes, sizeof recipient.id);
+        s_send (self, n, &sends[i].msg, shoal_sim_index (&sends[i].to), &recipient);
+    }
+}
+
+//  After an input to node n's membership: its events to the observer and
+//  to its elector, its messages to the network, and its next tick.
 static void
 s_outputs (shoal_sim_t *self, uint32_t n)
 {
@@ -292,20 +373,37 @@ s_outputs (shoal_sim_t *self, uint32_t n)
     const shoal_membership_event_t *events;
     size_t count = shoal_membership_events (node->core, &events);
     self->stats.events += count;
-    for (size_t i = 0; i < count && self->observer; i++)
-        self->observer (self->observer_arg, self->now, n, shoal_sim_index (&events[i].node),
-                        &events[i]);
+    for (size_t i = 0; i < count; i++) {
+        if (self->observer)
+            self->observer (self->observer_arg, self->now, n, shoal_sim_index (&events[i].node),
+                            &events[i]);
+        if (node->elector) {
+            bool live =
+                events[i].type != SHOAL_MEMBERSHIP_DEAD && events[i].type != SHOAL_MEMBERSHIP_LEFT;
+            shoal_elector_member (node->elector, self->now, &events[i].node,
+                                  events[i].meta->priority, live);
+            s_elector_outputs (self, n);
+        }
+    }
     const shoal_membership_send_t *sends;
     count = shoal_membership_outbox (node->core, &sends);
     for (size_t i = 0; i < count; i++)
-        s_send (self, n, &sends[i]);
-    uint64_t next = shoal_membership_next (node->core);
-    if (next != node->tick_at) {
-        node->tick_at = next;
-        s_event_t tick = { .kind = S_TICK, .node = n, .gen = ++node->gen };
-        tick.time = next > self->now ? next : self->now;
-        s_push (self, tick);
+        s_send (self, n, &sends[i].msg, s_node_at (self, sends[i].addr), &sends[i].to);
+    s_schedule (self, n);
+}
+
+//  Node n's timers, each core's when due.
+static void
+s_tick (shoal_sim_t *self, uint32_t n)
+{
+    s_node_t *node = &self->nodes[n];
+    if (node->elector && shoal_elector_next (node->elector) <= self->now) {
+        shoal_elector_tick (node->elector, self->now);
+        s_elector_outputs (self, n);
     }
+    if (shoal_membership_next (node->core) <= self->now)
+        shoal_membership_tick (node->core, self->now);
+    s_outputs (self, n);
 }
 
 //  Node n takes in the message of event, as its shell would after opening
@@ -329,6 +427,16 @@ s_receive (shoal_sim_t *self, uint32_t n, const s_event_t *event)
     envelope.recipient = event->recipient;
     envelope.seq = event->envelope_seq;
     self->stats.delivered++;
+    if (s_election_message (msg.type)) {
+        if (node->elector) {
+            shoal_id_t from;
+            memcpy (from.bytes, event->sender.id, sizeof from.bytes);
+            shoal_elector_receive (node->elector, self->now, &from, &msg);
+            s_elector_outputs (self, n);
+            s_schedule (self, n);
+        }
+        return;
+    }
     shoal_membership_receive (node->core, self->now, &envelope, &msg,
                               self->nodes[event->from].addr);
     s_outputs (self, n);
@@ -368,6 +476,10 @@ s_resume (shoal_sim_t *self, uint32_t n)
         s_receive (self, n, &node->backlog[i]);
     s_drop_backlog (node);
     if (node->core) {
+        if (node->elector) {
+            shoal_elector_tick (node->elector, self->now);
+            s_elector_outputs (self, n);
+        }
         shoal_membership_tick (node->core, self->now);
         s_outputs (self, n);
     }
@@ -387,8 +499,7 @@ shoal_sim_run (shoal_sim_t *self, uint64_t until_ms)
             s_resume (self, event.node);
         else if (node->core && !node->paused && event.gen == node->gen) {
             node->tick_at = UINT64_MAX;
-            shoal_membership_tick (node->core, self->now);
-            s_outputs (self, event.node);
+            s_tick (self, event.node);
         }
     }
     if (until_ms > self->now)
@@ -406,13 +517,27 @@ shoal_sim_start (shoal_sim_t *self, uint32_t n, uint32_t seed)
     node->paused = false;
     char name[16];
     snprintf (name, sizeof name, "n%u", n);
-    shoal_meta_t meta = { .name = name, .addr = node->addr, .life = node->life, .capacity = 1 };
+    shoal_meta_t meta = { .name = name,
+                          .addr = node->addr,
+                          .life = node->life,
+                          .priority = node->priority,
+                          .capacity = 1 };
     shoal_id_t id;
     shoal_sim_id (n, &id);
     node->core = shoal_membership_new (&self->config.membership, &id, node->incarnation, &meta,
                                        splitmix_next (&self->random), self->now, self->metas);
     if (!node->core)
         return -1;
+    if (self->config.election) {
+        shoal_elector_saved_t saved = { node->term, node->leader, node->voters_version,
+                                        node->voter_count, node->voters };
+        node->elector = shoal_elector_new (&self->config.elector, &id, node->priority,
+                                           node->saved ? &saved : NULL, self->now);
+        if (!node->elector) {
+            shoal_membership_destroy (&node->core);
+            return -1;
+        }
+    }
     node->tick_at = UINT64_MAX;
     node->gen++;
     if (seed != SHOAL_SIM_NONE && seed < self->size && seed != n)
@@ -428,6 +553,7 @@ shoal_sim_crash (shoal_sim_t *self, uint32_t n)
         return;
     s_node_t *node = &self->nodes[n];
     shoal_membership_destroy (&node->core);
+    shoal_elector_destroy (&node->elector);
     s_drop_backlog (node);
     node->paused = false;
     node->tick_at = UINT64_MAX;
@@ -451,6 +577,13 @@ shoal_sim_pause (shoal_sim_t *self, uint32_t n, uint64_t duration_ms)
     self->nodes[n].paused = true;
     s_event_t resume = { .kind = S_RESUME, .node = n, .time = self->now + duration_ms };
     s_push (self, resume);
+}
+
+void
+shoal_sim_set_priority (shoal_sim_t *self, uint32_t n, uint32_t priority)
+{
+    if (n < self->size)
+        self->nodes[n].priority = priority;
 }
 
 void
@@ -495,6 +628,12 @@ shoal_membership_t *
 shoal_sim_node (const shoal_sim_t *self, uint32_t n)
 {
     return n < self->size ? self->nodes[n].core : NULL;
+}
+
+shoal_elector_t *
+shoal_sim_elector (const shoal_sim_t *self, uint32_t n)
+{
+    return n < self->size ? self->nodes[n].elector : NULL;
 }
 
 bool

@@ -16,10 +16,16 @@
     that the shell would hand it. Datagrams (PING, ACK, PING-REQ, NACK) may
     be lost; frames (DIGEST, SYNC-*) travel as over TCP: late, never lost,
     but blocked by partitions like everything else.
+
+    With an election configured, every node also runs the shipped elector
+    of election/elector.h, fed by its membership events (alive and suspect
+    members are live, dead and left ones are not); its messages travel as
+    frames, and what it persists survives the node's crashes and restarts.
 */
 #ifndef SHOAL_SIM_H
 #define SHOAL_SIM_H
 
+#include "elector.h"
 #include "membership.h"
 
 #include <stdbool.h>
@@ -34,10 +40,13 @@ typedef struct {
     uint32_t jitter_ms;  //  added to the latency, uniform in 0 .. jitter_ms
     uint32_t loss_ppm;   //  datagrams lost, per million
     uint32_t backlog;    //  messages a paused node's socket keeps; later ones are lost
+    bool election;       //  run an elector on every node
+    shoal_elector_config_t elector;
 } shoal_sim_config_t;
 
 //  The LAN membership profile, 1 ms latency with 1 ms jitter, no loss, a
-//  backlog of 256 messages.
+//  backlog of 256 messages; no election (the LAN elector profile is set,
+//  for when it is turned on).
 void shoal_sim_config_default (shoal_sim_config_t *config);
 
 typedef struct {
@@ -50,6 +59,7 @@ typedef struct {
     uint64_t delivered;     //  taken in by a node
     uint64_t codec_errors;  //  an encode or decode failed (never, with a correct core)
     uint64_t events;        //  membership events produced
+    uint64_t election_sent; //  election messages handed to the network
 } shoal_sim_stats_t;
 
 typedef struct _shoal_sim_t shoal_sim_t;
@@ -67,6 +77,12 @@ void shoal_sim_destroy (shoal_sim_t **self_p);
 
 void shoal_sim_observe (shoal_sim_t *self, shoal_sim_observer_fn *observer, void *arg);
 
+//  Called for every elector event a node produces.
+typedef void (shoal_sim_leader_fn) (void *arg, uint64_t now_ms, uint32_t node,
+                                    const shoal_elector_event_t *event);
+
+void shoal_sim_observe_leaders (shoal_sim_t *self, shoal_sim_leader_fn *observer, void *arg);
+
 //  Starts node (again, after a crash: with the next incarnation and life)
 //  and, unless seed is SHOAL_SIM_NONE, has it join through node seed's
 //  address. Returns 0, or -1 when node is up already or out of range.
@@ -81,6 +97,9 @@ void shoal_sim_leave (shoal_sim_t *self, uint32_t node);
 
 //  Stops node's clock for duration_ms from now.
 void shoal_sim_pause (shoal_sim_t *self, uint32_t node, uint64_t duration_ms);
+
+//  Sets node's priority, from its next start on (0 until set).
+void shoal_sim_set_priority (shoal_sim_t *self, uint32_t node, uint32_t priority);
 
 //  Puts node in group (0 .. SHOAL_SIM_GROUPS - 1; every node starts in 0).
 void shoal_sim_set_group (shoal_sim_t *self, uint32_t node, uint32_t group);
@@ -100,6 +119,9 @@ uint32_t shoal_sim_size (const shoal_sim_t *self);
 
 //  The node's state machine, or NULL when it is down.
 shoal_membership_t *shoal_sim_node (const shoal_sim_t *self, uint32_t node);
+
+//  The node's elector, or NULL when it is down or runs none.
+shoal_elector_t *shoal_sim_elector (const shoal_sim_t *self, uint32_t node);
 
 bool shoal_sim_paused (const shoal_sim_t *self, uint32_t node);
 

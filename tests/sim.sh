@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The membership protocol in the simulator, as CI runs it: each scenario of
+# Membership and election in the simulator, as CI runs it: each scenario of
 # shoal-sim over a few seeds, at 200 to 1,000 nodes (60 to 200 in the
 # instrumented builds), must hold every invariant (exit status 0,
 # an empty list of violations), and reach what it measures within bounds
@@ -59,10 +59,40 @@ for seed in 1 2; do
     at_most "partition, seed $seed" ms_to_merge 60000
 done
 
+# The election, with membership under it: one leader, replaced in time after
+# a crash, a cut or a pause, never two acting at once, no churn.
+for seed in 1 2 3; do
+    run "leader-crash, $small nodes, seed $seed" --scenario leader-crash --nodes "$small" \
+        --seed "$seed"
+    at_most "leader-crash, seed $seed" ms_to_new_leader 5000
+    at_most "leader-crash, seed $seed" leader_changes 1
+    run "leader-partition, $small nodes, seed $seed" --scenario leader-partition \
+        --nodes "$small" --seed "$seed" --duration 20
+    at_most "leader-partition, seed $seed" ms_to_new_leader 5000
+    run "halves, $((small + 1)) nodes, seed $seed" --scenario halves --nodes "$((small + 1))" \
+        --seed "$seed" --duration 20
+    at_most "halves, seed $seed" leaders_during 1
+    run "halves, available mode, seed $seed" --scenario halves --nodes "$small" --seed "$seed" \
+        --duration 20 --available
+    at_most "halves, available mode, seed $seed" ms_to_one_leader_after 10000
+    run "pause-leader, $small nodes, seed $seed" --scenario pause-leader --nodes "$small" \
+        --seed "$seed"
+    run "flapping, $small nodes, seed $seed" --scenario flapping --nodes "$small" --seed "$seed" \
+        --duration 30
+    at_most "flapping, seed $seed" leader_changes 1
+done
+run "leader-crash, $large nodes" --scenario leader-crash --nodes "$large" --seed 4
+at_most "leader-crash, $large nodes" ms_to_new_leader 8000
+
 # The same seed replays the same run, byte for byte (but for wall time).
 "$sim" --scenario crash --nodes 50 --seed 9 --json | grep -v '"wall_s"\|"simulated_s_per_wall_s"' >"$work/a"
 "$sim" --scenario crash --nodes 50 --seed 9 --json | grep -v '"wall_s"\|"simulated_s_per_wall_s"' >"$work/b"
 cmp -s "$work/a" "$work/b" || fail "the same seed gave two different reports"
+"$sim" --scenario halves --nodes 31 --seed 9 --duration 10 --json |
+    grep -v '"wall_s"\|"simulated_s_per_wall_s"' >"$work/a"
+"$sim" --scenario halves --nodes 31 --seed 9 --duration 10 --json |
+    grep -v '"wall_s"\|"simulated_s_per_wall_s"' >"$work/b"
+cmp -s "$work/a" "$work/b" || fail "the same seed gave two different election reports"
 
 # Usage errors: exit status 2 and a line that says what was wrong.
 expect_status 2 "no scenario" "$sim"
