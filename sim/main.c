@@ -56,6 +56,13 @@ static const char s_usage[] =
     "                    ms_to_new_leader, ms_to_one_leader after it resumes\n"
     "  flapping          the highest-ranked node crashes for 2 s out of every 5 s\n"
     "                    for --duration: leader_changes (sticky: at most 1)\n"
+    "  bridge            two halves apart for --duration, and node 0 reaching both\n"
+    "  one-way           the leader's messages are lost for --duration, not those\n"
+    "                    to it: ms_to_new_leader\n"
+    "  random            --faults K faults one after another, each at a random\n"
+    "                    moment for a random time: crashes and restarts, pauses,\n"
+    "                    splits both ways and one way, a cut-off node, loss bursts;\n"
+    "                    then ms_to_one_leader_after\n"
     "\n"
     "options:\n"
     "  --nodes N          cluster size (default 100, at most 100000)\n"
@@ -65,6 +72,7 @@ static const char s_usage[] =
     "  --stall K          steady: K nodes pause 2 s out of every 10 s (default 0)\n"
     "  --profile NAME     timing: lan (default) or loopback (10x faster)\n"
     "  --available        election in available mode (default: quorum mode)\n"
+    "  --faults K         random: how many faults (default 10)\n"
     "  --json             print the report as JSON (default: one line per field)\n"
     "  --help             print this help\n"
     "\n"
@@ -81,11 +89,15 @@ typedef enum {
     S_HALVES,
     S_PAUSE_LEADER,
     S_FLAPPING,
+    S_BRIDGE,
+    S_ONE_WAY,
+    S_RANDOM,
     S_SCENARIOS
 } s_scenario_t;
 static const char *s_scenario_names[] = { "join",      "crash",        "steady",
                                           "partition", "leader-crash", "leader-partition",
-                                          "halves",    "pause-leader", "flapping" };
+                                          "halves",    "pause-leader", "flapping",
+                                          "bridge",    "one-way",      "random" };
 
 typedef struct {
     s_scenario_t scenario;
@@ -96,6 +108,7 @@ typedef struct {
     uint32_t stall;
     bool loopback;
     bool available;
+    uint32_t faults;
     bool json;
 } s_options_t;
 
@@ -316,24 +329,28 @@ s_check (s_run_t *run, uint64_t bound_ms)
                          (unsigned long long) incarnation);
         run->incarnations[n] = incarnation;
     }
+    //  The bound runs only while the two can talk: both up and running, each
+    //  reaching the other. A pause or a cut starts it again.
     size_t kept = 0;
     for (size_t i = 0; i < run->verdict_count; i++) {
         uint32_t observer = run->verdicts[i].observer, subject = run->verdicts[i].subject;
-        if (run->verdicts[i].due_ms + bound_ms > now) {
-            run->verdicts[kept++] = run->verdicts[i];
-            continue;
-        }
         shoal_membership_t *core = shoal_sim_node (sim, observer);
         shoal_membership_member_t member;
         shoal_id_t id;
         shoal_sim_id (subject, &id);
-        if (core && shoal_sim_node (sim, subject) && !shoal_sim_paused (sim, subject) &&
-            shoal_sim_reachable (sim, subject, observer) &&
-            shoal_sim_reachable (sim, observer, subject) &&
-            shoal_membership_member (core, &id, &member) == 0 && member.state == SHOAL_MEMBER_DEAD)
-            s_violation (run,
-                         "node %u has had node %u dead for %llu ms while it was up and reachable",
-                         observer, subject, (unsigned long long) (now - run->verdicts[i].due_ms));
+        if (!core || shoal_membership_member (core, &id, &member) != 0 ||
+            member.state != SHOAL_MEMBER_DEAD)
+            continue; //  refuted, or forgotten
+        if (shoal_sim_paused (sim, observer) || !shoal_sim_node (sim, subject) ||
+            shoal_sim_paused (sim, subject) || !shoal_sim_reachable (sim, subject, observer) ||
+            !shoal_sim_reachable (sim, observer, subject))
+            run->verdicts[i].due_ms = now;
+        if (run->verdicts[i].due_ms + bound_ms > now) {
+            run->verdicts[kept++] = run->verdicts[i];
+            continue;
+        }
+        s_violation (run, "node %u has had node %u dead for %llu ms while it was up and reachable",
+                     observer, subject, (unsigned long long) (now - run->verdicts[i].due_ms));
     }
     run->verdict_count = kept;
 }
@@ -447,11 +464,82 @@ s_measure (s_result_t *result, const char *name, uint64_t value)
     json_object_set_new (result->measures, name, json_integer ((json_int_t) value));
 }
 
+//  Splits the cluster in two at random: each node in group 0 or 1.
+static void
+s_random_split (shoal_sim_t *sim, uint64_t *random)
+{
+    for (uint32_t n = 0; n < shoal_sim_size (sim); n++)
+        shoal_sim_set_group (sim, n, (uint32_t) (splitmix_next (random) & 1));
+}
+
+static void
+s_heal (shoal_sim_t *sim)
+{
+    shoal_sim_block (sim, 0, 1, false);
+    shoal_sim_block (sim, 1, 0, false);
+    shoal_sim_block (sim, 2, 0, false);
+    shoal_sim_block (sim, 2, 1, false);
+    for (uint32_t n = 0; n < shoal_sim_size (sim); n++)
+        shoal_sim_set_group (sim, n, 0);
+}
+
+//  --scenario random: faults one after another, each at a random moment of
+//  up to a lease after the last, held for 1 s to 4 leases and 4 s; the
+//  node a fault strikes is the leader one time in three.
+static void
+s_random_faults (s_run_t *run, const s_options_t *options, const shoal_elector_config_t *elector,
+                 uint64_t bound, uint64_t *random)
+{
+    shoal_sim_t *sim = run->sim;
+    uint32_t nodes = options->nodes;
+    for (uint32_t f = 0; f < options->faults; f++) {
+        s_run_until (run, shoal_sim_now (sim) + splitmix_next (random) % elector->lease_ms, bound,
+                     NULL);
+        uint32_t leader = s_acting_leader (run);
+        uint32_t victim = (uint32_t) (splitmix_next (random) % nodes);
+        if (leader != SHOAL_SIM_NONE && splitmix_next (random) % 3 == 0)
+            victim = leader;
+        uint64_t hold = 1000 + splitmix_next (random) % (4 * (uint64_t) elector->lease_ms + 4000);
+        uint64_t end = shoal_sim_now (sim) + hold;
+        switch (splitmix_next (random) % 6) {
+        case 0: //  a crash, and a restart through another node
+            shoal_sim_crash (sim, victim);
+            s_run_until (run, end, bound, NULL);
+            shoal_sim_start (sim, victim, (victim + 1) % nodes);
+            break;
+        case 1:
+            shoal_sim_pause (sim, victim, hold);
+            s_run_until (run, end, bound, NULL);
+            break;
+        case 2: //  a split both ways
+        case 3: //  a split one way
+            s_random_split (sim, random);
+            shoal_sim_block (sim, 0, 1, true);
+            shoal_sim_block (sim, 1, 0, splitmix_next (random) & 1);
+            s_run_until (run, end, bound, NULL);
+            s_heal (sim);
+            break;
+        case 4: //  one node cut off
+            shoal_sim_set_group (sim, victim, 1);
+            shoal_sim_block (sim, 0, 1, true);
+            shoal_sim_block (sim, 1, 0, true);
+            s_run_until (run, end, bound, NULL);
+            s_heal (sim);
+            break;
+        default: //  a burst of loss, 5 to 30 %
+            shoal_sim_set_loss (sim, (uint32_t) (50000 + splitmix_next (random) % 250000));
+            s_run_until (run, end, bound, NULL);
+            shoal_sim_set_loss (sim, options->loss_ppm);
+            break;
+        }
+    }
+}
+
 //  The leader scenarios, on a settled membership: one leader first, then
 //  the fault, then one leader again. limit bounds every wait.
 static void
 s_leader_scenario (s_run_t *run, const s_options_t *options, const shoal_elector_config_t *elector,
-                   uint64_t bound, uint64_t limit, uint64_t pick, s_result_t *result)
+                   uint64_t bound, uint64_t limit, uint64_t *random, s_result_t *result)
 {
     shoal_sim_t *sim = run->sim;
     uint32_t nodes = options->nodes;
@@ -463,7 +551,7 @@ s_leader_scenario (s_run_t *run, const s_options_t *options, const shoal_elector
     }
     s_measure (result, "ms_to_first_leader", shoal_sim_now (sim) - begin);
     //  The fault comes at a random moment of the leader's heartbeat.
-    shoal_sim_run (sim, shoal_sim_now (sim) + pick % elector->heartbeat_ms);
+    shoal_sim_run (sim, shoal_sim_now (sim) + splitmix_next (random) % elector->heartbeat_ms);
     uint32_t leader = s_acting_leader (run);
     s_measure (result, "leader", leader);
     run->old_leader = leader;
@@ -501,6 +589,28 @@ s_leader_scenario (s_run_t *run, const s_options_t *options, const shoal_elector
         healed = run->start_ms + 2 * (uint64_t) elector->lease_ms + 1000;
         s_run_until (run, healed, bound, NULL);
         break;
+    case S_BRIDGE:
+    case S_ONE_WAY:
+        if (options->scenario == S_BRIDGE) {
+            for (uint32_t n = nodes / 2; n < nodes; n++)
+                shoal_sim_set_group (sim, n, 1);
+            shoal_sim_set_group (sim, 0, 2); //  reaches both halves
+            shoal_sim_block (sim, 1, 0, true);
+        } else
+            shoal_sim_set_group (sim, leader, 1);
+        shoal_sim_block (sim, 0, 1, options->scenario == S_BRIDGE);
+        shoal_sim_block (sim, 1, 0, true);
+        s_run_until (run, run->start_ms + options->duration_ms, bound, NULL);
+        s_heal (sim);
+        healed = shoal_sim_now (sim);
+        break;
+    case S_RANDOM:
+        s_random_faults (run, options, elector, bound, random);
+        s_heal (sim);
+        shoal_sim_set_loss (sim, 0);
+        healed = shoal_sim_now (sim);
+        s_measure (result, "faults", options->faults);
+        break;
     default: //  flapping: the highest rank is the leader, and flaps
         for (uint64_t at = run->start_ms; at < run->start_ms + options->duration_ms; at += 5000) {
             shoal_sim_crash (sim, nodes - 1);
@@ -511,7 +621,8 @@ s_leader_scenario (s_run_t *run, const s_options_t *options, const shoal_elector
         healed = shoal_sim_now (sim);
         break;
     }
-    if (options->scenario != S_HALVES && options->scenario != S_FLAPPING) {
+    if (options->scenario == S_LEADER_CRASH || options->scenario == S_LEADER_PARTITION ||
+        options->scenario == S_PAUSE_LEADER || options->scenario == S_ONE_WAY) {
         s_measure (result, "ms_to_new_leader",
                    run->new_leader_ms ? run->new_leader_ms - run->start_ms : 0);
         s_measure (result, "election_msgs", run->election_sent);
@@ -534,6 +645,8 @@ s_leader_scenario (s_run_t *run, const s_options_t *options, const shoal_elector
                       (options->scenario == S_PAUSE_LEADER && run->quorum);
     if (one_change && run->leader_starts > 1)
         s_violation (run, "%u leader changes for one fault", run->leader_starts);
+    if (options->scenario == S_RANDOM && run->quorum && run->leader_starts > options->faults)
+        s_violation (run, "%u leader changes for %u faults", run->leader_starts, options->faults);
 }
 
 static s_result_t
@@ -564,7 +677,7 @@ s_scenario (s_run_t *run, const s_options_t *options, const shoal_sim_config_t *
     pick = splitmix_next (&random);
     uint64_t limit = 300000;
     if (options->scenario >= S_LEADER_CRASH) {
-        s_leader_scenario (run, options, &sim_config->elector, bound, limit, pick, &result);
+        s_leader_scenario (run, options, &sim_config->elector, bound, limit, &random, &result);
     } else if (options->scenario == S_JOIN) {
         run->subject = nodes - 1;
         shoal_sim_start (sim, run->subject, (uint32_t) (pick % (nodes - 1)));
@@ -683,20 +796,15 @@ static int
 s_parse (int argc, char **argv, s_options_t *options)
 {
     static const struct option longs[] = {
-        { "scenario", required_argument, NULL, 's' },
-        { "nodes", required_argument, NULL, 'n' },
-        { "seed", required_argument, NULL, 'S' },
-        { "loss", required_argument, NULL, 'l' },
-        { "duration", required_argument, NULL, 'd' },
-        { "stall", required_argument, NULL, 'k' },
-        { "profile", required_argument, NULL, 'p' },
-        { "json", no_argument, NULL, 'j' },
-        { "available", no_argument, NULL, 'a' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
+        { "scenario", required_argument, NULL, 's' }, { "nodes", required_argument, NULL, 'n' },
+        { "seed", required_argument, NULL, 'S' },     { "loss", required_argument, NULL, 'l' },
+        { "duration", required_argument, NULL, 'd' }, { "stall", required_argument, NULL, 'k' },
+        { "profile", required_argument, NULL, 'p' },  { "json", no_argument, NULL, 'j' },
+        { "available", no_argument, NULL, 'a' },      { "faults", required_argument, NULL, 'f' },
+        { "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
     };
     *options = (s_options_t){
-        .scenario = (s_scenario_t) -1, .nodes = 100, .seed = 1, .duration_ms = 60000
+        .scenario = (s_scenario_t) -1, .nodes = 100, .seed = 1, .duration_ms = 60000, .faults = 10
     };
     opterr = 0;
     int option;
@@ -745,6 +853,11 @@ s_parse (int argc, char **argv, s_options_t *options)
             break;
         case 'a':
             options->available = true;
+            break;
+        case 'f':
+            if (s_number (optarg, 1, 100000, &value) != 0)
+                return s_usage_error ("--faults: must be a whole number from 1 to 100000", optarg);
+            options->faults = (uint32_t) value;
             break;
         case 'h':
             fputs (s_usage, stdout);

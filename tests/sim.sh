@@ -83,6 +83,16 @@ for seed in 1 2 3; do
 done
 run "leader-crash, $large nodes" --scenario leader-crash --nodes "$large" --seed 4
 at_most "leader-crash, $large nodes" ms_to_new_leader 8000
+for scenario in bridge one-way; do
+    run "$scenario, $small nodes" --scenario "$scenario" --nodes "$small" --seed 5 --duration 20
+done
+# Random fault schedules (bench/election_faults.sh runs thousands): each seed
+# in quorum mode and in available mode.
+for seed in $(seq 1 60); do
+    run "random faults, seed $seed" --scenario random --nodes 30 --faults 10 --seed "$seed"
+    run "random faults, available, seed $seed" --scenario random --nodes 30 --faults 10 \
+        --seed "$seed" --available
+done
 
 # The same seed replays the same run, byte for byte (but for wall time).
 "$sim" --scenario crash --nodes 50 --seed 9 --json | grep -v '"wall_s"\|"simulated_s_per_wall_s"' >"$work/a"
@@ -102,6 +112,7 @@ expect_status 2 "one node" "$sim" --scenario join --nodes 1
 expect_status 2 "loss of 100%" "$sim" --scenario steady --loss 100%
 expect_status 2 "loss not a number" "$sim" --scenario steady --loss lots
 expect_status 2 "stray argument" "$sim" --scenario join extra
+expect_status 2 "no faults" "$sim" --scenario random --faults 0
 expect_status 0 "help" "$sim" --help
 grep -q 'scenarios:' "$work/out" || fail "--help does not list the scenarios"
 
