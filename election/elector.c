@@ -17,6 +17,8 @@
 //  Recent rounds a leader keeps counts for. A round older than this is
 //  older than a lease in every sane profile (heartbeat >= lease / 8).
 #define S_ROUNDS 16
+//  Members a node keeps: every member of the view and every voter.
+#define S_MEMBERS_MAX (SHOAL_MEMBERS_MAX + SHOAL_VOTERS_MAX)
 
 typedef enum {
     S_SETTLING, //  just started: listening for a leader
@@ -209,7 +211,8 @@ s_member (shoal_elector_t *self, const shoal_id_t *id)
     return found ? &self->members[at] : NULL;
 }
 
-//  The member id, added as down when unknown. NULL when memory is short.
+//  The member id, added as down when unknown. NULL when memory is short or
+//  the table is full. The table may move: pointers into it do not survive.
 static s_member_t *
 s_member_add (shoal_elector_t *self, uint64_t now, const shoal_id_t *id)
 {
@@ -217,6 +220,8 @@ s_member_add (shoal_elector_t *self, uint64_t now, const shoal_id_t *id)
     size_t at = s_member_index (self, id, &found);
     if (found)
         return &self->members[at];
+    if (self->member_count >= S_MEMBERS_MAX)
+        return NULL;
     if (self->member_count == self->member_capacity) {
         size_t capacity = self->member_capacity ? 2 * self->member_capacity : 16;
         s_member_t *bigger = realloc (self->members, capacity * sizeof *bigger);
@@ -277,8 +282,14 @@ s_voters_set (shoal_elector_t *self, uint64_t now, uint64_t version, const shoal
     self->voter_count = kept;
     self->voters_version = version;
     self->dirty = true;
-    //  Every voter has a member entry, down until the view says otherwise,
-    //  so that one that never shows up leaves the set after down_after_ms.
+    //  Members that are neither live nor voters are of no more use; every
+    //  voter has an entry, down until the view says otherwise, so that one
+    //  that never shows up leaves the set after down_after_ms.
+    size_t members = 0;
+    for (size_t i = 0; i < self->member_count; i++)
+        if (self->members[i].live || s_is_voter (self, &self->members[i].id))
+            self->members[members++] = self->members[i];
+    self->member_count = members;
     for (size_t i = 0; i < self->voter_count; i++)
         if (!s_id_equal (&self->voters[i], &self->id))
             s_member_add (self, now, &self->voters[i]);
@@ -640,9 +651,11 @@ s_preempt (shoal_elector_t *self, uint64_t now)
 }
 
 static void
-s_on_coordinator (shoal_elector_t *self, uint64_t now, const s_member_t *from,
+s_on_coordinator (shoal_elector_t *self, uint64_t now, const s_member_t *sender,
                   const shoal_coordinator_t *coordinator)
 {
+    //  A copy: adopting a voter set may move the member table.
+    const s_member_t copy = *sender, *from = &copy;
     uint64_t term = coordinator->term;
     if (term > self->term_seen)
         self->term_seen = term;
@@ -702,9 +715,18 @@ s_on_ack (shoal_elector_t *self, uint64_t now, s_member_t *from, const shoal_coo
     from->voters_known = true;
     from->voters_version = ack->voters_version;
     if (ack->voters_version > self->voters_version && ack->voter_count) {
-        //  Catch up: the newest voter set decides the majority.
-        if (s_voters_set (self, now, ack->voters_version, ack->voters, ack->voter_count) == 0)
+        //  Catch up: the newest voter set decides the majority. The member
+        //  table may move meanwhile.
+        shoal_id_t id = from->id;
+        if (s_voters_set (self, now, ack->voters_version, ack->voters, ack->voter_count) == 0) {
+            //  The majorities counted so far were of an older set: only
+            //  those of the newest count.
+            self->acting_until_ms = 0;
             s_rounds_recount (self);
+        }
+        from = s_member (self, &id);
+        if (!from)
+            return;
     }
     if (ack->round > from->acked_round) {
         if (s_is_voter (self, &from->id))

@@ -566,6 +566,33 @@ stale_and_strange_messages_are_refused (void)
     CHECK_EQ (shoal_elector_receive (head, net->now, &net->nodes[0].id, &ack), 0);
     shoal_elector_stats (head, &after);
     CHECK_EQ (after.dropped - before.dropped, 1);
+    //  A newer voter set of many unknown members, from the leader and in an
+    //  acknowledgement: adopted (the member tables grow under the handlers),
+    //  and the leader now counts its majority on it, which it lacks.
+    static shoal_id_t many[300];
+    for (int i = 0; i < 300; i++) {
+        memset (&many[i], 0, sizeof many[i]);
+        many[i].bytes[0] = 0x80;
+        many[i].bytes[1] = (uint8_t) (i >> 8);
+        many[i].bytes[2] = (uint8_t) i;
+    }
+    shoal_msg_t round = { .type = SHOAL_MSG_COORDINATOR };
+    round.u.coordinator = (shoal_coordinator_t){ 1, 0, 1, 50, 300, many };
+    CHECK_EQ (shoal_elector_receive (follower, net->now, &net->nodes[2].id, &round), 0);
+    shoal_elector_saved_t saved;
+    shoal_elector_saved (follower, &saved);
+    CHECK_EQ (saved.voters_version, 50);
+    CHECK_EQ (saved.voter_count, 300);
+    CHECK (shoal_elector_acting (head, net->now));
+    ack.u.coordinator_ack = (shoal_coordinator_ack_t){
+        .term = 1, .round = 1, .voters_version = 51, .voter_count = 300, .voters = many
+    };
+    CHECK_EQ (shoal_elector_receive (head, net->now, &net->nodes[0].id, &ack), 0);
+    shoal_elector_saved (head, &saved);
+    CHECK_EQ (saved.voters_version, 51);
+    CHECK_EQ (saved.voter_count, 300);
+    CHECK (!shoal_elector_acting (head, net->now));
+
     //  An ELECTION from a higher rank than the receiver's: not answered.
     shoal_msg_t election = { .type = SHOAL_MSG_ELECTION };
     election.u.election = (shoal_election_t){ 1, 0 };
