@@ -251,12 +251,30 @@ s_followers (const s_net_t *net, int leader)
     return following;
 }
 
+//  Runs the network through the settle period and one election.
+static void
+s_settle (s_net_t *net)
+{
+    s_run_until (net, net->now + net->config.settle_ms + net->config.lease_ms);
+}
+
 static s_net_t *
 s_started (const shoal_elector_config_t *config, int count)
 {
     s_net_t *net = s_net_new (config, count);
     for (int i = 0; i < count; i++)
         s_start (net, i);
+    return net;
+}
+
+//  count nodes started together, run until the first election is over;
+//  node leader must lead it.
+static s_net_t *
+s_led (const shoal_elector_config_t *config, int count, int leader)
+{
+    s_net_t *net = s_started (config, count);
+    s_settle (net);
+    CHECK_EQ (s_leader (net), leader);
     return net;
 }
 
@@ -316,7 +334,7 @@ the_highest_rank_leads_after_settle (void)
     net->nodes[1].priority = 9;
     for (int i = 0; i < 5; i++)
         s_start (net, i);
-    s_run_until (net, net->now + config.settle_ms + config.lease_ms);
+    s_settle (net);
     CHECK_EQ (s_leader (net), 1);
     s_net_destroy (&net);
 }
@@ -325,9 +343,7 @@ static void
 a_crashed_leader_is_replaced_with_few_messages (void)
 {
     shoal_elector_config_t config = s_config ();
-    s_net_t *net = s_started (&config, 10);
-    s_run_until (net, net->now + config.settle_ms + config.lease_ms);
-    CHECK_EQ (s_leader (net), 9);
+    s_net_t *net = s_led (&config, 10, 9);
     uint64_t crash = net->now;
     //  The membership view says nothing yet: only the silence tells.
     shoal_elector_destroy (&net->nodes[9].core);
@@ -359,7 +375,7 @@ a_higher_rank_that_comes_back_does_not_depose (void)
     s_net_t *net = s_net_new (&config, 5);
     for (int i = 0; i < 4; i++)
         s_start (net, i);
-    s_run_until (net, net->now + config.settle_ms + config.lease_ms);
+    s_settle (net);
     CHECK_EQ (s_leader (net), 3);
     s_start (net, 4);
     s_run_until (net, net->now + 3 * config.stable_ms);
@@ -375,7 +391,7 @@ a_higher_rank_that_comes_back_does_not_depose (void)
     net = s_net_new (&config, 5);
     for (int i = 0; i < 4; i++)
         s_start (net, i);
-    s_run_until (net, net->now + config.settle_ms + config.lease_ms);
+    s_settle (net);
     CHECK_EQ (s_leader (net), 3);
     uint64_t back = net->now;
     s_start (net, 4);
@@ -394,9 +410,7 @@ static void
 a_minority_leader_steps_down_and_the_majority_elects (void)
 {
     shoal_elector_config_t config = s_config ();
-    s_net_t *net = s_started (&config, 5);
-    s_run_until (net, net->now + config.settle_ms + config.lease_ms);
-    CHECK_EQ (s_leader (net), 4);
+    s_net_t *net = s_led (&config, 5, 4);
     //  The leader and one more on one side, three on the other.
     net->split = true;
     for (int i = 0; i < 5; i++)
@@ -430,9 +444,7 @@ available_mode_leads_on_both_sides_and_the_higher_term_wins (void)
 {
     shoal_elector_config_t config = s_config ();
     config.quorum = false;
-    s_net_t *net = s_started (&config, 5);
-    s_run_until (net, net->now + config.settle_ms + config.lease_ms);
-    CHECK_EQ (s_leader (net), 4);
+    s_net_t *net = s_led (&config, 5, 4);
     net->split = true;
     for (int i = 0; i < 5; i++)
         net->nodes[i].group = i >= 3;
@@ -455,7 +467,7 @@ voters_that_stay_down_leave_the_set_one_at_a_time (void)
 {
     shoal_elector_config_t config = s_config ();
     s_net_t *net = s_started (&config, 5);
-    s_run_until (net, net->now + config.settle_ms + config.lease_ms);
+    s_settle (net);
     CHECK_EQ (net->nodes[4].voter_count, 5);
     //  Three of five go for good, one after another; the cluster goes on.
     for (int gone = 0; gone < 3; gone++) {
@@ -485,7 +497,7 @@ the_first_leader_waits_for_expect_members (void)
     s_run_until (net, net->now + 5 * config.settle_ms);
     CHECK_EQ (s_acting_count (net), 0);
     s_start (net, 2);
-    s_run_until (net, net->now + config.settle_ms + config.lease_ms);
+    s_settle (net);
     CHECK_EQ (s_leader (net), 2);
     CHECK_EQ (net->nodes[2].voter_count, 3);
     s_net_destroy (&net);
@@ -495,9 +507,7 @@ static void
 a_restarted_node_keeps_its_term_and_voters (void)
 {
     shoal_elector_config_t config = s_config ();
-    s_net_t *net = s_started (&config, 3);
-    s_run_until (net, net->now + config.settle_ms + config.lease_ms);
-    CHECK_EQ (s_leader (net), 2);
+    s_net_t *net = s_led (&config, 3, 2);
     //  The leader crashes and restarts within a heartbeat (the membership
     //  view sees a new incarnation, never a dead member). It comes back with
     //  its term and voter set; the others, who lost it for a lease, have
@@ -523,9 +533,7 @@ static void
 stale_and_strange_messages_are_refused (void)
 {
     shoal_elector_config_t config = s_config ();
-    s_net_t *net = s_started (&config, 3);
-    s_run_until (net, net->now + config.settle_ms + config.lease_ms);
-    CHECK_EQ (s_leader (net), 2);
+    s_net_t *net = s_led (&config, 3, 2);
     shoal_elector_t *follower = net->nodes[0].core;
     shoal_elector_stats_t before, after;
     shoal_elector_stats (follower, &before);
