@@ -34,12 +34,14 @@ typedef struct {
     bool live;
     uint64_t since_ms;       //  live or down since
     uint64_t acked_round;    //  of this node's leadership, 0 when none
+    uint64_t acked_term;     //  the term it acknowledged that round with
     uint64_t voters_version; //  as it last acknowledged
     bool voters_known;       //  voters_version holds something
 } s_member_t;
 
 typedef struct {
     uint64_t round;
+    uint64_t term; //  the leader's term when it was sent
     uint64_t sent_ms;
     uint32_t acks; //  voters that acknowledged this round or a later one
 } s_round_t;
@@ -88,7 +90,10 @@ struct _shoal_elector_t {
     uint64_t next_round_ms;
     s_round_t rounds[S_ROUNDS];
     uint64_t acting_until_ms; //  quorum mode: majority acknowledgements hold
+    uint64_t acting_round;    //  the latest round a majority acknowledged
+    uint64_t acting_term;     //  its term: the term this node acts with
     bool acting;              //  as last reported in events
+    uint64_t reported_term;   //  the term of the last LEADER event about itself
 
     //  Outputs of the last input.
     shoal_elector_send_t *sends;
@@ -362,7 +367,7 @@ s_rounds_recount (shoal_elector_t *self)
         round->acks = self_votes ? 1 : 0;
         for (size_t i = 0; i < self->voter_count; i++) {
             const s_member_t *member = s_member (self, &self->voters[i]);
-            if (member && member->acked_round >= round->round)
+            if (member && member->acked_round >= round->round && member->acked_term == round->term)
                 round->acks++;
         }
     }
@@ -376,20 +381,33 @@ s_round (shoal_elector_t *self, uint64_t round)
 }
 
 //  Quorum mode: the lease holds until a lease after the latest round a
-//  majority acknowledged was sent, less the drift margin.
+//  majority acknowledged was sent, less the drift margin, and this node
+//  acts with that round's term. A leader that took a new term goes on
+//  acting with the old one until a majority acknowledged the new: two
+//  leaders never act with one term, since members promise each term once.
 static void
 s_rounds_check (shoal_elector_t *self)
 {
     size_t majority = s_majority (self);
     for (size_t r = 0; r < S_ROUNDS; r++) {
         const s_round_t *round = &self->rounds[r];
-        if (round->round && round->acks >= majority) {
+        if (round->round > self->acting_round && round->acks >= majority) {
             uint64_t lease = self->config.lease_ms;
-            uint64_t until = round->sent_ms + lease - lease * self->config.drift_percent / 100;
-            if (until > self->acting_until_ms)
-                self->acting_until_ms = until;
+            self->acting_until_ms =
+                round->sent_ms + lease - lease * self->config.drift_percent / 100;
+            self->acting_round = round->round;
+            self->acting_term = round->term;
         }
     }
+}
+
+//  No majority counted yet: at a new leadership, or on a newer voter set.
+static void
+s_rounds_forget (shoal_elector_t *self)
+{
+    self->acting_until_ms = 0;
+    self->acting_round = 0;
+    self->acting_term = 0;
 }
 
 static void
@@ -414,7 +432,7 @@ s_heartbeat (shoal_elector_t *self, uint64_t now)
     self->round++;
     self->next_round_ms = now + self->config.heartbeat_ms;
     s_round_t *slot = &self->rounds[self->round % S_ROUNDS];
-    *slot = (s_round_t){ self->round, now, s_is_voter (self, &self->id) ? 1 : 0 };
+    *slot = (s_round_t){ self->round, self->lead_term, now, s_is_voter (self, &self->id) ? 1 : 0 };
     for (size_t i = 0; i < self->member_count; i++)
         if (self->members[i].live)
             s_coordinator_to (self, &self->members[i]);
@@ -429,17 +447,25 @@ s_acting (const shoal_elector_t *self, uint64_t now)
     return !self->config.quorum || now < self->acting_until_ms;
 }
 
-//  Reports a change of this node's acting as events.
+static uint64_t
+s_acting_term (const shoal_elector_t *self)
+{
+    return self->config.quorum ? self->acting_term : self->lead_term;
+}
+
+//  Reports a change of this node's acting, or of the term it acts with, as
+//  events.
 static void
 s_acting_update (shoal_elector_t *self, uint64_t now)
 {
     bool acting = s_acting (self, now);
-    if (acting == self->acting)
+    if (acting == self->acting && (!acting || self->reported_term == s_acting_term (self)))
         return;
     self->acting = acting;
-    if (acting)
-        s_event (self, SHOAL_ELECTOR_LEADER, &self->id, self->lead_term);
-    else
+    if (acting) {
+        self->reported_term = s_acting_term (self);
+        s_event (self, SHOAL_ELECTOR_LEADER, &self->id, self->reported_term);
+    } else
         s_lost (self);
 }
 
@@ -482,9 +508,11 @@ s_proclaim (shoal_elector_t *self, uint64_t now)
             self->lead_first_term = self->term_seen;
             self->round = 0;
             memset (self->rounds, 0, sizeof self->rounds);
-            self->acting_until_ms = 0;
-            for (size_t i = 0; i < self->member_count; i++)
+            s_rounds_forget (self);
+            for (size_t i = 0; i < self->member_count; i++) {
                 self->members[i].acked_round = 0;
+                self->members[i].acked_term = 0;
+            }
         }
         self->lead_term = self->term_seen;
         self->promised_term = self->term_seen;
@@ -669,8 +697,11 @@ s_on_coordinator (shoal_elector_t *self, uint64_t now, const s_member_t *sender,
     if (same)
         accept = true;
     else if (term < self->promised_term) {
+        //  Stale. Told so, unless it is an older round of the leader this
+        //  node follows (it would read as a contest of its own term).
         accept = false;
-        s_answer (self, &from->id, self->promised_term);
+        if (!s_id_equal (&self->promised, &from->id))
+            s_answer (self, &from->id, self->promised_term);
     } else if (term == self->promised_term) {
         //  Taken by another. Available mode breaks the tie by rank.
         const s_member_t *holder = s_member (self, &self->promised);
@@ -721,7 +752,7 @@ s_on_ack (shoal_elector_t *self, uint64_t now, s_member_t *from, const shoal_coo
         if (s_voters_set (self, now, ack->voters_version, ack->voters, ack->voter_count) == 0) {
             //  The majorities counted so far were of an older set: only
             //  those of the newest count.
-            self->acting_until_ms = 0;
+            s_rounds_forget (self);
             s_rounds_recount (self);
         }
         from = s_member (self, &id);
@@ -729,15 +760,19 @@ s_on_ack (shoal_elector_t *self, uint64_t now, s_member_t *from, const shoal_coo
             return;
     }
     if (ack->round > from->acked_round) {
+        //  An acknowledgement with term T counts for the rounds since the
+        //  last one that were sent with T: a majority for a round is then
+        //  a majority that promised its term to this node.
         if (s_is_voter (self, &from->id))
             for (uint64_t r =
                      s_max (from->acked_round, ack->round - s_min (ack->round, S_ROUNDS)) + 1;
                  r <= ack->round; r++) {
                 s_round_t *round = s_round (self, r);
-                if (round)
+                if (round && round->term == ack->term)
                     round->acks++;
             }
         from->acked_round = ack->round;
+        from->acked_term = ack->term;
     }
     s_rounds_check (self);
     s_acting_update (self, now);
@@ -1030,7 +1065,7 @@ shoal_elector_leader (const shoal_elector_t *self, uint64_t now_ms, shoal_id_t *
 {
     if (s_acting (self, now_ms)) {
         *leader = self->id;
-        *term = self->lead_term;
+        *term = s_acting_term (self);
         return 0;
     }
     if (self->role == S_FOLLOWING && now_ms < self->leader_seen_ms + self->config.lease_ms) {

@@ -142,6 +142,7 @@ typedef struct {
     bool quorum;
     uint64_t *terms;        //  per node, the last term it persisted; never goes back
     uint32_t *term_leaders; //  per term, the node + 1 that acted with it
+    uint8_t *acting;        //  per node, as its last event said
     size_t term_count;      //  terms term_leaders has room for
     uint32_t leader_starts; //  times a node began to act, since counting began
     uint64_t new_leader_ms; //  when one first began to act since then; 0 until
@@ -220,11 +221,15 @@ s_observe_leader (void *arg, uint64_t now_ms, uint32_t node, const shoal_elector
 {
     s_run_t *run = arg;
     shoal_sim_t *sim = run->sim;
-    if (event->type != SHOAL_ELECTOR_LEADER || shoal_sim_index (&event->leader) != node)
+    bool was_acting = run->acting[node];
+    run->acting[node] =
+        event->type == SHOAL_ELECTOR_LEADER && shoal_sim_index (&event->leader) == node;
+    if (!run->acting[node])
         return;
     //  Two leaders acting at once begin at different moments: the later
-    //  one's beginning finds the other still acting.
-    for (uint32_t n = 0; run->quorum && n < shoal_sim_size (sim); n++)
+    //  one's beginning finds the other still acting. (A leader that goes on
+    //  acting with a new term says so too.)
+    for (uint32_t n = 0; run->quorum && !was_acting && n < shoal_sim_size (sim); n++)
         if (n != node && shoal_sim_elector (sim, n) &&
             shoal_elector_acting (shoal_sim_elector (sim, n), now_ms))
             s_violation (run, "nodes %u and %u act as leader at once (terms %llu and %llu)", n,
@@ -244,7 +249,7 @@ s_observe_leader (void *arg, uint64_t now_ms, uint32_t node, const shoal_elector
         s_violation (run, "nodes %u and %u both led with term %llu", *holder - 1, node,
                      (unsigned long long) event->term);
     *holder = node + 1;
-    if (run->counting) {
+    if (run->counting && !was_acting) {
         run->leader_starts++;
         if (!run->new_leader_ms && node != run->old_leader) {
             shoal_sim_stats_t stats;
@@ -464,6 +469,14 @@ s_measure (s_result_t *result, const char *name, uint64_t value)
     json_object_set_new (result->measures, name, json_integer ((json_int_t) value));
 }
 
+//  Crashes node n; its next life begins without a leadership.
+static void
+s_crash (s_run_t *run, uint32_t n)
+{
+    shoal_sim_crash (run->sim, n);
+    run->acting[n] = 0;
+}
+
 //  Splits the cluster in two at random: each node in group 0 or 1.
 static void
 s_random_split (shoal_sim_t *sim, uint64_t *random)
@@ -503,7 +516,7 @@ s_random_faults (s_run_t *run, const s_options_t *options, const shoal_elector_c
         uint64_t end = shoal_sim_now (sim) + hold;
         switch (splitmix_next (random) % 6) {
         case 0: //  a crash, and a restart through another node
-            shoal_sim_crash (sim, victim);
+            s_crash (run, victim);
             s_run_until (run, end, bound, NULL);
             shoal_sim_start (sim, victim, (victim + 1) % nodes);
             break;
@@ -561,7 +574,7 @@ s_leader_scenario (s_run_t *run, const s_options_t *options, const shoal_elector
     uint64_t healed = 0;
     switch (options->scenario) {
     case S_LEADER_CRASH:
-        shoal_sim_crash (sim, leader);
+        s_crash (run, leader);
         s_run_until (run, run->start_ms + limit, bound, s_new_leader);
         break;
     case S_LEADER_PARTITION:
@@ -613,7 +626,7 @@ s_leader_scenario (s_run_t *run, const s_options_t *options, const shoal_elector
         break;
     default: //  flapping: the highest rank is the leader, and flaps
         for (uint64_t at = run->start_ms; at < run->start_ms + options->duration_ms; at += 5000) {
-            shoal_sim_crash (sim, nodes - 1);
+            s_crash (run, nodes - 1);
             s_run_until (run, at + 2000, bound, NULL);
             shoal_sim_start (sim, nodes - 1, 0);
             s_run_until (run, at + 5000, bound, NULL);
@@ -690,7 +703,7 @@ s_scenario (s_run_t *run, const s_options_t *options, const shoal_sim_config_t *
         json_object_set_new (result.measures, "knowing", json_integer (run->knowing));
     } else if (options->scenario == S_CRASH) {
         run->subject = (uint32_t) (pick % nodes);
-        shoal_sim_crash (sim, run->subject);
+        s_crash (run, run->subject);
         result.finished = s_run_until (run, run->start_ms + limit, bound, s_all_dead);
         uint64_t ms = (result.finished ? run->done_ms : shoal_sim_now (sim)) - run->start_ms;
         json_object_set_new (result.measures, "crashed", json_integer (run->subject));
@@ -912,10 +925,11 @@ main (int argc, char **argv)
     run.declared_dead = calloc (options.nodes, 1);
     run.incarnations = calloc (options.nodes, sizeof (uint64_t));
     run.terms = calloc (options.nodes, sizeof (uint64_t));
+    run.acting = calloc (options.nodes, 1);
     run.election = config.election;
     run.quorum = config.elector.quorum;
     if (!sim || !run.violations || !run.knows || !run.dead || !run.suspected ||
-        !run.declared_dead || !run.incarnations || !run.terms) {
+        !run.declared_dead || !run.incarnations || !run.terms || !run.acting) {
         fprintf (stderr, "shoal-sim: out of memory\n");
         return 1;
     }
@@ -982,6 +996,7 @@ main (int argc, char **argv)
     free (run.declared_dead);
     free (run.incarnations);
     free (run.terms);
+    free (run.acting);
     free (run.term_leaders);
     free (run.verdicts);
     shoal_sim_destroy (&sim);

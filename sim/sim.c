@@ -552,6 +552,10 @@ shoal_sim_crash (shoal_sim_t *self, uint32_t n)
     if (n >= self->size)
         return;
     s_node_t *node = &self->nodes[n];
+    //  The next life starts above every incarnation this one took (its
+    //  refutations raised it): a real node persists it.
+    if (node->core && shoal_membership_incarnation (node->core) > node->incarnation)
+        node->incarnation = shoal_membership_incarnation (node->core);
     shoal_membership_destroy (&node->core);
     shoal_elector_destroy (&node->elector);
     s_drop_backlog (node);

@@ -609,6 +609,34 @@ stale_and_strange_messages_are_refused (void)
     s_net_destroy (&net);
 }
 
+//  Told that a member holds its term for another, a leader takes a new one
+//  without a gap, but acts with the old term until a majority has the new:
+//  members promise each term once, so no other leader can act with it.
+static void
+a_new_term_is_acted_with_once_a_majority_has_it (void)
+{
+    shoal_elector_config_t config = s_config ();
+    s_net_t *net = s_led (&config, 3, 2);
+    shoal_elector_t *head = net->nodes[2].core;
+    shoal_msg_t answer = { .type = SHOAL_MSG_ANSWER };
+    answer.u.answer.term = 5;
+    CHECK_EQ (shoal_elector_receive (head, net->now, &net->nodes[0].id, &answer), 0);
+    shoal_id_t leader;
+    uint64_t term;
+    CHECK (shoal_elector_acting (head, net->now));
+    CHECK_EQ (shoal_elector_leader (head, net->now, &leader, &term), 0);
+    CHECK_EQ (term, 1);
+    CHECK_EQ (shoal_elector_term (head), 6);
+    s_collect (net, 2);
+    s_run_until (net, net->now + 10);
+    CHECK (shoal_elector_acting (head, net->now));
+    CHECK_EQ (shoal_elector_leader (head, net->now, &leader, &term), 0);
+    CHECK_EQ (term, 6);
+    CHECK_EQ (s_followers (net, 2), 2);
+    CHECK_EQ (net->nodes[0].leader_changes, 1); //  the same leader all along
+    s_net_destroy (&net);
+}
+
 int
 main (void)
 {
@@ -622,5 +650,6 @@ main (void)
     RUN (the_first_leader_waits_for_expect_members);
     RUN (a_restarted_node_keeps_its_term_and_voters);
     RUN (stale_and_strange_messages_are_refused);
+    RUN (a_new_term_is_acted_with_once_a_majority_has_it);
     return TEST_DONE ();
 }
