@@ -78,6 +78,7 @@ struct _shoal_elector_t {
     uint64_t leader_seen_ms;   //  the followed leader's last COORDINATOR
     bool has_leader;           //  an event said LEADER last, not NO_LEADER
     s_pending_t pending;
+    bool preempt_checked; //  this leader was checked against this node's rank
     uint64_t deadline_ms; //  settle, answer, coordinator or candidacy
     shoal_id_t asking;    //  ELECTING: the member asked
     shoal_id_t lost;      //  the leader given up on; not asked in elections
@@ -329,7 +330,8 @@ s_send (shoal_elector_t *self, const shoal_id_t *to, uint8_t type)
 static void
 s_event (shoal_elector_t *self, uint8_t type, const shoal_id_t *leader, uint64_t term)
 {
-    //  Two events at most per input (lost, then found); keep the last ones.
+    //  An input makes three events at most (lost, found, a new term); should
+    //  one make more, the last one replaces the one before.
     if (self->event_count == sizeof self->events / sizeof self->events[0])
         self->event_count--;
     self->events[self->event_count++] = (shoal_elector_event_t){ type, *leader, term };
@@ -478,9 +480,10 @@ s_proclaim (shoal_elector_t *self, uint64_t now)
 {
     bool renew = self->role == S_LEADING && !self->contested && self->lead_term == self->term_seen;
     if (self->voters_version == 0) {
-        //  The first voter set: this node's view, once it is large enough.
+        //  The first voter set: this node's view, once it is large enough
+        //  (and at most SHOAL_VOTERS_MAX of it).
         size_t live = 1;
-        for (size_t i = 0; i < self->member_count; i++)
+        for (size_t i = 0; i < self->member_count && live < SHOAL_VOTERS_MAX; i++)
             live += self->members[i].live;
         if (live < self->config.expect) {
             self->role = S_SETTLING;
@@ -492,7 +495,7 @@ s_proclaim (shoal_elector_t *self, uint64_t now)
             return;
         size_t count = 0;
         ids[count++] = self->id;
-        for (size_t i = 0; i < self->member_count; i++)
+        for (size_t i = 0; i < self->member_count && count < live; i++)
             if (self->members[i].live)
                 ids[count++] = self->members[i].id;
         int rc = s_voters_set (self, now, 1, ids, count);
@@ -501,8 +504,7 @@ s_proclaim (shoal_elector_t *self, uint64_t now)
             return;
     }
     if (!renew) {
-        if (self->term_seen == UINT64_MAX)
-            return; //  no term left to take
+        //  Terms of UINT64_MAX are refused at the door, so there is one.
         self->term_seen++;
         if (self->role != S_LEADING) {
             self->lead_first_term = self->term_seen;
@@ -577,12 +579,14 @@ s_voters_review (shoal_elector_t *self, uint64_t now)
     free (ids);
 }
 
+//  Stops leading; the application hears of it if it heard this node led.
 static void
 s_step_down (shoal_elector_t *self)
 {
     if (self->role == S_LEADING) {
         self->role = S_FOLLOWING;
         self->acting = false;
+        s_lost (self);
     }
 }
 
@@ -625,6 +629,16 @@ s_elect (shoal_elector_t *self, uint64_t now)
     s_ask (self, now, NULL);
 }
 
+//  The followed leader is gone (silent for a lease, or dead or left in the
+//  view): say so, and look for another, without asking it.
+static void
+s_leader_lost (shoal_elector_t *self, uint64_t now)
+{
+    self->lost = self->promised;
+    s_lost (self);
+    s_elect (self, now);
+}
+
 //  ---------------------------------------------------------------------
 //  Following
 
@@ -646,10 +660,7 @@ s_follow (shoal_elector_t *self, uint64_t now, const shoal_id_t *from, uint64_t 
 {
     bool news = !self->has_leader || self->role == S_LEADING ||
                 !s_id_equal (&self->promised, from) || self->promised_term != term;
-    if (self->role == S_LEADING) {
-        s_step_down (self);
-        s_lost (self);
-    }
+    s_step_down (self);
     if (self->promised_term != term || !s_id_equal (&self->promised, from))
         self->dirty = true;
     self->promised_term = term;
@@ -660,8 +671,10 @@ s_follow (shoal_elector_t *self, uint64_t now, const shoal_id_t *from, uint64_t 
     self->lost = s_nobody;
     if (self->pending.held && s_id_equal (&self->pending.from, from))
         self->pending.held = false;
-    if (news)
+    if (news) {
         s_event (self, SHOAL_ELECTOR_LEADER, from, term);
+        self->preempt_checked = false;
+    }
     s_acknowledge (self, from, term, round, their_voters_version);
 }
 
@@ -673,6 +686,7 @@ s_preempt (shoal_elector_t *self, uint64_t now)
     if (!self->config.preempt || self->role != S_FOLLOWING ||
         now - self->started_ms < self->config.stable_ms)
         return;
+    self->preempt_checked = true;
     const s_member_t *leader = s_member (self, &self->promised);
     if (leader && s_outranks (self->priority, &self->id, leader->priority, &leader->id))
         s_proclaim (self, now);
@@ -687,9 +701,6 @@ s_on_coordinator (shoal_elector_t *self, uint64_t now, const s_member_t *sender,
     uint64_t term = coordinator->term;
     if (term > self->term_seen)
         self->term_seen = term;
-    if (coordinator->voters_version > self->voters_version && coordinator->voter_count)
-        s_voters_set (self, now, coordinator->voters_version, coordinator->voters,
-                      coordinator->voter_count);
     bool same = self->role != S_LEADING && s_id_equal (&self->promised, &from->id) &&
                 term == self->promised_term;
     bool outranked = s_outranks (coordinator->priority, &from->id, self->priority, &self->id);
@@ -731,6 +742,9 @@ s_on_coordinator (shoal_elector_t *self, uint64_t now, const s_member_t *sender,
         self->stats.refused++;
         return;
     }
+    if (coordinator->voters_version > self->voters_version && coordinator->voter_count)
+        s_voters_set (self, now, coordinator->voters_version, coordinator->voters,
+                      coordinator->voter_count);
     s_follow (self, now, &from->id, term, coordinator->round, coordinator->voters_version);
     s_preempt (self, now);
 }
@@ -791,9 +805,10 @@ s_on_election (shoal_elector_t *self, uint64_t now, const s_member_t *from,
     s_answer (self, &from->id, self->term_seen);
     if (self->role == S_LEADING)
         s_coordinator_to (self, from); //  the leader is here
-    else if (self->role == S_SETTLING ||
-             (self->role == S_FOLLOWING && now >= self->leader_seen_ms + self->config.lease_ms))
+    else if (self->role == S_SETTLING)
         s_elect (self, now);
+    else if (self->role == S_FOLLOWING && now >= self->leader_seen_ms + self->config.lease_ms)
+        s_leader_lost (self, now);
 }
 
 static void
@@ -853,8 +868,9 @@ shoal_elector_new (const shoal_elector_config_t *config, const shoal_id_t *id, u
                    const shoal_elector_saved_t *saved, uint64_t now_ms)
 {
     if (shoal_elector_config_check (config) || !id ||
-        (saved && saved->voter_count && !saved->voters) ||
-        (saved && saved->voter_count > SHOAL_VOTERS_MAX))
+        (saved &&
+         ((saved->voter_count && !saved->voters) || saved->voter_count > SHOAL_VOTERS_MAX ||
+          saved->term == UINT64_MAX || saved->voters_version == UINT64_MAX)))
         return NULL;
     shoal_elector_t *self = calloc (1, sizeof *self);
     if (!self)
@@ -910,13 +926,33 @@ shoal_elector_member (shoal_elector_t *self, uint64_t now_ms, const shoal_id_t *
     member->priority = priority;
     if (!live && self->role == S_FOLLOWING && s_id_equal (id, &self->promised)) {
         //  The view says the leader is gone (left, or dead): look now.
-        self->lost = *id;
-        s_lost (self);
-        s_elect (self, now_ms);
+        s_leader_lost (self, now_ms);
     } else if (live && self->role == S_LEADING)
         s_coordinator_to (self, member); //  a newcomer learns the leader at once
     s_finish (self);
     return 0;
+}
+
+//  Terms, rounds and versions are counted up by one: a message with one at
+//  its largest value would leave no room, and is nonsense.
+static bool
+s_sane (const shoal_msg_t *msg)
+{
+    switch (msg->type) {
+    case SHOAL_MSG_ELECTION:
+        return msg->u.election.term < UINT64_MAX;
+    case SHOAL_MSG_ANSWER:
+        return msg->u.answer.term < UINT64_MAX;
+    case SHOAL_MSG_COORDINATOR:
+        return msg->u.coordinator.term < UINT64_MAX && msg->u.coordinator.round < UINT64_MAX &&
+               msg->u.coordinator.voters_version < UINT64_MAX;
+    case SHOAL_MSG_COORDINATOR_ACK:
+        return msg->u.coordinator_ack.term < UINT64_MAX &&
+               msg->u.coordinator_ack.round < UINT64_MAX &&
+               msg->u.coordinator_ack.voters_version < UINT64_MAX;
+    default:
+        return true; //  dropped as a type this core does not take
+    }
 }
 
 int
@@ -925,7 +961,7 @@ shoal_elector_receive (shoal_elector_t *self, uint64_t now_ms, const shoal_id_t 
 {
     s_begin (self);
     s_member_t *member = from ? s_member (self, from) : NULL;
-    if (!member || !msg) {
+    if (!member || !msg || !s_sane (msg)) {
         self->stats.dropped++;
         return -1;
     }
@@ -969,11 +1005,9 @@ shoal_elector_tick (shoal_elector_t *self, uint64_t now_ms)
                 now_ms - pending.at_ms <= self->config.lease_ms && s_member (self, &pending.from))
                 s_follow (self, now_ms, &pending.from, pending.term, pending.round, 0);
         }
-        if (now_ms >= self->leader_seen_ms + self->config.lease_ms) {
-            self->lost = self->promised;
-            s_lost (self);
-            s_elect (self, now_ms);
-        } else
+        if (now_ms >= self->leader_seen_ms + self->config.lease_ms)
+            s_leader_lost (self, now_ms);
+        else
             s_preempt (self, now_ms);
         break;
     case S_ELECTING:
@@ -1046,11 +1080,9 @@ shoal_elector_next (const shoal_elector_t *self)
         next = self->leader_seen_ms + self->config.lease_ms;
         if (self->pending.held && self->promise_until_ms < next)
             next = self->promise_until_ms;
-        if (self->config.preempt) {
-            uint64_t stable = self->started_ms + self->config.stable_ms;
-            if (stable > self->leader_seen_ms && stable < next)
-                next = stable;
-        }
+        uint64_t stable = self->started_ms + self->config.stable_ms;
+        if (self->config.preempt && !self->preempt_checked && stable < next)
+            next = stable;
     } else if (self->role == S_LEADING) {
         next = self->next_round_ms;
         if (self->config.quorum && self->acting && self->acting_until_ms < next)

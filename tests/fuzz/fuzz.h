@@ -89,4 +89,59 @@ typedef enum {
     FUZZ_MEMBERSHIP_SET_META = 4,
 } fuzz_membership_call_t;
 
+//  A fuzz_elector input is a setup byte, then a run of steps, each a header
+//  byte and its operands. The setup byte: bit 0 set for available mode
+//  (quorum mode otherwise), bit 1 preempt, bits 2-4 expect, bit 5 this
+//  node's priority, bit 6 a restart: the node starts from what it saved in
+//  an earlier life (term 5, promised to peer 4; voters_version 3, peers 0
+//  to 4 and itself). The low three bits of a header say what the step is;
+//  bits 3-5 name a peer:
+//    TICK         the clock moves on by (header >> 3) * 37 ms, then a tick;
+//    NEXT         the clock moves to next, when that is later, and on by
+//                 (header >> 3) ms (a late timer), then a tick;
+//    MEMBER       the peer is live if bit 6 is set, with priority bit 7;
+//    MESSAGE      from the peer, a 2-byte big-endian length and that many
+//                 bytes of message, decoded on a frame;
+//    ELECTION     from the peer; operands term and priority;
+//    ANSWER       from the peer; operand term;
+//    COORDINATOR  from the peer; operands term, priority, round,
+//                 voters_version, a voter count and that many voters;
+//    ACK          a COORDINATOR-ACK from the peer; operands term, round,
+//                 voters_version, a voter count and that many voters.
+//  After a tick the node ticks again at the same time while next is not
+//  later, as a shell's timer would. An operand past the input's end is 0.
+//  Numbers are one byte, a signed step from a base that saturates at 0 and
+//  UINT64_MAX, except FUZZ_ELECTOR_NUMBER_MAX, which is UINT64_MAX itself.
+//  The base of a term is the node's term; of a round, the last round the
+//  peer sent in a COORDINATOR (the last the node sent, in an ACK); of a
+//  voters_version, the node's. A priority is its operand & 3, a voter count
+//  its operand & 31, and a voter's low four bits say who: peers 0 to 7,
+//  FUZZ_ELECTOR_SELF, FUZZ_ELECTOR_NOBODY (the all-zero id), or one of 96
+//  strangers, whose id is the operand, repeated (so that the voter sets can
+//  grow the node's member table). The peers are FUZZ_ELECTOR_PEERS nodes
+//  whose ids are one byte, their index + 1, repeated; the node under test
+//  has id 0x03 repeated, but 0x80 last, so that it ranks between peers 2
+//  and 3 at equal priority.
+#define FUZZ_ELECTOR_TICK        0
+#define FUZZ_ELECTOR_NEXT        1
+#define FUZZ_ELECTOR_MEMBER      2
+#define FUZZ_ELECTOR_MESSAGE     3
+#define FUZZ_ELECTOR_ELECTION    4
+#define FUZZ_ELECTOR_ANSWER      5
+#define FUZZ_ELECTOR_COORDINATOR 6
+#define FUZZ_ELECTOR_ACK         7
+#define FUZZ_ELECTOR_PEERS       8
+
+#define FUZZ_ELECTOR_AVAILABLE    0x01
+#define FUZZ_ELECTOR_PREEMPT      0x02
+#define FUZZ_ELECTOR_EXPECT_SHIFT 2
+#define FUZZ_ELECTOR_PRIORITY     0x20
+#define FUZZ_ELECTOR_RESTART      0x40
+#define FUZZ_ELECTOR_LIVE         0x40
+#define FUZZ_ELECTOR_HIGH         0x80
+
+#define FUZZ_ELECTOR_NUMBER_MAX 0x7f
+#define FUZZ_ELECTOR_SELF       8
+#define FUZZ_ELECTOR_NOBODY     9
+
 #endif

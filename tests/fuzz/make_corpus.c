@@ -510,6 +510,260 @@ s_membership_seeds (void)
     s_write ("fuzz_membership", "leave", steps.bytes, steps.size);
 }
 
+//  ---------------------------------------------------------------------
+//  fuzz_elector: runs of steps (fuzz.h) as a node lives them: following a
+//  leader's rounds, as msgpack and as built steps, electing itself and
+//  leading with acknowledgements and voter changes, asking above and being
+//  answered, two leaders meeting in available mode, a restart that keeps
+//  its promise; and the samples of the election messages and of another
+//  frame, which the node drops.
+
+//  The voter operands of peers 0 to count - 1 and of the node itself.
+static size_t
+s_elector_voters (uint8_t *voters, int count)
+{
+    for (int i = 0; i < count; i++)
+        voters[i] = (uint8_t) i;
+    voters[count] = FUZZ_ELECTOR_SELF;
+    return (size_t) count + 1;
+}
+
+static void
+s_elector_step (s_steps_t *steps, int step, int peer, uint8_t flags)
+{
+    s_step (steps, (uint8_t) (step | peer << 3 | flags));
+}
+
+static void
+s_elector_member (s_steps_t *steps, int peer, bool live, bool high)
+{
+    s_elector_step (steps, FUZZ_ELECTOR_MEMBER, peer,
+                    (uint8_t) ((live ? FUZZ_ELECTOR_LIVE : 0) | (high ? FUZZ_ELECTOR_HIGH : 0)));
+}
+
+//  Ticks at next, count times.
+static void
+s_elector_next (s_steps_t *steps, int count)
+{
+    for (int i = 0; i < count; i++)
+        s_step (steps, FUZZ_ELECTOR_NEXT);
+}
+
+//  The clock moves on by units * 37 ms, then a tick.
+static void
+s_elector_tick (s_steps_t *steps, int units)
+{
+    s_step (steps, (uint8_t) (FUZZ_ELECTOR_TICK | units << 3));
+}
+
+//  A COORDINATOR (step FUZZ_ELECTOR_COORDINATOR) or COORDINATOR-ACK
+//  (FUZZ_ELECTOR_ACK) from peer: term, round and voters_version as steps
+//  from their bases, then the voters.
+static void
+s_elector_round (s_steps_t *steps, int step, int peer, int term, uint32_t priority, int round,
+                 int version, const uint8_t *voters, size_t count)
+{
+    s_elector_step (steps, step, peer, 0);
+    s_step (steps, (uint8_t) term);
+    if (step == FUZZ_ELECTOR_COORDINATOR)
+        s_step (steps, (uint8_t) priority);
+    s_step (steps, (uint8_t) round);
+    s_step (steps, (uint8_t) version);
+    s_step (steps, (uint8_t) count);
+    if (count)
+        memcpy (steps->bytes + steps->size, voters, count);
+    steps->size += count;
+}
+
+//  size bytes of message from peer.
+static void
+s_elector_bytes (s_steps_t *steps, int peer, const uint8_t *message, size_t size)
+{
+    s_elector_step (steps, FUZZ_ELECTOR_MESSAGE, peer, 0);
+    s_step (steps, (uint8_t) (size >> 8));
+    s_step (steps, (uint8_t) size);
+    memcpy (steps->bytes + steps->size, message, size);
+    steps->size += size;
+}
+
+//  msg from peer, in msgpack.
+static void
+s_elector_message (s_steps_t *steps, int peer, const shoal_msg_t *msg)
+{
+    uint8_t message[4096];
+    shoal_wire_error_t err;
+    long size = shoal_msg_encode (msg, message, sizeof message, &err);
+    if (size < 0) {
+        fprintf (stderr, "make_corpus: a %s does not encode: %s\n", shoal_msg_type_name (msg->type),
+                 err.text);
+        exit (EXIT_FAILURE);
+    }
+    s_elector_bytes (steps, peer, message, (size_t) size);
+}
+
+static void
+s_elector_seeds (void)
+{
+    static s_steps_t steps;
+    uint8_t voters[16];
+    size_t count;
+
+    //  A follower of peer 4, which outranks it, in msgpack: the first round
+    //  brings the voter set; a lower peer asks for an election meanwhile.
+    //  Then the leader falls silent: the node asks peer 3, the next above,
+    //  which answers and proclaims a new term.
+    steps.size = 0;
+    s_step (&steps, 0);
+    for (int i = 0; i < 5; i++)
+        s_elector_member (&steps, i, true, i == 4);
+    shoal_id_t ids[6];
+    for (int i = 0; i < 5; i++)
+        ids[i] = shoal_sample_id ((uint8_t) (i + 1));
+    ids[5] = shoal_sample_id (0x03);
+    ids[5].bytes[SHOAL_ID_SIZE - 1] = 0x80;
+    shoal_msg_t msg = { .type = SHOAL_MSG_COORDINATOR };
+    for (int round = 1; round <= 8; round++) {
+        msg.u.coordinator = (shoal_coordinator_t){ .term = 1,
+                                                   .priority = 1,
+                                                   .round = (uint64_t) round,
+                                                   .voters_version = 1,
+                                                   .voter_count = round == 1 ? 6 : 0,
+                                                   .voters = round == 1 ? ids : NULL };
+        s_elector_message (&steps, 4, &msg);
+        if (round == 4) {
+            shoal_msg_t election = { .type = SHOAL_MSG_ELECTION };
+            election.u.election = (shoal_election_t){ .term = 1, .priority = 0 };
+            s_elector_message (&steps, 0, &election);
+        }
+        s_elector_tick (&steps, 2);
+    }
+    s_elector_next (&steps, 1);
+    shoal_msg_t answer = { .type = SHOAL_MSG_ANSWER };
+    answer.u.answer.term = 1;
+    s_elector_message (&steps, 3, &answer);
+    msg.u.coordinator =
+        (shoal_coordinator_t){ .term = 2, .priority = 0, .round = 1, .voters_version = 1 };
+    s_elector_message (&steps, 3, &msg);
+    s_elector_tick (&steps, 2);
+    s_write ("fuzz_elector", "follower-msgpack", steps.bytes, steps.size);
+
+    //  The same follower, its rounds built from steps, until the leader
+    //  leaves and the node, then above everyone live, proclaims itself.
+    steps.size = 0;
+    s_step (&steps, 0);
+    for (int i = 0; i < 5; i++)
+        s_elector_member (&steps, i, true, i == 4);
+    count = s_elector_voters (voters, 5);
+    s_elector_round (&steps, FUZZ_ELECTOR_COORDINATOR, 4, 1, 1, 1, 1, voters, count);
+    for (int round = 2; round <= 12; round++) {
+        s_elector_tick (&steps, 2);
+        s_elector_round (&steps, FUZZ_ELECTOR_COORDINATOR, 4, 0, 1, 1, 0, NULL, 0);
+    }
+    s_elector_member (&steps, 4, false, true);
+    s_elector_member (&steps, 3, false, false);
+    s_elector_next (&steps, 4);
+    s_write ("fuzz_elector", "follower-rounds", steps.bytes, steps.size);
+
+    //  A node above every peer elects itself, and leads while the peers
+    //  acknowledge each round.
+    steps.size = 0;
+    s_step (&steps, FUZZ_ELECTOR_PRIORITY);
+    for (int i = 0; i < 4; i++)
+        s_elector_member (&steps, i, true, false);
+    s_elector_next (&steps, 1);
+    for (int round = 1; round <= 10; round++) {
+        for (int i = 0; i < 4; i++)
+            s_elector_round (&steps, FUZZ_ELECTOR_ACK, i, 0, 0, 0, 0, NULL, 0);
+        s_elector_next (&steps, 1);
+    }
+    s_write ("fuzz_elector", "self-elected", steps.bytes, steps.size);
+
+    //  A leader with voters: a follower sends back a newer set naming a
+    //  stranger, peer 5 comes up and joins the set after stable_ms, peer 1
+    //  goes down and leaves it after down_after_ms.
+    steps.size = 0;
+    s_step (&steps, FUZZ_ELECTOR_PRIORITY);
+    for (int i = 0; i < 4; i++)
+        s_elector_member (&steps, i, true, false);
+    s_elector_next (&steps, 1);
+    count = s_elector_voters (voters, 4);
+    voters[count++] = 0xaa;
+    s_elector_round (&steps, FUZZ_ELECTOR_ACK, 0, 0, 0, 0, 1, voters, count);
+    s_elector_member (&steps, 5, true, false);
+    s_elector_member (&steps, 1, false, false);
+    for (int round = 1; round <= 100; round++) {
+        for (int i = 0; i < 6; i++)
+            if (i != 1 && i != 4)
+                s_elector_round (&steps, FUZZ_ELECTOR_ACK, i, 0, 0, 0, 0, NULL, 0);
+        s_elector_next (&steps, 1);
+    }
+    s_write ("fuzz_elector", "leader-voters", steps.bytes, steps.size);
+
+    //  Asking above: peers 5, 6 and 7 outrank the node; 7 stays silent, 6
+    //  answers, then nobody proclaims, so the node asks again and 7
+    //  proclaims at last.
+    steps.size = 0;
+    s_step (&steps, 0);
+    for (int i = 0; i < 8; i++)
+        s_elector_member (&steps, i, true, i >= 5);
+    s_elector_next (&steps, 2);
+    s_elector_step (&steps, FUZZ_ELECTOR_ANSWER, 6, 0);
+    s_step (&steps, 0);
+    s_elector_next (&steps, 2);
+    count = s_elector_voters (voters, 8);
+    s_elector_round (&steps, FUZZ_ELECTOR_COORDINATOR, 7, 1, 1, 1, 1, voters, count);
+    s_elector_tick (&steps, 2);
+    s_elector_round (&steps, FUZZ_ELECTOR_COORDINATOR, 7, 0, 1, 1, 0, NULL, 0);
+    s_write ("fuzz_elector", "candidate-answered", steps.bytes, steps.size);
+
+    //  Available mode: the node, above every peer, leads at once; peer 6
+    //  rises above it and proclaims the same term, which its rank wins;
+    //  then peer 2 proclaims a higher term, which wins by itself.
+    steps.size = 0;
+    s_step (&steps, FUZZ_ELECTOR_AVAILABLE | FUZZ_ELECTOR_PRIORITY);
+    for (int i = 0; i < 7; i++)
+        s_elector_member (&steps, i, true, false);
+    s_elector_next (&steps, 1);
+    s_elector_round (&steps, FUZZ_ELECTOR_ACK, 0, 0, 0, 0, 0, NULL, 0);
+    s_elector_member (&steps, 6, true, true);
+    s_elector_round (&steps, FUZZ_ELECTOR_COORDINATOR, 6, 0, 1, 1, 0, NULL, 0);
+    s_elector_next (&steps, 1);
+    s_elector_round (&steps, FUZZ_ELECTOR_COORDINATOR, 2, 1, 0, 1, 0, NULL, 0);
+    s_elector_next (&steps, 3);
+    s_write ("fuzz_elector", "available-leaders", steps.bytes, steps.size);
+
+    //  A restart promised to peer 4 at term 5: peer 4 goes on, peer 3
+    //  proclaims a term above while the promise holds and is put off, then
+    //  followed when peer 4 falls silent.
+    steps.size = 0;
+    s_step (&steps, FUZZ_ELECTOR_RESTART);
+    for (int i = 0; i < 5; i++)
+        s_elector_member (&steps, i, true, i == 4);
+    s_elector_round (&steps, FUZZ_ELECTOR_COORDINATOR, 4, 0, 1, 1, 0, NULL, 0);
+    s_elector_tick (&steps, 2);
+    s_elector_round (&steps, FUZZ_ELECTOR_COORDINATOR, 3, 1, 0, 1, 0, NULL, 0);
+    s_elector_next (&steps, 1);
+    for (int round = 2; round <= 4; round++) {
+        s_elector_tick (&steps, 2);
+        s_elector_round (&steps, FUZZ_ELECTOR_COORDINATOR, 3, 0, 0, 1, 0, NULL, 0);
+    }
+    s_write ("fuzz_elector", "restart-promised", steps.bytes, steps.size);
+
+    //  The samples, from a live peer.
+    static const int types[] = { SHOAL_MSG_ELECTION, SHOAL_MSG_ANSWER, SHOAL_MSG_COORDINATOR,
+                                 SHOAL_MSG_COORDINATOR_ACK, SHOAL_MSG_STATUS };
+    steps.size = 0;
+    s_step (&steps, 0);
+    for (int i = 0; i < 4; i++)
+        s_elector_member (&steps, i, true, false);
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        uint8_t message[4096];
+        s_elector_bytes (&steps, 3, message, s_sample (types[i], message, sizeof message));
+        s_elector_tick (&steps, 1);
+    }
+    s_write ("fuzz_elector", "samples", steps.bytes, steps.size);
+}
+
 static void
 s_dictionary (void)
 {
@@ -569,6 +823,7 @@ main (int argc, char *argv[])
     s_key_seeds ();
     s_reader_seeds ();
     s_membership_seeds ();
+    s_elector_seeds ();
     s_dictionary ();
     return s_failures ? EXIT_FAILURE : EXIT_SUCCESS;
 }
