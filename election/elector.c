@@ -17,6 +17,10 @@
 //  Recent rounds a leader keeps counts for. A round older than this is
 //  older than a lease in every sane profile (heartbeat >= lease / 8).
 #define S_ROUNDS 16
+//  The largest term, round or voter set version taken from a message or a
+//  saved state. Each is counted up by one at a time from there: far below
+//  2^64, they can never wrap (it would take 2^62 elections or rounds).
+#define S_COUNT_MAX (UINT64_MAX / 4)
 //  Members a node keeps: every member of the view and every voter.
 #define S_MEMBERS_MAX (SHOAL_MEMBERS_MAX + SHOAL_VOTERS_MAX)
 
@@ -504,7 +508,7 @@ s_proclaim (shoal_elector_t *self, uint64_t now)
             return;
     }
     if (!renew) {
-        //  Terms of UINT64_MAX are refused at the door, so there is one.
+        //  Terms beyond S_COUNT_MAX are refused at the door: this cannot wrap.
         self->term_seen++;
         if (self->role != S_LEADING) {
             self->lead_first_term = self->term_seen;
@@ -870,7 +874,7 @@ shoal_elector_new (const shoal_elector_config_t *config, const shoal_id_t *id, u
     if (shoal_elector_config_check (config) || !id ||
         (saved &&
          ((saved->voter_count && !saved->voters) || saved->voter_count > SHOAL_VOTERS_MAX ||
-          saved->term == UINT64_MAX || saved->voters_version == UINT64_MAX)))
+          saved->term > S_COUNT_MAX || saved->voters_version > S_COUNT_MAX)))
         return NULL;
     shoal_elector_t *self = calloc (1, sizeof *self);
     if (!self)
@@ -933,23 +937,23 @@ shoal_elector_member (shoal_elector_t *self, uint64_t now_ms, const shoal_id_t *
     return 0;
 }
 
-//  Terms, rounds and versions are counted up by one: a message with one at
-//  its largest value would leave no room, and is nonsense.
+//  Terms, rounds and versions are counted up by one: a message with one
+//  beyond S_COUNT_MAX is nonsense, and taking it could make them wrap.
 static bool
 s_sane (const shoal_msg_t *msg)
 {
     switch (msg->type) {
     case SHOAL_MSG_ELECTION:
-        return msg->u.election.term < UINT64_MAX;
+        return msg->u.election.term <= S_COUNT_MAX;
     case SHOAL_MSG_ANSWER:
-        return msg->u.answer.term < UINT64_MAX;
+        return msg->u.answer.term <= S_COUNT_MAX;
     case SHOAL_MSG_COORDINATOR:
-        return msg->u.coordinator.term < UINT64_MAX && msg->u.coordinator.round < UINT64_MAX &&
-               msg->u.coordinator.voters_version < UINT64_MAX;
+        return msg->u.coordinator.term <= S_COUNT_MAX && msg->u.coordinator.round <= S_COUNT_MAX &&
+               msg->u.coordinator.voters_version <= S_COUNT_MAX;
     case SHOAL_MSG_COORDINATOR_ACK:
-        return msg->u.coordinator_ack.term < UINT64_MAX &&
-               msg->u.coordinator_ack.round < UINT64_MAX &&
-               msg->u.coordinator_ack.voters_version < UINT64_MAX;
+        return msg->u.coordinator_ack.term <= S_COUNT_MAX &&
+               msg->u.coordinator_ack.round <= S_COUNT_MAX &&
+               msg->u.coordinator_ack.voters_version <= S_COUNT_MAX;
     default:
         return true; //  dropped as a type this core does not take
     }
