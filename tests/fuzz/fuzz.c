@@ -179,3 +179,15 @@ fuzz_open_select (uint8_t selector, fuzz_open_mode_t *mode)
     mode->keyed = (selector & SELECTOR_KEYED) != 0;
     mode->short_room = (selector & SELECTOR_SHORT_ROOM) != 0;
 }
+
+void
+fuzz_require_encodes (const shoal_msg_t *msg)
+{
+    static uint8_t buffer[SHOAL_FRAME_MAX];
+    shoal_wire_error_t err;
+    long size = shoal_msg_encode (msg, buffer, sizeof buffer, &err);
+    FUZZ_REQUIRE (size > 0, "a %s that does not encode: %s", shoal_msg_type_name (msg->type),
+                  err.text);
+    FUZZ_REQUIRE ((size_t) size <= shoal_msg_size_max (msg->type), "a %s of %ld bytes",
+                  shoal_msg_type_name (msg->type), size);
+}

@@ -14,6 +14,7 @@
 
 #include "envelope.h"
 #include "keyring.h"
+#include "wire.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -42,6 +43,10 @@ _Noreturn void fuzz_fail (const char *file, int line, const char *cond, const ch
 //  carrier and re-encodes to the same bytes. Returns 0 when the message was
 //  accepted, -1 when it was refused.
 int fuzz_decode_checked (const uint8_t *data, size_t size, shoal_purpose_t carrier);
+
+//  Aborts unless msg, handed out by a core, encodes within its type's
+//  largest size.
+void fuzz_require_encodes (const shoal_msg_t *msg);
 
 //  The one cluster key of fuzz_open's keyed node and of the sealed seeds.
 extern const uint8_t fuzz_key[SHOAL_KEY_SIZE];

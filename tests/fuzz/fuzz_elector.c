@@ -121,7 +121,6 @@ s_voter_list (const uint8_t *data, size_t size, size_t *at, shoal_id_t voters[32
 static void
 s_check_outbox (const shoal_elector_t *core)
 {
-    static uint8_t buffer[SHOAL_FRAME_MAX];
     const shoal_elector_send_t *sends;
     size_t count = shoal_elector_outbox (core, &sends);
     for (size_t i = 0; i < count; i++) {
@@ -130,12 +129,7 @@ s_check_outbox (const shoal_elector_t *core)
                           msg->type == SHOAL_MSG_COORDINATOR ||
                           msg->type == SHOAL_MSG_COORDINATOR_ACK,
                       "a message of type %d", msg->type);
-        shoal_wire_error_t err;
-        long size = shoal_msg_encode (msg, buffer, sizeof buffer, &err);
-        FUZZ_REQUIRE (size > 0, "a %s that does not encode: %s", shoal_msg_type_name (msg->type),
-                      err.text);
-        FUZZ_REQUIRE ((size_t) size <= shoal_msg_size_max (msg->type), "a %s of %ld bytes",
-                      shoal_msg_type_name (msg->type), size);
+        fuzz_require_encodes (msg);
         FUZZ_REQUIRE (!s_id_equal (&sends[i].to, &s_self), "a %s to this node",
                       shoal_msg_type_name (msg->type));
         FUZZ_REQUIRE (s_is_peer (&sends[i].to), "a %s to a node that is not a peer (0x%02x...)",

@@ -64,17 +64,11 @@ s_life (int peer)
 static void
 s_check (shoal_membership_t *core, uint64_t now)
 {
-    static uint8_t buffer[SHOAL_FRAME_MAX];
     const shoal_membership_send_t *sends;
     size_t count = shoal_membership_outbox (core, &sends);
     for (size_t i = 0; i < count; i++) {
         const shoal_msg_t *msg = &sends[i].msg;
-        shoal_wire_error_t err;
-        long size = shoal_msg_encode (msg, buffer, sizeof buffer, &err);
-        FUZZ_REQUIRE (size > 0, "a %s that does not encode: %s", shoal_msg_type_name (msg->type),
-                      err.text);
-        FUZZ_REQUIRE ((size_t) size <= shoal_msg_size_max (msg->type), "a %s of %ld bytes",
-                      shoal_msg_type_name (msg->type), size);
+        fuzz_require_encodes (msg);
         FUZZ_REQUIRE (msg->type >= SHOAL_MSG_PING && msg->type <= SHOAL_MSG_SYNC_REPLY,
                       "a message of type %d", msg->type);
         FUZZ_REQUIRE (sends[i].addr[0] != '\0', "a %s to no address",
