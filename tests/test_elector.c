@@ -406,6 +406,44 @@ a_higher_rank_that_comes_back_does_not_depose (void)
     s_net_destroy (&net);
 }
 
+//  A node that comes back with a higher term than the leader's, and cut
+//  off long enough to proclaim it, does not depose the leader once it can
+//  reach it: the leader, acting with its majority, takes a term above.
+static void
+a_leader_with_its_majority_outlasts_a_higher_term (void)
+{
+    shoal_elector_config_t config = s_config ();
+    s_net_t *net = s_net_new (&config, 5);
+    for (int i = 0; i < 4; i++)
+        s_start (net, i);
+    s_settle (net);
+    CHECK_EQ (s_leader (net), 3);
+    //  Node 4 restarts from a state of term 5 that knows the voter set,
+    //  alone on its side of a cut.
+    s_node_t *back = &net->nodes[4];
+    back->term = 5;
+    back->leader = back->id;
+    back->voters_version = net->nodes[3].voters_version;
+    back->voter_count = net->nodes[3].voter_count;
+    memcpy (back->voters, net->nodes[3].voters, back->voter_count * sizeof (shoal_id_t));
+    net->split = true;
+    back->group = 1;
+    s_start (net, 4);
+    s_settle (net);
+    CHECK (shoal_elector_term (back->core) >= 6); //  proclaimed, without a majority
+    CHECK_EQ (s_leader (net), 3);
+    net->split = false;
+    s_views (net);
+    s_run_until (net, net->now + 3 * config.lease_ms);
+    CHECK_EQ (s_leader (net), 3);
+    CHECK_EQ (s_followers (net, 3), 4);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ (net->nodes[i].leader_changes, 1);
+    CHECK (net->nodes[3].term >= 7); //  above the 6 node 4 proclaimed
+    CHECK_EQ (net->two_acting, 0);
+    s_net_destroy (&net);
+}
+
 static void
 a_minority_leader_steps_down_and_the_majority_elects (void)
 {
@@ -644,6 +682,7 @@ main (void)
     RUN (the_highest_rank_leads_after_settle);
     RUN (a_crashed_leader_is_replaced_with_few_messages);
     RUN (a_higher_rank_that_comes_back_does_not_depose);
+    RUN (a_leader_with_its_majority_outlasts_a_higher_term);
     RUN (a_minority_leader_steps_down_and_the_majority_elects);
     RUN (available_mode_leads_on_both_sides_and_the_higher_term_wins);
     RUN (voters_that_stay_down_leave_the_set_one_at_a_time);
