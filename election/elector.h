@@ -32,7 +32,9 @@
     - Quorum mode: a leader acts only while a majority of the voter set has
       acknowledged a round sent less than a lease ago (shortened by the
       drift margin); the promises of that majority outlast it, so no other
-      leader can gather a majority meanwhile. Available mode: a leader acts
+      leader can gather a majority meanwhile. It acts with the term of that
+      round: a majority promised it that very term, so no two leaders ever
+      act with one term, and the term can fence. Available mode: a leader acts
       at once; when two leaders meet, the higher term wins, then the higher
       rank, and the loser steps down.
     - Sticky: a leader is not deposed by a higher-ranked node that joins or
@@ -90,7 +92,8 @@ typedef struct {
 } shoal_elector_saved_t;
 
 typedef enum {
-    SHOAL_ELECTOR_LEADER = 1,    //  a leader of term is followed (or this node acts)
+    SHOAL_ELECTOR_LEADER = 1,    //  a leader of term is followed, or this node acts
+                                 //  (again when the term it acts with changes)
     SHOAL_ELECTOR_NO_LEADER = 2, //  the leader is lost, or this node stepped down
 } shoal_elector_event_type_t;
 
