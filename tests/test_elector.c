@@ -278,6 +278,19 @@ s_led (const shoal_elector_config_t *config, int count, int leader)
     return net;
 }
 
+//  count nodes, all but the last started together and through their first
+//  election: the highest of them, count - 2, leads.
+static s_net_t *
+s_led_but_last (const shoal_elector_config_t *config, int count)
+{
+    s_net_t *net = s_net_new (config, count);
+    for (int i = 0; i < count - 1; i++)
+        s_start (net, i);
+    s_settle (net);
+    CHECK_EQ (s_leader (net), count - 2);
+    return net;
+}
+
 static shoal_elector_config_t
 s_config (void)
 {
@@ -372,11 +385,7 @@ static void
 a_higher_rank_that_comes_back_does_not_depose (void)
 {
     shoal_elector_config_t config = s_config ();
-    s_net_t *net = s_net_new (&config, 5);
-    for (int i = 0; i < 4; i++)
-        s_start (net, i);
-    s_settle (net);
-    CHECK_EQ (s_leader (net), 3);
+    s_net_t *net = s_led_but_last (&config, 5);
     s_start (net, 4);
     s_run_until (net, net->now + 3 * config.stable_ms);
     CHECK_EQ (s_leader (net), 3);
@@ -388,11 +397,7 @@ a_higher_rank_that_comes_back_does_not_depose (void)
     //  With preempt, it takes over once it has been up for stable_ms, and
     //  only then: one change.
     config.preempt = true;
-    net = s_net_new (&config, 5);
-    for (int i = 0; i < 4; i++)
-        s_start (net, i);
-    s_settle (net);
-    CHECK_EQ (s_leader (net), 3);
+    net = s_led_but_last (&config, 5);
     uint64_t back = net->now;
     s_start (net, 4);
     s_run_until (net, back + config.stable_ms - 1);
@@ -413,11 +418,7 @@ static void
 a_leader_with_its_majority_outlasts_a_higher_term (void)
 {
     shoal_elector_config_t config = s_config ();
-    s_net_t *net = s_net_new (&config, 5);
-    for (int i = 0; i < 4; i++)
-        s_start (net, i);
-    s_settle (net);
-    CHECK_EQ (s_leader (net), 3);
+    s_net_t *net = s_led_but_last (&config, 5);
     //  Node 4 restarts from a state of term 5 that knows the voter set,
     //  alone on its side of a cut.
     s_node_t *back = &net->nodes[4];
