@@ -401,9 +401,11 @@ s_tick (shoal_sim_t *self, uint32_t n)
         shoal_elector_tick (node->elector, self->now);
         s_elector_outputs (self, n);
     }
-    if (shoal_membership_next (node->core) <= self->now)
+    if (shoal_membership_next (node->core) <= self->now) {
         shoal_membership_tick (node->core, self->now);
-    s_outputs (self, n);
+        s_outputs (self, n);
+    } else
+        s_schedule (self, n); //  the membership's outputs are of an input already handled
 }
 
 //  Node n takes in the message of event, as its shell would after opening
