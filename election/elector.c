@@ -47,7 +47,8 @@ typedef struct {
     uint64_t round;
     uint64_t term; //  the leader's term when it was sent
     uint64_t sent_ms;
-    uint32_t acks; //  voters that acknowledged this round or a later one
+    uint32_t acks;  //  voters that acknowledged this round or a later one
+    bool self_free; //  sent when no promise to another bound this node
 } s_round_t;
 
 //  A COORDINATOR refused while this node's promise to another leader held;
@@ -78,7 +79,9 @@ struct _shoal_elector_t {
     uint64_t term_seen;        //  the highest term heard of
     uint64_t promised_term;    //  the highest term proclaimed or acknowledged
     shoal_id_t promised;       //  to whom (zero: nobody)
-    uint64_t promise_until_ms; //  no other leader acknowledged before this
+    shoal_id_t bound;          //  the leader this node last acknowledged
+    uint64_t promise_until_ms; //  no leader but bound acknowledged before this,
+                               //  this node's own candidacy included
     uint64_t leader_seen_ms;   //  the followed leader's last COORDINATOR
     bool has_leader;           //  an event said LEADER last, not NO_LEADER
     s_pending_t pending;
@@ -370,13 +373,21 @@ s_rounds_recount (shoal_elector_t *self)
         s_round_t *round = &self->rounds[r];
         if (round->round == 0)
             continue;
-        round->acks = self_votes ? 1 : 0;
+        round->acks = self_votes && round->self_free ? 1 : 0;
         for (size_t i = 0; i < self->voter_count; i++) {
             const s_member_t *member = s_member (self, &self->voters[i]);
             if (member && member->acked_round >= round->round && member->acked_term == round->term)
                 round->acks++;
         }
     }
+}
+
+//  True when this node may acknowledge leader now: its last promise was
+//  to leader, or has ended.
+static bool
+s_free (const shoal_elector_t *self, uint64_t now, const shoal_id_t *leader)
+{
+    return now >= self->promise_until_ms || s_id_equal (&self->bound, leader);
 }
 
 static s_round_t *
@@ -437,8 +448,12 @@ s_heartbeat (shoal_elector_t *self, uint64_t now)
 {
     self->round++;
     self->next_round_ms = now + self->config.heartbeat_ms;
+    //  A leader acknowledges its own rounds, but not while it is bound to
+    //  another: that one may be acting on this node's acknowledgement.
+    bool free = s_free (self, now, &self->id);
     s_round_t *slot = &self->rounds[self->round % S_ROUNDS];
-    *slot = (s_round_t){ self->round, self->lead_term, now, s_is_voter (self, &self->id) ? 1 : 0 };
+    *slot = (s_round_t){ self->round, self->lead_term, now,
+                         free && s_is_voter (self, &self->id) ? 1 : 0, free };
     for (size_t i = 0; i < self->member_count; i++)
         if (self->members[i].live)
             s_coordinator_to (self, &self->members[i]);
@@ -671,6 +686,7 @@ s_follow (shoal_elector_t *self, uint64_t now, const shoal_id_t *from, uint64_t 
     self->promised = *from;
     self->role = S_FOLLOWING;
     self->leader_seen_ms = now;
+    self->bound = *from;
     self->promise_until_ms = now + self->config.lease_ms;
     self->lost = s_nobody;
     if (self->pending.held && s_id_equal (&self->pending.from, from))
@@ -734,9 +750,10 @@ s_on_coordinator (shoal_elector_t *self, uint64_t now, const s_member_t *sender,
         accept = self->config.preempt && outranked;
         if (!accept)
             s_proclaim (self, now);
-    } else if (self->role != S_LEADING && now < self->promise_until_ms &&
-               !s_id_equal (&self->promised, &from->id)) {
-        //  Promised to another leader for a while yet.
+    } else if (!s_free (self, now, &from->id)) {
+        //  Promised to another leader for a while yet (a candidate too: it
+        //  may have taken up its candidacy when the membership view said
+        //  that leader was gone, while the leader still counts on it).
         accept = false;
         if (!self->pending.held || term > self->pending.term)
             self->pending = (s_pending_t){ true, from->id, term, coordinator->round, now };
@@ -889,6 +906,7 @@ shoal_elector_new (const shoal_elector_config_t *config, const shoal_id_t *id, u
         self->term_seen = saved->term;
         self->promised_term = saved->term;
         self->promised = saved->leader;
+        self->bound = saved->leader;
         //  The promise of the last life may still hold: honour it a lease.
         self->promise_until_ms = now_ms + config->lease_ms;
         if (saved->voter_count &&
