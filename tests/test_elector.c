@@ -676,6 +676,43 @@ a_new_term_is_acted_with_once_a_majority_has_it (void)
     s_net_destroy (&net);
 }
 
+//  A follower whose view wrongly says its leader died (a partition's heal
+//  spreads such verdicts) proclaims, but its promise to that leader still
+//  holds: it acknowledges no other candidate before the promise ends.
+static void
+a_promise_binds_a_follower_that_proclaims (void)
+{
+    shoal_elector_config_t config = s_config ();
+    s_net_t *net = s_led (&config, 5, 4);
+    shoal_elector_t *node = net->nodes[3].core;
+    CHECK_EQ (shoal_elector_member (node, net->now, &net->nodes[4].id, 0, false), 0);
+    const shoal_elector_send_t *sends;
+    size_t count = shoal_elector_outbox (node, &sends);
+    CHECK (count > 0);
+    CHECK_EQ (sends[0].msg.type, SHOAL_MSG_COORDINATOR); //  nobody above: it proclaims
+    CHECK_EQ (sends[0].msg.u.coordinator.term, 2);
+
+    //  Another candidate, at a higher term, during the promise: refused.
+    shoal_msg_t coordinator = { .type = SHOAL_MSG_COORDINATOR };
+    coordinator.u.coordinator = (shoal_coordinator_t){ .term = 7, .round = 1 };
+    CHECK_EQ (shoal_elector_receive (node, net->now + 1, &net->nodes[1].id, &coordinator), 0);
+    count = shoal_elector_outbox (node, &sends);
+    for (size_t i = 0; i < count; i++)
+        CHECK (sends[i].msg.type != SHOAL_MSG_COORDINATOR_ACK);
+    CHECK (!shoal_elector_acting (node, net->now + 1));
+
+    //  Once the promise has ended, the same candidate is acknowledged.
+    coordinator.u.coordinator.round = 2;
+    uint64_t later = net->now + config.lease_ms + 1;
+    shoal_elector_tick (node, later);
+    CHECK_EQ (shoal_elector_receive (node, later, &net->nodes[1].id, &coordinator), 0);
+    count = shoal_elector_outbox (node, &sends);
+    CHECK_EQ (count, 1);
+    CHECK_EQ (sends[0].msg.type, SHOAL_MSG_COORDINATOR_ACK);
+    CHECK_EQ (sends[0].msg.u.coordinator_ack.term, 7);
+    s_net_destroy (&net);
+}
+
 int
 main (void)
 {
@@ -691,5 +728,6 @@ main (void)
     RUN (a_restarted_node_keeps_its_term_and_voters);
     RUN (stale_and_strange_messages_are_refused);
     RUN (a_new_term_is_acted_with_once_a_majority_has_it);
+    RUN (a_promise_binds_a_follower_that_proclaims);
     return TEST_DONE ();
 }
