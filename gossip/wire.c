@@ -233,6 +233,7 @@ static const s_field_t s_assign_fields[] = {
     F_BOOL (shoal_assign_t, snapshot),
     F_IDS (shoal_assign_t, voters, voter_count, SHOAL_VOTERS_MAX),
     F_LIST (shoal_assign_t, placements, placement_count, SHOAL_PLACEMENTS_MAX, s_placement),
+    F_UINT (shoal_assign_t, status_seq, UINT64_MAX),
 };
 SCHEMA (s_assign, "assign", shoal_assign_t, s_assign_fields);
 
@@ -240,6 +241,7 @@ static const s_field_t s_status_fields[] = {
     F_UINT (shoal_status_t, term, UINT64_MAX),
     F_UINT (shoal_status_t, applied_version, UINT64_MAX),
     F_LIST (shoal_status_t, tasks, task_count, SHOAL_TASKS_MAX, s_task_status),
+    F_UINT (shoal_status_t, seq, UINT64_MAX),
 };
 SCHEMA (s_status, "status", shoal_status_t, s_status_fields);
 

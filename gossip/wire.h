@@ -297,6 +297,9 @@ typedef struct {
     shoal_id_t *voters;
     uint32_t placement_count;
     shoal_placement_t *placements;
+    //  The last STATUS seq the leader received from the recipient; the
+    //  recipient's lease runs from when it sent that STATUS (0: none yet).
+    uint64_t status_seq;
 } shoal_assign_t;
 
 //  A node's report to the leader.
@@ -305,6 +308,7 @@ typedef struct {
     uint64_t applied_version;
     uint32_t task_count;
     shoal_task_status_t *tasks;
+    uint64_t seq; //  counts the node's STATUS messages up, from 1, per life
 } shoal_status_t;
 
 //  A committed job spec, replicated by the leader; JOB-ACK confirms it is held.

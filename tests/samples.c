@@ -177,12 +177,12 @@ shoal_sample_msg (int type, shoal_msg_t *msg)
                                      shoal_sample_id ((uint8_t) (0x10 + i % 5)),
                                      (uint8_t) (i % 2 ? SHOAL_ROLE_STANDBY : SHOAL_ROLE_ACTIVE),
                                      { 7, 52 } };
-        msg->u.assign = (shoal_assign_t){ 7, 52, 0, true, 5, voters, 64, placements };
+        msg->u.assign = (shoal_assign_t){ 7, 52, 0, true, 5, voters, 64, placements, 19 };
         return 0;
     case SHOAL_MSG_STATUS:
         for (uint32_t i = 0; i < 16; i++)
             tasks[i] = s_status_of (i);
-        msg->u.status = (shoal_status_t){ 7, 52, 16, tasks };
+        msg->u.status = (shoal_status_t){ 7, 52, 16, tasks, 19 };
         return 0;
     case SHOAL_MSG_JOB:
         msg->u.job = (shoal_job_t){ 7, 12, s_jobspecs ()[0] };

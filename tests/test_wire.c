@@ -411,7 +411,7 @@ values_over_their_limits_are_refused (void)
 {
     s_craft_t craft;
     //  A role beyond the enum.
-    msgpack_packer *pk = s_craft_begin (&craft, 5, SHOAL_MSG_STATUS);
+    msgpack_packer *pk = s_craft_begin (&craft, 6, SHOAL_MSG_STATUS);
     msgpack_pack_uint64 (pk, 7);
     msgpack_pack_uint64 (pk, 52);
     msgpack_pack_array (pk, 1);
@@ -648,7 +648,7 @@ deep_nesting_is_refused_without_recursion (void)
     CHECK_CONTAINS (err.text, "message array of 1 items");
 
     //  Nested inside a field.
-    const uint8_t header[] = { 0x95, 0x01, SHOAL_MSG_STATUS };
+    const uint8_t header[] = { 0x96, 0x01, SHOAL_MSG_STATUS };
     memcpy (deep, header, sizeof header);
     CHECK_EQ (s_decode (deep, depth + 1, &msg, &err), -1);
     CHECK_CONTAINS (err.text, "status.term: wrong type");
