@@ -304,7 +304,7 @@ typedef struct {
 
 //  A node's report to the leader.
 typedef struct {
-    uint64_t term;
+    uint64_t term; //  of the assignment applied: (term, applied_version) names it
     uint64_t applied_version;
     uint32_t task_count;
     shoal_task_status_t *tasks;

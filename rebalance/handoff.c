@@ -1,0 +1,1132 @@
+/*  rebalance/handoff.c: the leader's assignment log and handoff of
+    handoff.h. docs/handoff.md section 5 describes the protocol.
+
+    The leader keeps the members (with a copy of what the assignor needs of
+    their meta, and their last STATUS), the tasks, the assignment it
+    published last (placements sorted by task, then node), and the claims:
+    (task, node) pairs where the node may still run the task as active
+    although the published assignment no longer says so. A task is granted
+    active to a node only when no other node claims it.
+*/
+
+#include "handoff.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+//  An id as the assignor names nodes: 32 hex digits.
+#define S_NAME_SIZE (2 * SHOAL_ID_SIZE + 1)
+
+typedef struct {
+    char *task;
+    uint8_t role;
+    uint8_t state;
+    uint64_t lag;
+    shoal_epoch_t epoch;
+} s_report_t;
+
+typedef struct {
+    shoal_id_t id;
+    char name[S_NAME_SIZE];
+    bool live;
+    bool has_meta;
+    uint32_t capacity;
+    uint32_t slots;
+    uint32_t label_count;
+    shoal_label_t *labels; //  owned, with their strings
+    uint32_t handle_count;
+    char **handles;    //  owned
+    uint64_t heard_ms; //  the last STATUS, 0 when none since this leader took office
+    uint64_t seq;      //  its seq
+    shoal_epoch_t applied;
+    s_report_t *reports; //  sorted by task
+    size_t report_count;
+    uint64_t keepalive_ms; //  the next keep-alive or snapshot is due
+} s_node_t;
+
+typedef struct {
+    char *id;
+    char *job;
+    bool stateful;
+    uint32_t weight;
+    uint32_t require_count;
+    shoal_label_t *require;
+} s_task_t;
+
+//  One published placement; task and node name it.
+typedef struct {
+    char *task;
+    shoal_id_t node;
+    uint8_t role;
+    shoal_epoch_t epoch;
+} s_placement_t;
+
+//  The node may run the task as active until it reports version (or a
+//  later one) with the task neither active nor stopping, or until the
+//  lease wait after the leader last heard from it.
+typedef struct {
+    char *task;
+    shoal_id_t node;
+    uint64_t version;
+} s_claim_t;
+
+struct _shoal_handoff_t {
+    shoal_handoff_config_t config;
+    uint64_t term;
+    uint64_t office_ms;
+    uint64_t wait_ms; //  2 x lease x (1 + drift)
+    bool wait_over;   //  a wait since taking office: no lease of before holds
+    bool adopted;
+    uint64_t version;
+    uint64_t published_ms;
+    bool dirty; //  an input changed what the assignor would see
+
+    s_node_t *nodes; //  sorted by id; never removed
+    size_t node_count;
+    s_task_t *tasks; //  sorted by id
+    size_t task_count;
+    s_placement_t *placements; //  sorted by task, then node
+    size_t placement_count;
+    s_claim_t *claims;
+    size_t claim_count;
+    //  The placements replaced by the last publication: the delta sent
+    //  names their tasks, so they live until the next input.
+    s_placement_t *retired;
+    size_t retired_count;
+
+    //  Outputs of the last input.
+    shoal_handoff_send_t *sends;
+    size_t send_count;
+    size_t send_capacity;
+    shoal_placement_t *delta; //  the placements a delta or a snapshot carries
+    size_t delta_count;
+    shoal_placement_t *view; //  the published placements, for the query
+    shoal_handoff_stats_t stats;
+};
+
+//  ---------------------------------------------------------------------
+//  Configuration
+
+void
+shoal_handoff_config_lan (shoal_handoff_config_t *config)
+{
+    *config = (shoal_handoff_config_t){
+        .lease_ms = 3000,
+        .drift_percent = 5,
+        .status_ms = 1000,
+        .assign = { .standbys = 0, .max_warmups = 2, .acceptable_lag = 0, .spread_by = NULL },
+    };
+}
+
+void
+shoal_handoff_config_loopback (shoal_handoff_config_t *config)
+{
+    shoal_handoff_config_lan (config);
+    config->lease_ms /= 10;
+    config->status_ms /= 10;
+}
+
+const char *
+shoal_handoff_config_check (const shoal_handoff_config_t *config)
+{
+    if (!config)
+        return "no config";
+    if (config->status_ms == 0 || config->lease_ms < 2 * config->status_ms)
+        return "status_ms must be > 0 and lease_ms at least 2 status_ms";
+    if (config->drift_percent >= 50)
+        return "drift_percent must be under 50";
+    return NULL;
+}
+
+//  ---------------------------------------------------------------------
+//  Small things
+
+static int
+s_id_compare (const shoal_id_t *a, const shoal_id_t *b)
+{
+    return memcmp (a->bytes, b->bytes, SHOAL_ID_SIZE);
+}
+
+static int
+s_epoch_compare (shoal_epoch_t a, shoal_epoch_t b)
+{
+    if (a.term != b.term)
+        return a.term < b.term ? -1 : 1;
+    return a.version < b.version ? -1 : a.version > b.version ? 1 : 0;
+}
+
+//  The index of id in the node table, or where it would go (found false).
+static size_t
+s_node_index (const shoal_handoff_t *self, const shoal_id_t *id, bool *found)
+{
+    size_t low = 0, high = self->node_count;
+    while (low < high) {
+        size_t mid = low + (high - low) / 2;
+        int order = s_id_compare (&self->nodes[mid].id, id);
+        if (order == 0) {
+            *found = true;
+            return mid;
+        }
+        if (order < 0)
+            low = mid + 1;
+        else
+            high = mid;
+    }
+    *found = false;
+    return low;
+}
+
+static s_node_t *
+s_node (const shoal_handoff_t *self, const shoal_id_t *id)
+{
+    bool found;
+    size_t at = s_node_index (self, id, &found);
+    return found ? &self->nodes[at] : NULL;
+}
+
+static const s_report_t *
+s_report (const s_node_t *node, const char *task)
+{
+    size_t low = 0, high = node->report_count;
+    while (low < high) {
+        size_t mid = low + (high - low) / 2;
+        int order = strcmp (node->reports[mid].task, task);
+        if (order == 0)
+            return &node->reports[mid];
+        if (order < 0)
+            low = mid + 1;
+        else
+            high = mid;
+    }
+    return NULL;
+}
+
+static const s_task_t *
+s_task (const shoal_handoff_t *self, const char *id)
+{
+    size_t low = 0, high = self->task_count;
+    while (low < high) {
+        size_t mid = low + (high - low) / 2;
+        int order = strcmp (self->tasks[mid].id, id);
+        if (order == 0)
+            return &self->tasks[mid];
+        if (order < 0)
+            low = mid + 1;
+        else
+            high = mid;
+    }
+    return NULL;
+}
+
+static void
+s_labels_free (shoal_label_t *labels, uint32_t count)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        free ((char *) labels[i].key);
+        free ((char *) labels[i].value);
+    }
+    free (labels);
+}
+
+//  A deep copy of count labels; -1 when memory is short.
+static int
+s_labels_copy (const shoal_label_t *from, uint32_t count, shoal_label_t **to)
+{
+    *to = NULL;
+    if (count == 0)
+        return 0;
+    shoal_label_t *labels = calloc (count, sizeof *labels);
+    if (!labels)
+        return -1;
+    for (uint32_t i = 0; i < count; i++) {
+        labels[i].key = strdup (from[i].key ? from[i].key : "");
+        labels[i].value = strdup (from[i].value ? from[i].value : "");
+        if (!labels[i].key || !labels[i].value) {
+            s_labels_free (labels, count);
+            return -1;
+        }
+    }
+    *to = labels;
+    return 0;
+}
+
+static void
+s_reports_free (s_node_t *node)
+{
+    for (size_t i = 0; i < node->report_count; i++)
+        free (node->reports[i].task);
+    free (node->reports);
+    node->reports = NULL;
+    node->report_count = 0;
+}
+
+static void
+s_meta_free (s_node_t *node)
+{
+    s_labels_free (node->labels, node->label_count);
+    for (uint32_t i = 0; i < node->handle_count; i++)
+        free (node->handles[i]);
+    free (node->handles);
+    node->labels = NULL;
+    node->handles = NULL;
+    node->label_count = node->handle_count = 0;
+    node->has_meta = false;
+}
+
+static void
+s_tasks_free (s_task_t *tasks, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        free (tasks[i].id);
+        free (tasks[i].job);
+        s_labels_free (tasks[i].require, tasks[i].require_count);
+    }
+    free (tasks);
+}
+
+static void
+s_placements_free (s_placement_t *placements, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        free (placements[i].task);
+    free (placements);
+}
+
+static void
+s_claims_free (s_claim_t *claims, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        free (claims[i].task);
+    free (claims);
+}
+
+static int
+s_placement_compare (const void *a, const void *b)
+{
+    const s_placement_t *x = a, *y = b;
+    int order = strcmp (x->task, y->task);
+    return order ? order : s_id_compare (&x->node, &y->node);
+}
+
+static int
+s_report_compare (const void *a, const void *b)
+{
+    return strcmp (((const s_report_t *) a)->task, ((const s_report_t *) b)->task);
+}
+
+static int
+s_task_compare (const void *a, const void *b)
+{
+    return strcmp (((const s_task_t *) a)->id, ((const s_task_t *) b)->id);
+}
+
+//  ---------------------------------------------------------------------
+//  Outputs
+
+static shoal_handoff_send_t *
+s_send (shoal_handoff_t *self, const s_node_t *node)
+{
+    if (self->send_count == self->send_capacity) {
+        size_t capacity = self->send_capacity ? 2 * self->send_capacity : 16;
+        shoal_handoff_send_t *sends = realloc (self->sends, capacity * sizeof *sends);
+        if (!sends)
+            return NULL;
+        self->sends = sends;
+        self->send_capacity = capacity;
+    }
+    shoal_handoff_send_t *send = &self->sends[self->send_count++];
+    *send = (shoal_handoff_send_t){ .to = node->id, .msg = { .type = SHOAL_MSG_ASSIGN } };
+    send->msg.u.assign = (shoal_assign_t){
+        .term = self->term,
+        .version = self->version,
+        .base_version = self->version,
+        .status_seq = node->seq,
+    };
+    return send;
+}
+
+//  Every output message of one input shares one array of placements
+//  (self->delta): filled once, by the last change of the input.
+static void
+s_keepalive (shoal_handoff_t *self, s_node_t *node, uint64_t version)
+{
+    shoal_handoff_send_t *send = s_send (self, node);
+    if (send)
+        send->msg.u.assign.version = send->msg.u.assign.base_version = version;
+}
+
+//  The published placements as wire placements, in self->view.
+static int
+s_view_update (shoal_handoff_t *self)
+{
+    shoal_placement_t *view =
+        realloc (self->view, (self->placement_count ? self->placement_count : 1) * sizeof *view);
+    if (!view)
+        return -1;
+    self->view = view;
+    for (size_t i = 0; i < self->placement_count; i++) {
+        const s_placement_t *p = &self->placements[i];
+        view[i] = (shoal_placement_t){ p->task, p->node, p->role, p->epoch };
+    }
+    return 0;
+}
+
+static void
+s_snapshot (shoal_handoff_t *self, s_node_t *node)
+{
+    shoal_handoff_send_t *send = s_send (self, node);
+    if (!send)
+        return;
+    send->msg.u.assign.base_version = 0;
+    send->msg.u.assign.snapshot = true;
+    send->msg.u.assign.placement_count = (uint32_t) self->placement_count;
+    send->msg.u.assign.placements = self->view;
+    self->stats.snapshots++;
+}
+
+//  ---------------------------------------------------------------------
+//  Claims
+
+static bool
+s_claim_held (const shoal_handoff_t *self, const s_claim_t *claim, uint64_t now)
+{
+    const s_node_t *node = s_node (self, &claim->node);
+    if (!node)
+        return false;
+    uint64_t heard = node->heard_ms > self->office_ms ? node->heard_ms : self->office_ms;
+    if (now >= heard + self->wait_ms)
+        return false; //  its lease has surely ended
+    if (node->heard_ms == 0 || node->applied.term != self->term ||
+        node->applied.version < claim->version)
+        return true;
+    const s_report_t *report = s_report (node, claim->task);
+    return report && (report->role == SHOAL_ROLE_ACTIVE || report->state == SHOAL_TASK_STOPPING);
+}
+
+//  Drops the claims that no longer hold. Returns true when one was dropped.
+static bool
+s_claims_review (shoal_handoff_t *self, uint64_t now)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < self->claim_count; i++) {
+        if (s_claim_held (self, &self->claims[i], now))
+            self->claims[kept++] = self->claims[i];
+        else
+            free (self->claims[i].task);
+    }
+    bool dropped = kept < self->claim_count;
+    self->claim_count = kept;
+    return dropped;
+}
+
+static int
+s_claim_add (shoal_handoff_t *self, const char *task, const shoal_id_t *node, uint64_t version)
+{
+    s_claim_t *claims = realloc (self->claims, (self->claim_count + 1) * sizeof *claims);
+    if (!claims)
+        return -1;
+    self->claims = claims;
+    char *copy = strdup (task);
+    if (!copy)
+        return -1;
+    claims[self->claim_count++] = (s_claim_t){ copy, *node, version };
+    return 0;
+}
+
+//  True when a node other than except may run task as active.
+static bool
+s_claimed (const shoal_handoff_t *self, const char *task, const shoal_id_t *except)
+{
+    for (size_t i = 0; i < self->claim_count; i++)
+        if (strcmp (self->claims[i].task, task) == 0 &&
+            s_id_compare (&self->claims[i].node, except) != 0)
+            return true;
+    return false;
+}
+
+//  ---------------------------------------------------------------------
+//  Publishing
+
+//  Replaces the published placements by next (sorted the same way; taken
+//  over), sends the change as a delta of version + 1 to every live member
+//  heard from, and claims the tasks of the actives it takes away.
+static void
+s_publish (shoal_handoff_t *self, uint64_t now, s_placement_t *next, size_t next_count)
+{
+    size_t capacity = self->placement_count + next_count;
+    shoal_placement_t *delta = realloc (self->delta, (capacity ? capacity : 1) * sizeof *delta);
+    if (!delta) {
+        s_placements_free (next, next_count);
+        return;
+    }
+    self->delta = delta;
+    //  The delta: every (task, node) whose role or epoch changed, with role
+    //  none for those gone. A merge of the two sorted lists.
+    uint64_t version = self->version + 1;
+    size_t count = 0, i = 0, j = 0, claims_before = self->claim_count;
+    bool failed = false;
+    while (i < self->placement_count || j < next_count) {
+        const s_placement_t *old = i < self->placement_count ? &self->placements[i] : NULL;
+        const s_placement_t *new = j < next_count ? &next[j] : NULL;
+        int order = !old ? 1 : !new ? -1 : s_placement_compare (old, new);
+        const s_placement_t *taken = NULL; //  an active that stops being one
+        if (order < 0) {
+            delta[count++] = (shoal_placement_t){ old->task, old->node, SHOAL_ROLE_NONE, { 0, 0 } };
+            taken = old->role == SHOAL_ROLE_ACTIVE ? old : NULL;
+            i++;
+        } else if (order > 0) {
+            delta[count++] = (shoal_placement_t){ new->task, new->node, new->role, new->epoch };
+            j++;
+        } else {
+            if (old->role != new->role || s_epoch_compare (old->epoch, new->epoch) != 0) {
+                delta[count++] = (shoal_placement_t){ new->task, new->node, new->role, new->epoch };
+                taken =
+                    old->role == SHOAL_ROLE_ACTIVE && new->role != SHOAL_ROLE_ACTIVE ? old : NULL;
+            }
+            i++;
+            j++;
+        }
+        if (taken) {
+            failed |= s_claim_add (self, taken->task, &taken->node, version) != 0;
+            self->stats.revokes++;
+        }
+    }
+    if (count == 0 || failed) {
+        //  Nothing changed; or memory ran short for a claim, and publishing
+        //  without it could start the task twice: the next input tries again.
+        while (self->claim_count > claims_before)
+            free (self->claims[--self->claim_count].task);
+        s_placements_free (next, next_count);
+        return;
+    }
+    s_placements_free (self->retired, self->retired_count);
+    self->retired = self->placements;
+    self->retired_count = self->placement_count;
+    self->placements = next;
+    self->placement_count = next_count;
+    self->version = version;
+    self->published_ms = now;
+    self->stats.published++;
+    for (size_t k = 0; k < count; k++)
+        if (delta[k].role == SHOAL_ROLE_ACTIVE && delta[k].epoch.term == self->term &&
+            delta[k].epoch.version == version)
+            self->stats.grants++;
+    s_view_update (self);
+    for (size_t n = 0; n < self->node_count; n++) {
+        s_node_t *node = &self->nodes[n];
+        if (!node->live || node->heard_ms == 0)
+            continue;
+        shoal_handoff_send_t *send = s_send (self, node);
+        if (!send)
+            continue;
+        send->msg.u.assign.base_version = version - 1;
+        send->msg.u.assign.placement_count = (uint32_t) count;
+        send->msg.u.assign.placements = delta;
+        node->keepalive_ms = now + self->config.status_ms;
+    }
+}
+
+//  ---------------------------------------------------------------------
+//  Computing
+
+//  Appends a placement (task copied) to list. -1 when memory is short.
+static int
+s_place (s_placement_t **list, size_t *count, size_t *capacity, const char *task,
+         const shoal_id_t *node, uint8_t role, shoal_epoch_t epoch)
+{
+    if (*count == *capacity) {
+        size_t bigger = *capacity ? 2 * *capacity : 64;
+        s_placement_t *grown = realloc (*list, bigger * sizeof *grown);
+        if (!grown)
+            return -1;
+        *list = grown;
+        *capacity = bigger;
+    }
+    char *copy = strdup (task);
+    if (!copy)
+        return -1;
+    (*list)[(*count)++] = (s_placement_t){ copy, *node, role, epoch };
+    return 0;
+}
+
+//  The published placement of (task, node), or NULL.
+static const s_placement_t *
+s_published (const shoal_handoff_t *self, const char *task, const shoal_id_t *node)
+{
+    s_placement_t key = { (char *) task, *node, 0, { 0, 0 } };
+    return self->placement_count ? bsearch (&key, self->placements, self->placement_count,
+                                            sizeof key, s_placement_compare)
+                                 : NULL;
+}
+
+//  True when some node other than except is the published active of task.
+static bool
+s_active_elsewhere (const shoal_handoff_t *self, const char *task, const shoal_id_t *except)
+{
+    //  The placements of one task are adjacent: find the first.
+    size_t low = 0, high = self->placement_count;
+    while (low < high) {
+        size_t mid = low + (high - low) / 2;
+        if (strcmp (self->placements[mid].task, task) < 0)
+            low = mid + 1;
+        else
+            high = mid;
+    }
+    for (size_t i = low; i < self->placement_count && strcmp (self->placements[i].task, task) == 0;
+         i++)
+        if (self->placements[i].role == SHOAL_ROLE_ACTIVE &&
+            s_id_compare (&self->placements[i].node, except) != 0)
+            return true;
+    return false;
+}
+
+//  The assignor's input from the members heard from, the tasks, the
+//  published assignment and the reported lags. Arrays in *input are
+//  allocated here; s_input_free releases them.
+static int
+s_input (const shoal_handoff_t *self, shoal_assign_input_t *input)
+{
+    *input = (shoal_assign_input_t){ .config = self->config.assign };
+    size_t lags = 0;
+    for (size_t n = 0; n < self->node_count; n++)
+        lags += self->nodes[n].report_count;
+    shoal_assign_node_t *nodes = calloc (self->node_count ? self->node_count : 1, sizeof *nodes);
+    shoal_assign_task_t *tasks = calloc (self->task_count ? self->task_count : 1, sizeof *tasks);
+    shoal_assign_holding_t *current =
+        calloc (self->placement_count ? self->placement_count : 1, sizeof *current);
+    shoal_assign_lag_t *lag = calloc (lags ? lags : 1, sizeof *lag);
+    input->nodes = nodes;
+    input->tasks = tasks;
+    input->current = current;
+    input->lags = lag;
+    if (!nodes || !tasks || !current || !lag)
+        return -1;
+    for (size_t n = 0; n < self->node_count; n++) {
+        const s_node_t *node = &self->nodes[n];
+        if (node->live && node->heard_ms && node->has_meta)
+            nodes[input->node_count++] = (shoal_assign_node_t){
+                .id = node->name,
+                .capacity = node->capacity ? node->capacity : 1,
+                .slots = node->slots,
+                .label_count = node->label_count,
+                .labels = node->labels,
+                .handles_all = node->handle_count == 0,
+                .handle_count = node->handle_count,
+                .handles = (const char *const *) node->handles,
+            };
+        for (size_t r = 0; r < node->report_count; r++) {
+            const s_report_t *report = &node->reports[r];
+            if (report->role == SHOAL_ROLE_LEARNER || report->role == SHOAL_ROLE_STANDBY)
+                lag[input->lag_count++] =
+                    (shoal_assign_lag_t){ node->name, report->task, report->lag };
+        }
+    }
+    for (size_t t = 0; t < self->task_count; t++) {
+        const s_task_t *task = &self->tasks[t];
+        tasks[input->task_count++] = (shoal_assign_task_t){
+            task->id,
+            task->job,
+            task->stateful,
+            task->weight ? task->weight : 1,
+            task->require_count,
+            task->require,
+        };
+    }
+    for (size_t p = 0; p < self->placement_count; p++) {
+        const s_placement_t *placement = &self->placements[p];
+        const s_node_t *node = s_node (self, &placement->node);
+        if (node)
+            current[input->current_count++] =
+                (shoal_assign_holding_t){ node->name, placement->task, placement->role };
+    }
+    return 0;
+}
+
+static void
+s_input_free (shoal_assign_input_t *input)
+{
+    free ((void *) input->nodes);
+    free ((void *) input->tasks);
+    free ((void *) input->current);
+    free ((void *) input->lags);
+}
+
+//  The node the assignor names name. Hex names sort as the ids they spell,
+//  so the node table is searched by name as it is by id.
+static const s_node_t *
+s_named (const shoal_handoff_t *self, const char *name)
+{
+    size_t low = 0, high = self->node_count;
+    while (low < high) {
+        size_t mid = low + (high - low) / 2;
+        int order = strcmp (self->nodes[mid].name, name);
+        if (order == 0)
+            return &self->nodes[mid];
+        if (order < 0)
+            low = mid + 1;
+        else
+            high = mid;
+    }
+    return NULL;
+}
+
+//  Runs the assignor and publishes what changed, in two steps where an
+//  active moves: no node is made active for a task another may still run.
+static void
+s_compute (shoal_handoff_t *self, uint64_t now)
+{
+    self->dirty = false;
+    s_claims_review (self, now);
+    shoal_assign_input_t input;
+    shoal_assign_output_t output = { 0 };
+    char why[128];
+    if (s_input (self, &input) != 0 || shoal_assign (&input, &output, why, sizeof why) != 0) {
+        //  No memory, or ids the assignor refuses (which the copies here
+        //  rule out): the next input tries again.
+        s_input_free (&input);
+        self->dirty = true;
+        return;
+    }
+    uint64_t version = self->version + 1;
+    s_placement_t *next = NULL;
+    size_t count = 0, capacity = 0;
+    bool failed = false;
+    for (size_t h = 0; h < output.holding_count && !failed; h++) {
+        const shoal_assign_holding_t *holding = &output.holdings[h];
+        const s_node_t *named = s_named (self, holding->node);
+        if (!named)
+            continue;
+        shoal_id_t node = named->id;
+        uint8_t role = holding->role;
+        shoal_epoch_t epoch = { 0, 0 };
+        const s_placement_t *was = s_published (self, holding->task, &node);
+        if (role == SHOAL_ROLE_ACTIVE) {
+            if (was && was->role == SHOAL_ROLE_ACTIVE)
+                epoch = was->epoch; //  stays where it is
+            else if (s_active_elsewhere (self, holding->task, &node) ||
+                     s_claimed (self, holding->task, &node) || !self->wait_over) {
+                //  The first step of a move, or a wait for a lease: a
+                //  stateful task warms up meanwhile; a stateless one waits.
+                const s_task_t *task = s_task (self, holding->task);
+                if (!task || !task->stateful)
+                    continue;
+                role = SHOAL_ROLE_LEARNER;
+            } else
+                epoch = (shoal_epoch_t){ self->term, version };
+        }
+        failed = s_place (&next, &count, &capacity, holding->task, &node, role, epoch) != 0;
+    }
+    shoal_assign_output_release (&output);
+    s_input_free (&input);
+    if (failed) {
+        s_placements_free (next, count);
+        self->dirty = true;
+        return;
+    }
+    if (count)
+        qsort (next, count, sizeof *next, s_placement_compare);
+    s_publish (self, now, next, count);
+}
+
+//  ---------------------------------------------------------------------
+//  Taking office
+
+//  True when every member of the view has reported since this leader took
+//  office, or the lease wait has passed (whoever did not report has
+//  stopped its actives by now).
+static bool
+s_ready (const shoal_handoff_t *self, uint64_t now)
+{
+    if (now >= self->office_ms + self->wait_ms)
+        return true;
+    for (size_t n = 0; n < self->node_count; n++)
+        if (self->nodes[n].heard_ms == 0)
+            return false;
+    return self->node_count > 0;
+}
+
+//  Adopts what the members report: per task, the active with the newest
+//  epoch stays active under it, every other one that reports it active or
+//  stopping is claimed; learners and standbys stay. Published as a
+//  snapshot above every version reported.
+static void
+s_adopt (shoal_handoff_t *self, uint64_t now)
+{
+    s_placement_t *next = NULL;
+    size_t count = 0, capacity = 0;
+    bool failed = false;
+    uint64_t floor = self->version;
+    for (size_t n = 0; n < self->node_count && !failed; n++) {
+        const s_node_t *node = &self->nodes[n];
+        if (node->applied.version > floor)
+            floor = node->applied.version;
+        for (size_t r = 0; r < node->report_count && !failed; r++) {
+            const s_report_t *report = &node->reports[r];
+            if (report->role == SHOAL_ROLE_NONE || report->state == SHOAL_TASK_FAILED)
+                continue;
+            failed = s_place (&next, &count, &capacity, report->task, &node->id, report->role,
+                              report->epoch) != 0;
+        }
+    }
+    if (failed) {
+        s_placements_free (next, count);
+        return;
+    }
+    if (count)
+        qsort (next, count, sizeof *next, s_placement_compare);
+    //  One active per task: the newest epoch; the others become standbys
+    //  (their state is warm), claimed until they confirm.
+    uint64_t version = floor + 1;
+    for (size_t i = 0; i < count;) {
+        size_t end = i, newest = count;
+        while (end < count && strcmp (next[end].task, next[i].task) == 0) {
+            if (next[end].role == SHOAL_ROLE_ACTIVE &&
+                (newest == count || s_epoch_compare (next[end].epoch, next[newest].epoch) > 0))
+                newest = end;
+            end++;
+        }
+        for (size_t k = i; k < end && !failed; k++)
+            if (next[k].role == SHOAL_ROLE_ACTIVE && k != newest) {
+                next[k].role = SHOAL_ROLE_STANDBY;
+                next[k].epoch = (shoal_epoch_t){ 0, 0 };
+                failed = s_claim_add (self, next[k].task, &next[k].node, version) != 0;
+            }
+        i = end;
+    }
+    //  Whoever still stops an active it was told to give up claims it too.
+    for (size_t n = 0; n < self->node_count && !failed; n++) {
+        const s_node_t *node = &self->nodes[n];
+        for (size_t r = 0; r < node->report_count && !failed; r++)
+            if (node->reports[r].state == SHOAL_TASK_STOPPING)
+                failed = s_claim_add (self, node->reports[r].task, &node->id, version) != 0;
+    }
+    if (failed) {
+        s_placements_free (next, count);
+        return;
+    }
+    s_placements_free (self->placements, self->placement_count);
+    self->placements = next;
+    self->placement_count = count;
+    self->version = version;
+    self->published_ms = now;
+    self->adopted = true;
+    self->stats.published++;
+    if (s_view_update (self) != 0)
+        return;
+    for (size_t n = 0; n < self->node_count; n++)
+        if (self->nodes[n].live && self->nodes[n].heard_ms) {
+            s_snapshot (self, &self->nodes[n]);
+            self->nodes[n].keepalive_ms = now + self->config.status_ms;
+        }
+    self->dirty = true;
+}
+
+//  ---------------------------------------------------------------------
+//  Inputs
+
+static void
+s_begin (shoal_handoff_t *self)
+{
+    self->send_count = 0;
+}
+
+//  After an input: adopt when ready, compute when something changed.
+static void
+s_settle (shoal_handoff_t *self, uint64_t now)
+{
+    if (!self->adopted && s_ready (self, now))
+        s_adopt (self, now);
+    if (self->adopted && self->dirty)
+        s_compute (self, now);
+}
+
+shoal_handoff_t *
+shoal_handoff_new (const shoal_handoff_config_t *config, uint64_t term, uint64_t floor_version,
+                   uint64_t now_ms)
+{
+    if (shoal_handoff_config_check (config) || term == 0 || floor_version >= UINT64_MAX / 2)
+        return NULL;
+    shoal_handoff_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->config = *config;
+    self->term = term;
+    self->office_ms = now_ms;
+    self->wait_ms = 2 * (uint64_t) config->lease_ms * (100 + config->drift_percent) / 100;
+    self->version = floor_version;
+    return self;
+}
+
+void
+shoal_handoff_destroy (shoal_handoff_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    shoal_handoff_t *self = *self_p;
+    for (size_t n = 0; n < self->node_count; n++) {
+        s_reports_free (&self->nodes[n]);
+        s_meta_free (&self->nodes[n]);
+    }
+    free (self->nodes);
+    s_tasks_free (self->tasks, self->task_count);
+    s_placements_free (self->placements, self->placement_count);
+    s_placements_free (self->retired, self->retired_count);
+    s_claims_free (self->claims, self->claim_count);
+    free (self->sends);
+    free (self->delta);
+    free (self->view);
+    free (self);
+    *self_p = NULL;
+}
+
+//  Copies what the assignor needs of meta into node. -1 when memory is
+//  short (node is then without meta).
+static int
+s_meta_set (s_node_t *node, const shoal_meta_t *meta)
+{
+    s_meta_free (node);
+    if (!meta)
+        return 0;
+    node->capacity = meta->capacity;
+    node->slots = meta->slots;
+    if (s_labels_copy (meta->labels, meta->label_count, &node->labels) != 0)
+        return -1;
+    node->label_count = meta->label_count;
+    if (meta->handle_count) {
+        node->handles = calloc (meta->handle_count, sizeof *node->handles);
+        if (!node->handles) {
+            s_meta_free (node);
+            return -1;
+        }
+        node->handle_count = meta->handle_count;
+        for (uint32_t i = 0; i < meta->handle_count; i++)
+            if (!(node->handles[i] = strdup (meta->handles[i] ? meta->handles[i] : ""))) {
+                s_meta_free (node);
+                return -1;
+            }
+    }
+    node->has_meta = true;
+    return 0;
+}
+
+int
+shoal_handoff_member (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *id,
+                      const shoal_meta_t *meta, bool live)
+{
+    s_begin (self);
+    bool found;
+    size_t at = s_node_index (self, id, &found);
+    if (!found) {
+        s_node_t *nodes = realloc (self->nodes, (self->node_count + 1) * sizeof *nodes);
+        if (!nodes)
+            return -1;
+        self->nodes = nodes;
+        memmove (nodes + at + 1, nodes + at, (self->node_count - at) * sizeof *nodes);
+        self->node_count++;
+        nodes[at] = (s_node_t){ .id = *id };
+        for (size_t i = 0; i < SHOAL_ID_SIZE; i++) {
+            static const char hex[] = "0123456789abcdef";
+            nodes[at].name[2 * i] = hex[id->bytes[i] >> 4];
+            nodes[at].name[2 * i + 1] = hex[id->bytes[i] & 15];
+        }
+    }
+    s_node_t *node = &self->nodes[at];
+    int rc = 0;
+    if (meta || !node->has_meta)
+        rc = s_meta_set (node, meta);
+    if (node->live != live || meta)
+        self->dirty = true;
+    node->live = live;
+    s_settle (self, now_ms);
+    return rc;
+}
+
+int
+shoal_handoff_tasks (shoal_handoff_t *self, uint64_t now_ms, const shoal_assign_task_t *tasks,
+                     size_t count)
+{
+    s_begin (self);
+    s_task_t *copies = calloc (count ? count : 1, sizeof *copies);
+    if (!copies)
+        return -1;
+    bool failed = false;
+    for (size_t i = 0; i < count && !failed; i++) {
+        copies[i].id = strdup (tasks[i].id ? tasks[i].id : "");
+        copies[i].job = strdup (tasks[i].job ? tasks[i].job : "");
+        copies[i].stateful = tasks[i].stateful;
+        copies[i].weight = tasks[i].weight;
+        failed = !copies[i].id || !copies[i].job ||
+                 s_labels_copy (tasks[i].require, tasks[i].require_count, &copies[i].require) != 0;
+        if (!failed)
+            copies[i].require_count = tasks[i].require_count;
+    }
+    if (!failed) {
+        qsort (copies, count, sizeof *copies, s_task_compare);
+        for (size_t i = 1; i < count && !failed; i++)
+            failed = strcmp (copies[i - 1].id, copies[i].id) == 0;
+    }
+    if (failed) {
+        s_tasks_free (copies, count);
+        return -1;
+    }
+    s_tasks_free (self->tasks, self->task_count);
+    self->tasks = copies;
+    self->task_count = count;
+    self->dirty = true;
+    s_settle (self, now_ms);
+    return 0;
+}
+
+//  True when the reports differ in what the handoff acts on: a task held
+//  or gone, a role, a state, an epoch, or a lag on either side of
+//  acceptable_lag.
+static bool
+s_news (const shoal_handoff_t *self, const s_node_t *node, const s_report_t *reports, size_t count)
+{
+    if (count != node->report_count)
+        return true;
+    uint64_t acceptable = self->config.assign.acceptable_lag;
+    for (size_t i = 0; i < count; i++) {
+        const s_report_t *a = &node->reports[i], *b = &reports[i];
+        if (strcmp (a->task, b->task) != 0 || a->role != b->role || a->state != b->state ||
+            s_epoch_compare (a->epoch, b->epoch) != 0 ||
+            (a->lag <= acceptable) != (b->lag <= acceptable))
+            return true;
+    }
+    return false;
+}
+
+int
+shoal_handoff_status (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *from,
+                      const shoal_status_t *status)
+{
+    s_begin (self);
+    s_node_t *node = from ? s_node (self, from) : NULL;
+    if (!node || !status || status->seq <= node->seq || (status->task_count && !status->tasks)) {
+        self->stats.dropped++;
+        return -1;
+    }
+    s_report_t *reports = calloc (status->task_count ? status->task_count : 1, sizeof *reports);
+    if (!reports)
+        return -1;
+    bool failed = false;
+    for (uint32_t i = 0; i < status->task_count && !failed; i++) {
+        const shoal_task_status_t *task = &status->tasks[i];
+        reports[i] = (s_report_t){ strdup (task->task ? task->task : ""), task->role, task->state,
+                                   task->lag, task->epoch };
+        failed = !reports[i].task;
+    }
+    if (!failed) {
+        qsort (reports, status->task_count, sizeof *reports, s_report_compare);
+        for (uint32_t i = 1; i < status->task_count && !failed; i++)
+            failed = strcmp (reports[i - 1].task, reports[i].task) == 0;
+    }
+    if (failed) {
+        for (uint32_t i = 0; i < status->task_count; i++)
+            free (reports[i].task);
+        free (reports);
+        self->stats.dropped++;
+        return -1;
+    }
+    shoal_epoch_t applied = { status->term, status->applied_version };
+    bool news = node->heard_ms == 0 || s_epoch_compare (applied, node->applied) != 0 ||
+                s_news (self, node, reports, status->task_count);
+    bool first = node->heard_ms == 0;
+    s_reports_free (node);
+    node->reports = reports;
+    node->report_count = status->task_count;
+    node->applied = applied;
+    node->seq = status->seq;
+    node->heard_ms = now_ms;
+    if (news)
+        self->dirty = true;
+    if (self->adopted && node->live && applied.term != self->term &&
+        (first || now_ms >= self->published_ms + self->config.status_ms)) {
+        //  A member without this leader's assignment gets it now, not at its
+        //  next keep-alive.
+        s_snapshot (self, node);
+        node->keepalive_ms = now_ms + self->config.status_ms;
+    }
+    s_settle (self, now_ms);
+    return 0;
+}
+
+void
+shoal_handoff_tick (shoal_handoff_t *self, uint64_t now_ms)
+{
+    s_begin (self);
+    if (s_claims_review (self, now_ms))
+        self->dirty = true;
+    if (!self->wait_over && now_ms >= self->office_ms + self->wait_ms) {
+        self->wait_over = true; //  grants may go to anyone now
+        self->dirty = true;
+    }
+    s_settle (self, now_ms);
+    for (size_t n = 0; n < self->node_count; n++) {
+        s_node_t *node = &self->nodes[n];
+        if (!node->live || node->heard_ms == 0 || now_ms < node->keepalive_ms)
+            continue;
+        node->keepalive_ms = now_ms + self->config.status_ms;
+        if (!self->adopted)
+            s_keepalive (self, node, node->applied.version);
+        else if (node->applied.term == self->term && node->applied.version == self->version)
+            s_keepalive (self, node, self->version);
+        else if (now_ms >= self->published_ms + self->config.status_ms)
+            s_snapshot (self, node);
+    }
+}
+
+//  ---------------------------------------------------------------------
+//  Outputs and queries
+
+size_t
+shoal_handoff_outbox (const shoal_handoff_t *self, const shoal_handoff_send_t **sends)
+{
+    *sends = self->sends;
+    return self->send_count;
+}
+
+uint64_t
+shoal_handoff_next (const shoal_handoff_t *self)
+{
+    uint64_t next = UINT64_MAX;
+    for (size_t n = 0; n < self->node_count; n++)
+        if (self->nodes[n].live && self->nodes[n].heard_ms && self->nodes[n].keepalive_ms < next)
+            next = self->nodes[n].keepalive_ms;
+    if (!self->wait_over && self->office_ms + self->wait_ms < next)
+        next = self->office_ms + self->wait_ms;
+    //  A claim on an owner the leader does not hear from ends with the wait.
+    for (size_t i = 0; i < self->claim_count; i++) {
+        const s_node_t *node = s_node (self, &self->claims[i].node);
+        uint64_t heard =
+            node && node->heard_ms > self->office_ms ? node->heard_ms : self->office_ms;
+        if (heard + self->wait_ms < next)
+            next = heard + self->wait_ms;
+    }
+    return next;
+}
+
+size_t
+shoal_handoff_placements (const shoal_handoff_t *self, const shoal_placement_t **placements)
+{
+    *placements = self->view;
+    return self->adopted ? self->placement_count : 0;
+}
+
+uint64_t
+shoal_handoff_version (const shoal_handoff_t *self)
+{
+    return self->version;
+}
+
+bool
+shoal_handoff_adopted (const shoal_handoff_t *self)
+{
+    return self->adopted;
+}
+
+void
+shoal_handoff_stats (const shoal_handoff_t *self, shoal_handoff_stats_t *stats)
+{
+    *stats = self->stats;
+}

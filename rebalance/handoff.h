@@ -1,0 +1,110 @@
+/*  rebalance/handoff.h: the leader's assignment log and handoff.
+
+    A pure state machine, like election/elector.h: no sockets, no clocks, no
+    threads, no globals, no printing, no randomness. Every input names the
+    time (now_ms, the caller's monotonic clock). docs/handoff.md describes
+    the protocol; section 5 is this class. Only the acting leader runs one:
+    the shell makes it when its elector starts acting (LEADER about itself)
+    and destroys it when the elector stops.
+
+    Inputs:  shoal_handoff_member  what the membership view says of a member,
+                                   with its meta (capacity, slots, labels,
+                                   handled jobs); the leader itself too;
+             shoal_handoff_tasks   the tasks of the committed jobs;
+             shoal_handoff_status  a STATUS from a member;
+             shoal_handoff_tick    the time came that next() asked for.
+    Outputs, after each input and valid until the next input:
+             shoal_handoff_outbox  ASSIGN messages, each to one member;
+             shoal_handoff_next    when to call tick next.
+    Queries: shoal_handoff_placements (the assignment published last),
+             shoal_handoff_version, shoal_handoff_adopted, shoal_handoff_stats.
+
+    The rules, in short:
+
+    - Taking office: nothing is published until every member of the view
+      has sent a STATUS since, or 2 x lease x (1 + drift) has passed. Then
+      the leader adopts what the members report (for each task, the active
+      with the newest epoch stays, under its epoch) as a snapshot above
+      every version reported. Until then, keep-alives let the members keep
+      running what they run.
+    - After that, the assignor runs whenever an input changes its inputs in
+      a way that matters, and each change is published at once as a new
+      version (a delta to every member heard from).
+    - An active moves in two steps: the old owner's new role is published
+      first, and the task is claimed by it until it reports that version
+      with the task neither active nor stopping, or until 2 x lease x
+      (1 + drift) after the leader last heard from it; only then is the new
+      owner made active, under a new epoch (term, version).
+*/
+
+#ifndef SHOAL_HANDOFF_H
+#define SHOAL_HANDOFF_H
+
+#include "assignor.h"
+#include "wire.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    uint32_t lease_ms;            //  as the election's and the nodes' lease
+    uint32_t drift_percent;       //  clock drift margin, < 50
+    uint32_t status_ms;           //  keep-alives at this interval (as the nodes' STATUS)
+    shoal_assign_config_t assign; //  spread_by, when set, must outlive the handoff
+} shoal_handoff_config_t;
+
+void shoal_handoff_config_lan (shoal_handoff_config_t *config);
+void shoal_handoff_config_loopback (shoal_handoff_config_t *config);
+const char *shoal_handoff_config_check (const shoal_handoff_config_t *config);
+
+typedef struct {
+    shoal_id_t to;
+    shoal_msg_t msg; //  an ASSIGN; its pointers are valid until the next input
+} shoal_handoff_send_t;
+
+typedef struct {
+    uint64_t published; //  versions published
+    uint64_t snapshots; //  snapshots sent
+    uint64_t grants;    //  actives granted under a new epoch
+    uint64_t revokes;   //  actives taken away (the first step of a move)
+    uint64_t dropped;   //  inputs dropped (unknown member, bad status)
+} shoal_handoff_stats_t;
+
+typedef struct _shoal_handoff_t shoal_handoff_t;
+
+//  A leadership that begins at term, above every assignment version in
+//  floor_version (the highest this node knows of). NULL when the config is
+//  unusable or memory is short.
+shoal_handoff_t *shoal_handoff_new (const shoal_handoff_config_t *config, uint64_t term,
+                                    uint64_t floor_version, uint64_t now_ms);
+void shoal_handoff_destroy (shoal_handoff_t **self_p);
+
+//  A member as the view says: live or not, with its meta (NULL when not
+//  known; copied). Returns -1 when memory is short.
+int shoal_handoff_member (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *id,
+                          const shoal_meta_t *meta, bool live);
+
+//  Every task of the committed jobs (copied). Returns -1 when a task id
+//  repeats or memory is short; the tasks are then unchanged.
+int shoal_handoff_tasks (shoal_handoff_t *self, uint64_t now_ms, const shoal_assign_task_t *tasks,
+                         size_t count);
+
+//  A STATUS from the member from. Returns -1 when it was dropped (unknown
+//  member, a seq not above the last, a task repeated, no memory).
+int shoal_handoff_status (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *from,
+                          const shoal_status_t *status);
+
+void shoal_handoff_tick (shoal_handoff_t *self, uint64_t now_ms);
+
+size_t shoal_handoff_outbox (const shoal_handoff_t *self, const shoal_handoff_send_t **sends);
+uint64_t shoal_handoff_next (const shoal_handoff_t *self);
+
+//  The assignment published last, sorted by task then node; valid until the
+//  next input. None before adoption.
+size_t shoal_handoff_placements (const shoal_handoff_t *self, const shoal_placement_t **placements);
+uint64_t shoal_handoff_version (const shoal_handoff_t *self);
+bool shoal_handoff_adopted (const shoal_handoff_t *self);
+void shoal_handoff_stats (const shoal_handoff_t *self, shoal_handoff_stats_t *stats);
+
+#endif

@@ -1,0 +1,529 @@
+/*  tests/test_handoff.c: the leader's handoff, fed STATUS messages by hand.
+
+    Each test plays the members: it tells the handoff of them, reports what
+    they run, and reads the ASSIGN messages the leader sends. The invariant
+    every test checks after each input: the published assignment never
+    names two actives for one task.
+*/
+
+#include "handoff.h"
+#include "test.h"
+
+#include <stdlib.h>
+
+#define TERM 2
+
+typedef struct {
+    shoal_id_t id;
+    uint64_t seq;
+} s_member_t;
+
+static shoal_id_t
+s_id (int index)
+{
+    shoal_id_t id;
+    memset (&id, 0, sizeof id);
+    id.bytes[0] = (uint8_t) (index + 1);
+    return id;
+}
+
+static shoal_handoff_config_t
+s_config (void)
+{
+    shoal_handoff_config_t config;
+    shoal_handoff_config_loopback (&config); //  lease 300 ms, status 100 ms
+    return config;
+}
+
+//  The wait after which an unheard owner has surely stopped: 2 x lease x 1.05.
+static uint64_t
+s_wait (const shoal_handoff_config_t *config)
+{
+    return 2 * (uint64_t) config->lease_ms * (100 + config->drift_percent) / 100;
+}
+
+static void
+s_join (shoal_handoff_t *handoff, uint64_t now, int index)
+{
+    shoal_meta_t meta = { .name = "n", .addr = "127.0.0.1:1", .capacity = 1 };
+    shoal_id_t id = s_id (index);
+    CHECK_EQ (shoal_handoff_member (handoff, now, &id, &meta, true), 0);
+}
+
+static void
+s_tasks (shoal_handoff_t *handoff, uint64_t now, int count, bool stateful)
+{
+    static char names[64][16];
+    shoal_assign_task_t tasks[64];
+    for (int i = 0; i < count; i++) {
+        snprintf (names[i], sizeof names[i], "web/%d", i);
+        tasks[i] = (shoal_assign_task_t){
+            .id = names[i], .job = "web", .stateful = stateful, .weight = 1
+        };
+    }
+    CHECK_EQ (shoal_handoff_tasks (handoff, now, tasks, (size_t) count), 0);
+}
+
+//  How many actives the published assignment names for task, and where the
+//  last one is (-1: none).
+static int
+s_actives (shoal_handoff_t *handoff, const char *task, int *where, shoal_epoch_t *epoch)
+{
+    const shoal_placement_t *placements;
+    size_t count = shoal_handoff_placements (handoff, &placements);
+    int actives = 0;
+    *where = -1;
+    for (size_t i = 0; i < count; i++)
+        if (strcmp (placements[i].task, task) == 0 && placements[i].role == SHOAL_ROLE_ACTIVE) {
+            actives++;
+            *where = placements[i].node.bytes[0] - 1;
+            if (epoch)
+                *epoch = placements[i].epoch;
+        }
+    return actives;
+}
+
+static int
+s_role (shoal_handoff_t *handoff, const char *task, int index)
+{
+    const shoal_placement_t *placements;
+    size_t count = shoal_handoff_placements (handoff, &placements);
+    for (size_t i = 0; i < count; i++)
+        if (strcmp (placements[i].task, task) == 0 && placements[i].node.bytes[0] == index + 1)
+            return placements[i].role;
+    return SHOAL_ROLE_NONE;
+}
+
+//  No task has two actives, and (when placed) every one of count tasks has
+//  one: returns how many have one.
+static int
+s_check_actives (shoal_handoff_t *handoff, int count)
+{
+    int placed = 0;
+    for (int i = 0; i < count; i++) {
+        char task[16];
+        snprintf (task, sizeof task, "web/%d", i);
+        int where, actives = s_actives (handoff, task, &where, NULL);
+        CHECK (actives <= 1);
+        placed += actives;
+    }
+    return placed;
+}
+
+//  Member index reports, as of (term, version), the tasks it holds as the
+//  published assignment says (skipping skip, -1 for none), every one
+//  running: what a node that applied that version reports.
+static void
+s_report_published (shoal_handoff_t *handoff, s_member_t *members, uint64_t now, int index,
+                    const char *skip)
+{
+    const shoal_placement_t *placements;
+    size_t count = shoal_handoff_placements (handoff, &placements);
+    shoal_task_status_t *tasks = calloc (count ? count : 1, sizeof *tasks);
+    uint32_t held = 0;
+    for (size_t i = 0; i < count; i++)
+        if (placements[i].node.bytes[0] == index + 1 &&
+            (!skip || strcmp (placements[i].task, skip) != 0))
+            tasks[held++] = (shoal_task_status_t){ placements[i].task, placements[i].role,
+                                                   SHOAL_TASK_RUNNING, 0, placements[i].epoch };
+    shoal_status_t status = { TERM, shoal_handoff_version (handoff), held, tasks,
+                              ++members[index].seq };
+    CHECK_EQ (shoal_handoff_status (handoff, now, &members[index].id, &status), 0);
+    free (tasks);
+}
+
+//  Member index reports it holds nothing, at (term, version).
+static void
+s_report_empty (shoal_handoff_t *handoff, s_member_t *members, uint64_t now, int index,
+                uint64_t term, uint64_t version)
+{
+    shoal_status_t status = { term, version, 0, NULL, ++members[index].seq };
+    CHECK_EQ (shoal_handoff_status (handoff, now, &members[index].id, &status), 0);
+}
+
+//  A leader of count members that report nothing, with tasks web/0 ..
+//  web/(task_count - 1), run past its lease wait: every task placed.
+static shoal_handoff_t *
+s_placed (const shoal_handoff_config_t *config, s_member_t *members, int count, int task_count,
+          bool stateful, uint64_t *now)
+{
+    shoal_handoff_t *handoff = shoal_handoff_new (config, TERM, 0, *now);
+    CHECK (handoff != NULL);
+    for (int i = 0; i < count; i++) {
+        members[i] = (s_member_t){ s_id (i), 0 };
+        s_join (handoff, *now, i);
+    }
+    s_tasks (handoff, *now, task_count, stateful);
+    for (int i = 0; i < count; i++)
+        s_report_empty (handoff, members, *now, i, 0, 0);
+    *now += s_wait (config);
+    shoal_handoff_tick (handoff, *now);
+    for (int i = 0; i < count; i++)
+        s_report_published (handoff, members, *now, i, NULL);
+    return handoff;
+}
+
+//  ---------------------------------------------------------------------
+
+static void
+configs_are_checked (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    CHECK (shoal_handoff_config_check (&config) == NULL);
+    shoal_handoff_config_lan (&config);
+    CHECK (shoal_handoff_config_check (&config) == NULL);
+    config.lease_ms = config.status_ms;
+    CHECK (shoal_handoff_config_check (&config) != NULL);
+    config = s_config ();
+    config.drift_percent = 50;
+    CHECK (shoal_handoff_config_check (&config) != NULL);
+    CHECK (shoal_handoff_new (&config, TERM, 0, 0) == NULL);
+    config = s_config ();
+    CHECK (shoal_handoff_new (&config, 0, 0, 0) == NULL); //  no term, no leadership
+}
+
+//  A new leader publishes nothing until every member has reported; then it
+//  keeps every active where it runs, under its epoch, and of two members
+//  that both report one task active it keeps the newer epoch.
+static void
+a_new_leader_adopts_what_members_run (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    uint64_t now = 1000;
+    shoal_handoff_t *handoff = shoal_handoff_new (&config, TERM, 5, now);
+    s_member_t members[2] = { { s_id (0), 0 }, { s_id (1), 0 } };
+    s_join (handoff, now, 0);
+    s_join (handoff, now, 1);
+    s_tasks (handoff, now, 2, false);
+    const shoal_handoff_send_t *sends;
+    CHECK_EQ (shoal_handoff_outbox (handoff, &sends), 0);
+
+    shoal_task_status_t a_tasks[] = {
+        { "web/0", SHOAL_ROLE_ACTIVE, SHOAL_TASK_RUNNING, 0, { 1, 3 } },
+    };
+    shoal_status_t a = { 1, 5, 1, a_tasks, ++members[0].seq };
+    CHECK_EQ (shoal_handoff_status (handoff, now, &members[0].id, &a), 0);
+    CHECK (!shoal_handoff_adopted (handoff)); //  the other member has not said yet
+    CHECK_EQ (shoal_handoff_outbox (handoff, &sends), 0);
+
+    shoal_task_status_t b_tasks[] = {
+        { "web/0", SHOAL_ROLE_ACTIVE, SHOAL_TASK_RUNNING, 0, { 1, 2 } }, //  older
+        { "web/1", SHOAL_ROLE_ACTIVE, SHOAL_TASK_RUNNING, 0, { 1, 4 } },
+    };
+    shoal_status_t b = { 1, 5, 2, b_tasks, ++members[1].seq };
+    CHECK_EQ (shoal_handoff_status (handoff, now, &members[1].id, &b), 0);
+    CHECK (shoal_handoff_adopted (handoff));
+    size_t count = shoal_handoff_outbox (handoff, &sends);
+    CHECK (count >= 2);
+    //  The snapshot first, to both, above every version reported.
+    CHECK (sends[0].msg.u.assign.snapshot);
+    CHECK_EQ (sends[0].msg.u.assign.version, 6);
+    CHECK_EQ (sends[0].msg.u.assign.term, TERM);
+    CHECK (sends[1].msg.u.assign.snapshot);
+    CHECK_EQ (sends[1].msg.u.assign.status_seq, 1);
+
+    int where;
+    shoal_epoch_t epoch;
+    CHECK_EQ (s_actives (handoff, "web/0", &where, &epoch), 1);
+    CHECK_EQ (where, 0);
+    CHECK_EQ (epoch.version, 3); //  not granted again: it never stopped
+    CHECK_EQ (s_actives (handoff, "web/1", &where, &epoch), 1);
+    CHECK_EQ (where, 1);
+    CHECK_EQ (epoch.version, 4);
+    CHECK_EQ (s_role (handoff, "web/0", 1), SHOAL_ROLE_NONE); //  the stale copy is revoked
+    shoal_handoff_destroy (&handoff);
+    shoal_handoff_destroy (&handoff);
+    CHECK (handoff == NULL);
+}
+
+//  A new leader grants no active until a lease wait after it took office:
+//  a node it heard nothing from, or one that heard the old leader last, may
+//  still run what it was given. After the wait, every task gets one active.
+static void
+no_task_is_granted_before_the_lease_wait (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    uint64_t now = 1000;
+    shoal_handoff_t *handoff = shoal_handoff_new (&config, TERM, 0, now);
+    s_member_t members[2];
+    for (int i = 0; i < 2; i++) {
+        members[i] = (s_member_t){ s_id (i), 0 };
+        s_join (handoff, now, i);
+    }
+    s_tasks (handoff, now, 4, false);
+    s_report_empty (handoff, members, now, 0, 0, 0);
+    s_report_empty (handoff, members, now, 1, 0, 0);
+    CHECK (shoal_handoff_adopted (handoff));
+    CHECK_EQ (s_check_actives (handoff, 4), 0);
+    CHECK_EQ (shoal_handoff_next (handoff), now + config.status_ms); //  a keep-alive first
+    shoal_handoff_tick (handoff, now + s_wait (&config) - 1);
+    CHECK_EQ (s_check_actives (handoff, 4), 0);
+    now += s_wait (&config);
+    shoal_handoff_tick (handoff, now);
+    CHECK_EQ (s_check_actives (handoff, 4), 4);
+    int where;
+    shoal_epoch_t epoch;
+    CHECK_EQ (s_actives (handoff, "web/0", &where, &epoch), 1);
+    CHECK_EQ (epoch.term, TERM);
+    CHECK_EQ (epoch.version, shoal_handoff_version (handoff));
+    shoal_handoff_stats_t stats;
+    shoal_handoff_stats (handoff, &stats);
+    CHECK_EQ (stats.grants, 4);
+    shoal_handoff_destroy (&handoff);
+}
+
+//  A member joins a loaded cluster: the task it takes is first taken from
+//  its owner, and given to it only once the owner reports it stopped.
+static void
+an_active_moves_in_two_steps (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    uint64_t now = 1000;
+    s_member_t members[3];
+    shoal_handoff_t *handoff = s_placed (&config, members, 2, 4, false, &now);
+    CHECK_EQ (s_check_actives (handoff, 4), 4);
+    uint64_t before = shoal_handoff_version (handoff);
+
+    members[2] = (s_member_t){ s_id (2), 0 };
+    s_join (handoff, now, 2);
+    s_report_empty (handoff, members, now, 2, 0, 0);
+    //  One task is revoked from its owner, and nobody runs it yet.
+    CHECK_EQ (shoal_handoff_version (handoff), before + 1);
+    CHECK_EQ (s_check_actives (handoff, 4), 3);
+    const char *moved = NULL;
+    static char task[16];
+    for (int i = 0; i < 4 && !moved; i++) {
+        snprintf (task, sizeof task, "web/%d", i);
+        int where;
+        if (s_actives (handoff, task, &where, NULL) == 0)
+            moved = task;
+    }
+    CHECK (moved != NULL);
+    if (!moved) {
+        shoal_handoff_destroy (&handoff);
+        return;
+    }
+    //  The newcomer gets a snapshot of what it missed; then every member
+    //  gets the delta.
+    const shoal_handoff_send_t *sends;
+    size_t count = shoal_handoff_outbox (handoff, &sends);
+    CHECK_EQ (count, 4);
+    const shoal_assign_t *delta = NULL;
+    for (size_t i = 0; i < count; i++)
+        if (!sends[i].msg.u.assign.snapshot)
+            delta = &sends[i].msg.u.assign;
+    CHECK (delta != NULL);
+    CHECK_EQ (delta ? delta->base_version : 0, before);
+    //  The owner is the member the delta takes the task from.
+    int owner = -1;
+    for (uint32_t i = 0; delta && i < delta->placement_count; i++)
+        if (strcmp (delta->placements[i].task, moved) == 0 &&
+            delta->placements[i].role == SHOAL_ROLE_NONE)
+            owner = delta->placements[i].node.bytes[0] - 1;
+    CHECK (owner == 0 || owner == 1);
+    if (owner < 0) {
+        shoal_handoff_destroy (&handoff);
+        return;
+    }
+
+    //  The owner still reports the version before, task active: no grant.
+    shoal_task_status_t still = { moved, SHOAL_ROLE_ACTIVE, SHOAL_TASK_RUNNING, 0, { TERM, 1 } };
+    shoal_status_t status = { TERM, before, 1, &still, ++members[owner].seq };
+    CHECK_EQ (shoal_handoff_status (handoff, now + 1, &members[owner].id, &status), 0);
+    CHECK_EQ (s_check_actives (handoff, 4), 3);
+    //  It applied the new version but still stops the task: no grant.
+    still = (shoal_task_status_t){ moved, SHOAL_ROLE_NONE, SHOAL_TASK_STOPPING, 0, { 0, 0 } };
+    status = (shoal_status_t){ TERM, before + 1, 1, &still, ++members[owner].seq };
+    CHECK_EQ (shoal_handoff_status (handoff, now + 2, &members[owner].id, &status), 0);
+    CHECK_EQ (s_check_actives (handoff, 4), 3);
+    //  Stopped: the newcomer gets it at once, under a new epoch.
+    s_report_published (handoff, members, now + 3, owner, moved);
+    CHECK_EQ (s_check_actives (handoff, 4), 4);
+    int where;
+    shoal_epoch_t epoch;
+    CHECK_EQ (s_actives (handoff, moved, &where, &epoch), 1);
+    CHECK_EQ (where, 2);
+    CHECK_EQ (epoch.version, before + 2);
+    shoal_handoff_stats_t stats;
+    shoal_handoff_stats (handoff, &stats);
+    CHECK_EQ (stats.revokes, 1);
+    shoal_handoff_destroy (&handoff);
+}
+
+//  An owner that drops out of the view keeps its tasks, as far as anyone
+//  can tell, until its lease has surely ended: 2 x lease x (1 + drift)
+//  after the leader last heard from it.
+static void
+an_unreachable_owner_is_replaced_after_its_lease (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    uint64_t now = 1000;
+    s_member_t members[2];
+    shoal_handoff_t *handoff = s_placed (&config, members, 2, 4, false, &now);
+    CHECK_EQ (s_check_actives (handoff, 4), 4);
+    uint64_t heard = now;
+    now += 50;
+    shoal_id_t gone = s_id (0);
+    CHECK_EQ (shoal_handoff_member (handoff, now, &gone, NULL, false), 0);
+    CHECK_EQ (s_check_actives (handoff, 4), 2); //  taken away, not given
+    CHECK (shoal_handoff_next (handoff) <= heard + s_wait (&config));
+    //  The other member's news makes the leader compute again: no grant yet.
+    s_report_published (handoff, members, now + 100, 1, NULL);
+    CHECK_EQ (s_check_actives (handoff, 4), 2);
+    shoal_handoff_tick (handoff, heard + s_wait (&config) - 1);
+    CHECK_EQ (s_check_actives (handoff, 4), 2);
+    shoal_handoff_tick (handoff, heard + s_wait (&config));
+    CHECK_EQ (s_check_actives (handoff, 4), 4);
+    for (int i = 0; i < 4; i++) {
+        char task[16];
+        snprintf (task, sizeof task, "web/%d", i);
+        int where;
+        s_actives (handoff, task, &where, NULL);
+        CHECK_EQ (where, 1);
+    }
+    shoal_handoff_destroy (&handoff);
+}
+
+//  A stateful task moves as KIP-441 says: a learner warms up on the new
+//  node while the old owner stays active; when the learner reports it is
+//  caught up, the owner is revoked, and once it has stopped the learner is
+//  promoted.
+static void
+a_stateful_task_warms_a_learner_first (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    uint64_t now = 1000;
+    s_member_t members[3];
+    shoal_handoff_t *handoff = s_placed (&config, members, 2, 4, true, &now);
+    CHECK_EQ (s_check_actives (handoff, 4), 4);
+    members[2] = (s_member_t){ s_id (2), 0 };
+    s_join (handoff, now, 2);
+    s_report_empty (handoff, members, now, 2, 0, 0);
+    //  A learner on the newcomer; every task still has its active.
+    CHECK_EQ (s_check_actives (handoff, 4), 4);
+    const char *learning = NULL;
+    static char task[16];
+    for (int i = 0; i < 4 && !learning; i++) {
+        snprintf (task, sizeof task, "web/%d", i);
+        if (s_role (handoff, task, 2) == SHOAL_ROLE_LEARNER)
+            learning = task;
+    }
+    CHECK (learning != NULL);
+    if (!learning) {
+        shoal_handoff_destroy (&handoff);
+        return;
+    }
+    int owner;
+    s_actives (handoff, learning, &owner, NULL);
+    //  Behind: nothing moves.
+    shoal_task_status_t warming = {
+        learning, SHOAL_ROLE_LEARNER, SHOAL_TASK_RUNNING, 500, { 0, 0 }
+    };
+    shoal_status_t status = { TERM, shoal_handoff_version (handoff), 1, &warming,
+                              ++members[2].seq };
+    CHECK_EQ (shoal_handoff_status (handoff, now + 1, &members[2].id, &status), 0);
+    CHECK_EQ (s_actives (handoff, learning, &owner, NULL), 1);
+    CHECK (owner != 2);
+    //  Caught up: the owner is revoked at once (event-driven, no timer).
+    warming.lag = 0;
+    status.seq = ++members[2].seq;
+    CHECK_EQ (shoal_handoff_status (handoff, now + 2, &members[2].id, &status), 0);
+    int where;
+    CHECK_EQ (s_actives (handoff, learning, &where, NULL), 0);
+    CHECK_EQ (s_role (handoff, learning, 2), SHOAL_ROLE_LEARNER); //  keeps warming
+    //  The owner stopped: the learner is promoted.
+    s_report_published (handoff, members, now + 3, owner, NULL);
+    shoal_epoch_t epoch;
+    CHECK_EQ (s_actives (handoff, learning, &where, &epoch), 1);
+    CHECK_EQ (where, 2);
+    CHECK_EQ (epoch.term, TERM);
+    shoal_handoff_destroy (&handoff);
+}
+
+//  Every status_ms each member gets a keep-alive that echoes its last
+//  STATUS seq; a member that reports an older version than the leader's
+//  gets a snapshot instead.
+static void
+keepalives_echo_the_last_status_and_laggards_get_a_snapshot (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    uint64_t now = 1000;
+    s_member_t members[2];
+    shoal_handoff_t *handoff = s_placed (&config, members, 2, 4, false, &now);
+    uint64_t version = shoal_handoff_version (handoff);
+    now += config.status_ms;
+    CHECK (shoal_handoff_next (handoff) <= now);
+    shoal_handoff_tick (handoff, now);
+    const shoal_handoff_send_t *sends;
+    size_t count = shoal_handoff_outbox (handoff, &sends);
+    CHECK_EQ (count, 2);
+    for (size_t i = 0; i < count; i++) {
+        const shoal_assign_t *assign = &sends[i].msg.u.assign;
+        CHECK (!assign->snapshot);
+        CHECK_EQ (assign->placement_count, 0);
+        CHECK_EQ (assign->version, version);
+        CHECK_EQ (assign->base_version, version);
+        CHECK_EQ (assign->status_seq, members[sends[i].to.bytes[0] - 1].seq);
+    }
+    //  Member 1 says it is a version behind (it lost a delta).
+    s_report_empty (handoff, members, now, 1, TERM, version - 1);
+    now += config.status_ms;
+    shoal_handoff_tick (handoff, now);
+    count = shoal_handoff_outbox (handoff, &sends);
+    CHECK_EQ (count, 2);
+    for (size_t i = 0; i < count; i++) {
+        bool laggard = sends[i].to.bytes[0] == 2;
+        CHECK_EQ (sends[i].msg.u.assign.snapshot, laggard);
+        if (laggard)
+            CHECK (sends[i].msg.u.assign.placement_count >= 1);
+    }
+    shoal_handoff_destroy (&handoff);
+}
+
+//  Statuses from strangers, replayed ones and ones naming a task twice are
+//  dropped and change nothing.
+static void
+bad_statuses_are_dropped (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    uint64_t now = 1000;
+    s_member_t members[2];
+    shoal_handoff_t *handoff = s_placed (&config, members, 2, 2, false, &now);
+    uint64_t version = shoal_handoff_version (handoff);
+    shoal_status_t status = { TERM, version, 0, NULL, 99 };
+    shoal_id_t stranger = s_id (7);
+    CHECK_EQ (shoal_handoff_status (handoff, now, &stranger, &status), -1);
+    status.seq = members[0].seq; //  replayed
+    CHECK_EQ (shoal_handoff_status (handoff, now, &members[0].id, &status), -1);
+    shoal_task_status_t twice[] = {
+        { "web/0", SHOAL_ROLE_ACTIVE, SHOAL_TASK_RUNNING, 0, { TERM, 1 } },
+        { "web/0", SHOAL_ROLE_STANDBY, SHOAL_TASK_RUNNING, 0, { 0, 0 } },
+    };
+    status = (shoal_status_t){ TERM, version, 2, twice, members[0].seq + 1 };
+    CHECK_EQ (shoal_handoff_status (handoff, now, &members[0].id, &status), -1);
+    CHECK_EQ (shoal_handoff_version (handoff), version);
+    CHECK_EQ (s_check_actives (handoff, 2), 2);
+    shoal_handoff_stats_t stats;
+    shoal_handoff_stats (handoff, &stats);
+    CHECK_EQ (stats.dropped, 3);
+    //  Tasks named twice are refused too.
+    shoal_assign_task_t tasks[] = { { .id = "a/0", .job = "a", .weight = 1 },
+                                    { .id = "a/0", .job = "a", .weight = 1 } };
+    CHECK_EQ (shoal_handoff_tasks (handoff, now, tasks, 2), -1);
+    CHECK_EQ (s_check_actives (handoff, 2), 2);
+    shoal_handoff_destroy (&handoff);
+}
+
+int
+main (void)
+{
+    RUN (configs_are_checked);
+    RUN (a_new_leader_adopts_what_members_run);
+    RUN (no_task_is_granted_before_the_lease_wait);
+    RUN (an_active_moves_in_two_steps);
+    RUN (an_unreachable_owner_is_replaced_after_its_lease);
+    RUN (a_stateful_task_warms_a_learner_first);
+    RUN (keepalives_echo_the_last_status_and_laggards_get_a_snapshot);
+    RUN (bad_statuses_are_dropped);
+    return TEST_DONE ();
+}
