@@ -114,7 +114,7 @@ shoal_handoff_config_lan (shoal_handoff_config_t *config)
         .lease_ms = 3000,
         .drift_percent = 5,
         .status_ms = 1000,
-        .assign = { .standbys = 0, .max_warmups = 2, .acceptable_lag = 0, .spread_by = NULL },
+        .assign = { .standbys = 0, .max_warmups = 2, .acceptable_lag = 10000, .spread_by = NULL },
     };
 }
 
