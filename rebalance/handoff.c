@@ -41,7 +41,12 @@ typedef struct {
     shoal_epoch_t applied;
     s_report_t *reports; //  sorted by task
     size_t report_count;
-    uint64_t keepalive_ms; //  the next keep-alive or snapshot is due
+    uint64_t life;                      //  its meta's: a new life runs nothing of the old
+    bool counted;                       //  the assignor counted it, at the last computation
+    uint64_t keepalive_ms;              //  the next keep-alive or snapshot is due
+    shoal_epoch_t applied_at_keepalive; //  applied as it was at the last one
+    bool snapshot_due;                  //  this input sends it a snapshot
+    bool delta_due;                     //  this input sends it the delta
 } s_node_t;
 
 typedef struct {
@@ -111,7 +116,7 @@ void
 shoal_handoff_config_lan (shoal_handoff_config_t *config)
 {
     *config = (shoal_handoff_config_t){
-        .lease_ms = 3000,
+        .lease_ms = 6000, //  twice the election's: a failover fits in it
         .drift_percent = 5,
         .status_ms = 1000,
         .assign = { .standbys = 0, .max_warmups = 2, .acceptable_lag = 10000, .spread_by = NULL },
@@ -184,38 +189,31 @@ s_node (const shoal_handoff_t *self, const shoal_id_t *id)
     return found ? &self->nodes[at] : NULL;
 }
 
+//  Orders records that begin with their name (a char *), as reports and
+//  tasks do; a key is a pointer to the name.
+static int
+s_name_compare (const void *a, const void *b)
+{
+    return strcmp (*(const char *const *) a, *(const char *const *) b);
+}
+
+//  The record named name in a sorted array of count records of size bytes.
+static const void *
+s_named_record (const void *records, size_t count, size_t size, const char *name)
+{
+    return count ? bsearch (&name, records, count, size, s_name_compare) : NULL;
+}
+
 static const s_report_t *
 s_report (const s_node_t *node, const char *task)
 {
-    size_t low = 0, high = node->report_count;
-    while (low < high) {
-        size_t mid = low + (high - low) / 2;
-        int order = strcmp (node->reports[mid].task, task);
-        if (order == 0)
-            return &node->reports[mid];
-        if (order < 0)
-            low = mid + 1;
-        else
-            high = mid;
-    }
-    return NULL;
+    return s_named_record (node->reports, node->report_count, sizeof *node->reports, task);
 }
 
 static const s_task_t *
 s_task (const shoal_handoff_t *self, const char *id)
 {
-    size_t low = 0, high = self->task_count;
-    while (low < high) {
-        size_t mid = low + (high - low) / 2;
-        int order = strcmp (self->tasks[mid].id, id);
-        if (order == 0)
-            return &self->tasks[mid];
-        if (order < 0)
-            low = mid + 1;
-        else
-            high = mid;
-    }
-    return NULL;
+    return s_named_record (self->tasks, self->task_count, sizeof *self->tasks, id);
 }
 
 static void
@@ -308,18 +306,6 @@ s_placement_compare (const void *a, const void *b)
     return order ? order : s_id_compare (&x->node, &y->node);
 }
 
-static int
-s_report_compare (const void *a, const void *b)
-{
-    return strcmp (((const s_report_t *) a)->task, ((const s_report_t *) b)->task);
-}
-
-static int
-s_task_compare (const void *a, const void *b)
-{
-    return strcmp (((const s_task_t *) a)->id, ((const s_task_t *) b)->id);
-}
-
 //  ---------------------------------------------------------------------
 //  Outputs
 
@@ -345,8 +331,6 @@ s_send (shoal_handoff_t *self, const s_node_t *node)
     return send;
 }
 
-//  Every output message of one input shares one array of placements
-//  (self->delta): filled once, by the last change of the input.
 static void
 s_keepalive (shoal_handoff_t *self, s_node_t *node, uint64_t version)
 {
@@ -369,19 +353,6 @@ s_view_update (shoal_handoff_t *self)
         view[i] = (shoal_placement_t){ p->task, p->node, p->role, p->epoch };
     }
     return 0;
-}
-
-static void
-s_snapshot (shoal_handoff_t *self, s_node_t *node)
-{
-    shoal_handoff_send_t *send = s_send (self, node);
-    if (!send)
-        return;
-    send->msg.u.assign.base_version = 0;
-    send->msg.u.assign.snapshot = true;
-    send->msg.u.assign.placement_count = (uint32_t) self->placement_count;
-    send->msg.u.assign.placements = self->view;
-    self->stats.snapshots++;
 }
 
 //  ---------------------------------------------------------------------
@@ -431,6 +402,17 @@ s_claim_add (shoal_handoff_t *self, const char *task, const shoal_id_t *node, ui
         return -1;
     claims[self->claim_count++] = (s_claim_t){ copy, *node, version };
     return 0;
+}
+
+//  True when node claims task.
+static bool
+s_claimed_by (const shoal_handoff_t *self, const char *task, const shoal_id_t *node)
+{
+    for (size_t i = 0; i < self->claim_count; i++)
+        if (strcmp (self->claims[i].task, task) == 0 &&
+            s_id_compare (&self->claims[i].node, node) == 0)
+            return true;
+    return false;
 }
 
 //  True when a node other than except may run task as active.
@@ -512,16 +494,18 @@ s_publish (shoal_handoff_t *self, uint64_t now, s_placement_t *next, size_t next
             delta[k].epoch.version == version)
             self->stats.grants++;
     s_view_update (self);
+    //  Two versions in one input (rare) go out as snapshots: one delta
+    //  would not bring a member from the first base to the last version.
+    bool second = self->delta_count != 0;
+    self->delta_count = count;
     for (size_t n = 0; n < self->node_count; n++) {
         s_node_t *node = &self->nodes[n];
         if (!node->live || node->heard_ms == 0)
             continue;
-        shoal_handoff_send_t *send = s_send (self, node);
-        if (!send)
-            continue;
-        send->msg.u.assign.base_version = version - 1;
-        send->msg.u.assign.placement_count = (uint32_t) count;
-        send->msg.u.assign.placements = delta;
+        if (second)
+            node->snapshot_due = true;
+        else
+            node->delta_due = true;
         node->keepalive_ms = now + self->config.status_ms;
     }
 }
@@ -583,8 +567,17 @@ s_active_elsewhere (const shoal_handoff_t *self, const char *task, const shoal_i
 //  The assignor's input from the members heard from, the tasks, the
 //  published assignment and the reported lags. Arrays in *input are
 //  allocated here; s_input_free releases them.
+//  A member the assignor may place tasks on: live in the view, and heard
+//  from within a lease (its own lease holds, as far as the leader knows).
+static bool
+s_countable (const shoal_handoff_t *self, const s_node_t *node, uint64_t now)
+{
+    return node->live && node->has_meta && node->heard_ms &&
+           now < node->heard_ms + self->config.lease_ms;
+}
+
 static int
-s_input (const shoal_handoff_t *self, shoal_assign_input_t *input)
+s_input (shoal_handoff_t *self, uint64_t now, shoal_assign_input_t *input)
 {
     *input = (shoal_assign_input_t){ .config = self->config.assign };
     size_t lags = 0;
@@ -602,8 +595,9 @@ s_input (const shoal_handoff_t *self, shoal_assign_input_t *input)
     if (!nodes || !tasks || !current || !lag)
         return -1;
     for (size_t n = 0; n < self->node_count; n++) {
-        const s_node_t *node = &self->nodes[n];
-        if (node->live && node->heard_ms && node->has_meta)
+        s_node_t *node = &self->nodes[n];
+        node->counted = s_countable (self, node, now);
+        if (node->counted)
             nodes[input->node_count++] = (shoal_assign_node_t){
                 .id = node->name,
                 .capacity = node->capacity ? node->capacity : 1,
@@ -632,12 +626,24 @@ s_input (const shoal_handoff_t *self, shoal_assign_input_t *input)
             task->require,
         };
     }
+    const char *promoted = NULL;
     for (size_t p = 0; p < self->placement_count; p++) {
         const s_placement_t *placement = &self->placements[p];
         const s_node_t *node = s_node (self, &placement->node);
+        //  An old owner that has not confirmed its stop is still the active
+        //  as far as the assignor is concerned: it decided the move with
+        //  that owner active, and deciding again on the half-done move
+        //  could send the task back and forth.
+        uint8_t role = placement->role;
+        if (role != SHOAL_ROLE_ACTIVE && s_claimed_by (self, placement->task, &placement->node) &&
+            !s_active_elsewhere (self, placement->task, &placement->node) &&
+            (!promoted || strcmp (promoted, placement->task) != 0)) {
+            role = SHOAL_ROLE_ACTIVE;
+            promoted = placement->task; //  one per task (placements are sorted by task)
+        }
         if (node)
             current[input->current_count++] =
-                (shoal_assign_holding_t){ node->name, placement->task, placement->role };
+                (shoal_assign_holding_t){ node->name, placement->task, role };
     }
     return 0;
 }
@@ -653,21 +659,18 @@ s_input_free (shoal_assign_input_t *input)
 
 //  The node the assignor names name. Hex names sort as the ids they spell,
 //  so the node table is searched by name as it is by id.
+static int
+s_node_name_compare (const void *name, const void *node)
+{
+    return strcmp (name, ((const s_node_t *) node)->name);
+}
+
 static const s_node_t *
 s_named (const shoal_handoff_t *self, const char *name)
 {
-    size_t low = 0, high = self->node_count;
-    while (low < high) {
-        size_t mid = low + (high - low) / 2;
-        int order = strcmp (self->nodes[mid].name, name);
-        if (order == 0)
-            return &self->nodes[mid];
-        if (order < 0)
-            low = mid + 1;
-        else
-            high = mid;
-    }
-    return NULL;
+    return self->node_count ? bsearch (name, self->nodes, self->node_count, sizeof *self->nodes,
+                                       s_node_name_compare)
+                            : NULL;
 }
 
 //  Runs the assignor and publishes what changed, in two steps where an
@@ -680,7 +683,7 @@ s_compute (shoal_handoff_t *self, uint64_t now)
     shoal_assign_input_t input;
     shoal_assign_output_t output = { 0 };
     char why[128];
-    if (s_input (self, &input) != 0 || shoal_assign (&input, &output, why, sizeof why) != 0) {
+    if (s_input (self, now, &input) != 0 || shoal_assign (&input, &output, why, sizeof why) != 0) {
         //  No memory, or ids the assignor refuses (which the copies here
         //  rule out): the next input tries again.
         s_input_free (&input);
@@ -815,7 +818,7 @@ s_adopt (shoal_handoff_t *self, uint64_t now)
         return;
     for (size_t n = 0; n < self->node_count; n++)
         if (self->nodes[n].live && self->nodes[n].heard_ms) {
-            s_snapshot (self, &self->nodes[n]);
+            self->nodes[n].snapshot_due = true;
             self->nodes[n].keepalive_ms = now + self->config.status_ms;
         }
     self->dirty = true;
@@ -828,6 +831,7 @@ static void
 s_begin (shoal_handoff_t *self)
 {
     self->send_count = 0;
+    self->delta_count = 0;
 }
 
 //  After an input: adopt when ready, compute when something changed.
@@ -838,6 +842,33 @@ s_settle (shoal_handoff_t *self, uint64_t now)
         s_adopt (self, now);
     if (self->adopted && self->dirty)
         s_compute (self, now);
+}
+
+//  At the end of an input: the snapshots and the delta it made. They carry
+//  placements, so they are made only now, from the assignment as the input
+//  left it: a later change in the same input cannot move what an earlier
+//  message points at.
+static void
+s_flush (shoal_handoff_t *self)
+{
+    for (size_t n = 0; n < self->node_count; n++) {
+        s_node_t *node = &self->nodes[n];
+        if (!node->snapshot_due && !node->delta_due)
+            continue;
+        shoal_handoff_send_t *send = s_send (self, node);
+        if (send && node->snapshot_due) {
+            send->msg.u.assign.base_version = 0;
+            send->msg.u.assign.snapshot = true;
+            send->msg.u.assign.placement_count = (uint32_t) self->placement_count;
+            send->msg.u.assign.placements = self->view;
+            self->stats.snapshots++;
+        } else if (send) {
+            send->msg.u.assign.base_version = self->version - 1;
+            send->msg.u.assign.placement_count = (uint32_t) self->delta_count;
+            send->msg.u.assign.placements = self->delta;
+        }
+        node->snapshot_due = node->delta_due = false;
+    }
 }
 
 shoal_handoff_t *
@@ -931,6 +962,17 @@ shoal_handoff_member (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *
         }
     }
     s_node_t *node = &self->nodes[at];
+    if (meta && meta->life != node->life) {
+        //  The member restarted: what its last life ran died with it, and
+        //  its STATUS seq counts from 1 again.
+        s_reports_free (node);
+        node->seq = 0;
+        node->heard_ms = 0;
+        node->applied = (shoal_epoch_t){ 0, 0 };
+        node->applied_at_keepalive = node->applied;
+        node->life = meta->life;
+        self->dirty = true;
+    }
     int rc = 0;
     if (meta || !node->has_meta)
         rc = s_meta_set (node, meta);
@@ -938,6 +980,7 @@ shoal_handoff_member (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *
         self->dirty = true;
     node->live = live;
     s_settle (self, now_ms);
+    s_flush (self);
     return rc;
 }
 
@@ -961,7 +1004,7 @@ shoal_handoff_tasks (shoal_handoff_t *self, uint64_t now_ms, const shoal_assign_
             copies[i].require_count = tasks[i].require_count;
     }
     if (!failed) {
-        qsort (copies, count, sizeof *copies, s_task_compare);
+        qsort (copies, count, sizeof *copies, s_name_compare);
         for (size_t i = 1; i < count && !failed; i++)
             failed = strcmp (copies[i - 1].id, copies[i].id) == 0;
     }
@@ -974,6 +1017,7 @@ shoal_handoff_tasks (shoal_handoff_t *self, uint64_t now_ms, const shoal_assign_
     self->task_count = count;
     self->dirty = true;
     s_settle (self, now_ms);
+    s_flush (self);
     return 0;
 }
 
@@ -1017,7 +1061,7 @@ shoal_handoff_status (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *
         failed = !reports[i].task;
     }
     if (!failed) {
-        qsort (reports, status->task_count, sizeof *reports, s_report_compare);
+        qsort (reports, status->task_count, sizeof *reports, s_name_compare);
         for (uint32_t i = 1; i < status->task_count && !failed; i++)
             failed = strcmp (reports[i - 1].task, reports[i].task) == 0;
     }
@@ -1044,10 +1088,11 @@ shoal_handoff_status (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *
         (first || now_ms >= self->published_ms + self->config.status_ms)) {
         //  A member without this leader's assignment gets it now, not at its
         //  next keep-alive.
-        s_snapshot (self, node);
+        node->snapshot_due = true;
         node->keepalive_ms = now_ms + self->config.status_ms;
     }
     s_settle (self, now_ms);
+    s_flush (self);
     return 0;
 }
 
@@ -1061,19 +1106,29 @@ shoal_handoff_tick (shoal_handoff_t *self, uint64_t now_ms)
         self->wait_over = true; //  grants may go to anyone now
         self->dirty = true;
     }
+    for (size_t n = 0; n < self->node_count; n++)
+        if (self->nodes[n].counted != s_countable (self, &self->nodes[n], now_ms))
+            self->dirty = true; //  silent for a lease: no new tasks for it
     s_settle (self, now_ms);
     for (size_t n = 0; n < self->node_count; n++) {
         s_node_t *node = &self->nodes[n];
         if (!node->live || node->heard_ms == 0 || now_ms < node->keepalive_ms)
             continue;
         node->keepalive_ms = now_ms + self->config.status_ms;
+        bool current = node->applied.term == self->term && node->applied.version == self->version;
         if (!self->adopted)
             s_keepalive (self, node, node->applied.version);
-        else if (node->applied.term == self->term && node->applied.version == self->version)
+        else if (current)
             s_keepalive (self, node, self->version);
-        else if (now_ms >= self->published_ms + self->config.status_ms)
-            s_snapshot (self, node);
+        else if (now_ms >= self->published_ms + self->config.status_ms ||
+                 s_epoch_compare (node->applied, node->applied_at_keepalive) == 0)
+            //  Behind a version older than a keep-alive period, or behind
+            //  and no further on than at its last keep-alive while newer
+            //  versions keep coming: it missed a delta.
+            node->snapshot_due = true;
+        node->applied_at_keepalive = node->applied;
     }
+    s_flush (self);
 }
 
 //  ---------------------------------------------------------------------
@@ -1090,9 +1145,13 @@ uint64_t
 shoal_handoff_next (const shoal_handoff_t *self)
 {
     uint64_t next = UINT64_MAX;
-    for (size_t n = 0; n < self->node_count; n++)
-        if (self->nodes[n].live && self->nodes[n].heard_ms && self->nodes[n].keepalive_ms < next)
-            next = self->nodes[n].keepalive_ms;
+    for (size_t n = 0; n < self->node_count; n++) {
+        const s_node_t *node = &self->nodes[n];
+        if (node->live && node->heard_ms && node->keepalive_ms < next)
+            next = node->keepalive_ms;
+        if (node->counted && node->heard_ms + self->config.lease_ms < next)
+            next = node->heard_ms + self->config.lease_ms;
+    }
     if (!self->wait_over && self->office_ms + self->wait_ms < next)
         next = self->office_ms + self->wait_ms;
     //  A claim on an owner the leader does not hear from ends with the wait.

@@ -125,9 +125,13 @@ void
 shoal_tasks_config_lan (shoal_tasks_config_t *config)
 {
     //  acceptable_lag is the assignor's default (docs/assign.md): the node
-    //  reports a crossing of the bound the leader decides by.
+    //  reports a crossing of the bound the leader decides by. The lease is
+    //  twice the election's (3 s): a new leader is acting about a lease
+    //  after the old one's last heartbeat, and its first keep-alive must
+    //  come while the nodes' leases still hold, or every task in the
+    //  cluster would stop for a failover (docs/handoff.md 3).
     *config = (shoal_tasks_config_t){
-        .lease_ms = 3000,
+        .lease_ms = 6000, //  twice the election's: a failover fits in it
         .drift_percent = 5,
         .status_ms = 1000,
         .acceptable_lag = 10000,

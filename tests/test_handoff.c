@@ -157,6 +157,10 @@ s_placed (const shoal_handoff_config_t *config, s_member_t *members, int count, 
     for (int i = 0; i < count; i++)
         s_report_empty (handoff, members, *now, i, 0, 0);
     *now += s_wait (config);
+    //  Members report every status_ms; the leader places tasks only on
+    //  members it heard from within a lease.
+    for (int i = 0; i < count; i++)
+        s_report_empty (handoff, members, *now, i, TERM, shoal_handoff_version (handoff));
     shoal_handoff_tick (handoff, *now);
     for (int i = 0; i < count; i++)
         s_report_published (handoff, members, *now, i, NULL);
@@ -214,10 +218,12 @@ a_new_leader_adopts_what_members_run (void)
     CHECK_EQ (shoal_handoff_status (handoff, now, &members[1].id, &b), 0);
     CHECK (shoal_handoff_adopted (handoff));
     size_t count = shoal_handoff_outbox (handoff, &sends);
-    CHECK (count >= 2);
-    //  The snapshot first, to both, above every version reported.
+    CHECK_EQ (count, 2);
+    //  A snapshot to both, above every version reported: the adopted
+    //  assignment (6), and the stale copy revoked at once (7).
     CHECK (sends[0].msg.u.assign.snapshot);
-    CHECK_EQ (sends[0].msg.u.assign.version, 6);
+    CHECK_EQ (sends[0].msg.u.assign.version, 7);
+    CHECK_EQ (shoal_handoff_version (handoff), 7);
     CHECK_EQ (sends[0].msg.u.assign.term, TERM);
     CHECK (sends[1].msg.u.assign.snapshot);
     CHECK_EQ (sends[1].msg.u.assign.status_seq, 1);
@@ -259,6 +265,8 @@ no_task_is_granted_before_the_lease_wait (void)
     shoal_handoff_tick (handoff, now + s_wait (&config) - 1);
     CHECK_EQ (s_check_actives (handoff, 4), 0);
     now += s_wait (&config);
+    s_report_empty (handoff, members, now - 10, 0, TERM, shoal_handoff_version (handoff));
+    s_report_empty (handoff, members, now - 10, 1, TERM, shoal_handoff_version (handoff));
     shoal_handoff_tick (handoff, now);
     CHECK_EQ (s_check_actives (handoff, 4), 4);
     int where;
@@ -303,11 +311,12 @@ an_active_moves_in_two_steps (void)
         shoal_handoff_destroy (&handoff);
         return;
     }
-    //  The newcomer gets a snapshot of what it missed; then every member
-    //  gets the delta.
+    //  The newcomer gets a snapshot, the others the delta.
     const shoal_handoff_send_t *sends;
     size_t count = shoal_handoff_outbox (handoff, &sends);
-    CHECK_EQ (count, 4);
+    CHECK_EQ (count, 3);
+    for (size_t i = 0; i < count; i++)
+        CHECK_EQ (sends[i].msg.u.assign.snapshot, sends[i].to.bytes[0] == 3);
     const shoal_assign_t *delta = NULL;
     for (size_t i = 0; i < count; i++)
         if (!sends[i].msg.u.assign.snapshot)
@@ -367,9 +376,13 @@ an_unreachable_owner_is_replaced_after_its_lease (void)
     CHECK_EQ (shoal_handoff_member (handoff, now, &gone, NULL, false), 0);
     CHECK_EQ (s_check_actives (handoff, 4), 2); //  taken away, not given
     CHECK (shoal_handoff_next (handoff) <= heard + s_wait (&config));
-    //  The other member's news makes the leader compute again: no grant yet.
-    s_report_published (handoff, members, now + 100, 1, NULL);
-    CHECK_EQ (s_check_actives (handoff, 4), 2);
+    //  The other member reports every status_ms, and its news makes the
+    //  leader compute again: no grant until the wait is over.
+    for (uint64_t at = now + 100; at < heard + s_wait (&config); at += config.status_ms) {
+        s_report_published (handoff, members, at, 1, NULL);
+        shoal_handoff_tick (handoff, at);
+        CHECK_EQ (s_check_actives (handoff, 4), 2);
+    }
     shoal_handoff_tick (handoff, heard + s_wait (&config) - 1);
     CHECK_EQ (s_check_actives (handoff, 4), 2);
     shoal_handoff_tick (handoff, heard + s_wait (&config));
@@ -519,6 +532,31 @@ bad_statuses_are_dropped (void)
     shoal_handoff_destroy (&handoff);
 }
 
+//  A member that restarts counts its STATUS seq from 1 again: its new life
+//  (the meta's life) is heard, not refused as a replay.
+static void
+a_restarted_member_is_heard_again (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    uint64_t now = 1000;
+    s_member_t members[2];
+    shoal_handoff_t *handoff = s_placed (&config, members, 2, 4, false, &now);
+    CHECK_EQ (s_check_actives (handoff, 4), 4);
+    shoal_meta_t meta = { .name = "n", .addr = "127.0.0.1:1", .life = 2, .capacity = 1 };
+    CHECK_EQ (shoal_handoff_member (handoff, now + 10, &members[0].id, &meta, true), 0);
+    members[0].seq = 0;
+    s_report_empty (handoff, members, now + 20, 0, 0, 0); //  checks it is taken
+    //  Its tasks stay placed on it: the new life starts them from a snapshot.
+    CHECK_EQ (s_check_actives (handoff, 4), 4);
+    const shoal_handoff_send_t *sends;
+    size_t count = shoal_handoff_outbox (handoff, &sends);
+    bool snapshot = false;
+    for (size_t i = 0; i < count; i++)
+        snapshot |= sends[i].to.bytes[0] == 1 && sends[i].msg.u.assign.snapshot;
+    CHECK (snapshot);
+    shoal_handoff_destroy (&handoff);
+}
+
 int
 main (void)
 {
@@ -530,5 +568,6 @@ main (void)
     RUN (a_stateful_task_warms_a_learner_first);
     RUN (keepalives_echo_the_last_status_and_laggards_get_a_snapshot);
     RUN (bad_statuses_are_dropped);
+    RUN (a_restarted_member_is_heard_again);
     return TEST_DONE ();
 }
