@@ -8,11 +8,18 @@
 #   bench/election_faults.sh [SCHEDULES [NODES [FAULTS [BUILD]]]]
 #
 # Defaults: 1000 schedules of 10 faults on 30 nodes, build/plain.
+# bench/task_faults.sh runs this with the tasks (SHOAL_FAULTS_* below).
 set -u
 schedules=${1:-1000}
 nodes=${2:-30}
 faults=${3:-10}
 build=${4:-build/plain}
+scenario=${SHOAL_FAULTS_SCENARIO:-random}
+even=${SHOAL_FAULTS_EVEN:---available}        # the flag of even seeds
+even_name=${SHOAL_FAULTS_EVEN_NAME:-available} # and its name in the report
+odd_name=${SHOAL_FAULTS_ODD_NAME:-quorum}
+extra=${SHOAL_FAULTS_EXTRA:-}                  # more options for every run
+benchmark=${SHOAL_FAULTS_BENCHMARK:-election_faults}
 sim=$build/sim/shoal-sim
 if [ ! -x "$sim" ]; then
     echo "election_faults: $sim not found; build first (scripts/test builds build/plain)" >&2
@@ -21,10 +28,12 @@ fi
 start=$(date +%s%N)
 # One line per schedule that broke: "seed mode".
 failed=$(seq 1 "$schedules" | xargs -P "$(nproc)" -I{} bash -c '
-    seed={}; mode=""; name=quorum
-    if [ $((seed % 2)) -eq 0 ]; then mode=--available; name=available; fi
-    "$0" --scenario random --nodes "$1" --faults "$2" --seed "$seed" $mode >/dev/null 2>&1 ||
-        echo "$seed $name"' "$sim" "$nodes" "$faults")
+    seed={}; mode=""; name=$4
+    if [ $((seed % 2)) -eq 0 ]; then mode=$5; name=$6; fi
+    # shellcheck disable=SC2086 # the options are words
+    "$0" --scenario "$3" --nodes "$1" --faults "$2" --seed "$seed" $mode $7 >/dev/null 2>&1 ||
+        echo "$seed $name"' "$sim" "$nodes" "$faults" "$scenario" "$odd_name" "$even" "$even_name" \
+    "$extra")
 wall_ms=$((($(date +%s%N) - start) / 1000000))
 count=0
 list=""
@@ -33,8 +42,8 @@ while read -r seed mode; do
     count=$((count + 1))
     list="$list${list:+, }{\"seed\": $seed, \"mode\": \"$mode\"}"
 done <<<"$failed"
-printf '{"benchmark": "election_faults", "schedules": %d, "nodes": %d, "faults_each": %d, ' \
-    "$schedules" "$nodes" "$faults"
+printf '{"benchmark": "%s", "schedules": %d, "nodes": %d, "faults_each": %d, ' \
+    "$benchmark" "$schedules" "$nodes" "$faults"
 printf '"broken": %d, "failed": [%s], "wall_s": %d.%03d}\n' "$count" "$list" \
     $((wall_ms / 1000)) $((wall_ms % 1000))
 [ "$count" -eq 0 ]

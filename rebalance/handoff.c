@@ -189,6 +189,16 @@ s_node (const shoal_handoff_t *self, const shoal_id_t *id)
     return found ? &self->nodes[at] : NULL;
 }
 
+//  A member the leader sends its assignment to: one it heard from, live in
+//  the view, or gone from it (left, or dead as far as the view knows) but
+//  heard from within a lease: a member that leaves gracefully hands its
+//  tasks over before it goes, so it must hear of the revocations.
+static bool
+s_addressed (const shoal_handoff_t *self, const s_node_t *node, uint64_t now)
+{
+    return node->heard_ms && (node->live || now < node->heard_ms + self->config.lease_ms);
+}
+
 //  Orders records that begin with their name (a char *), as reports and
 //  tasks do; a key is a pointer to the name.
 static int
@@ -500,7 +510,7 @@ s_publish (shoal_handoff_t *self, uint64_t now, s_placement_t *next, size_t next
     self->delta_count = count;
     for (size_t n = 0; n < self->node_count; n++) {
         s_node_t *node = &self->nodes[n];
-        if (!node->live || node->heard_ms == 0)
+        if (!s_addressed (self, node, now))
             continue;
         if (second)
             node->snapshot_due = true;
@@ -817,7 +827,7 @@ s_adopt (shoal_handoff_t *self, uint64_t now)
     if (s_view_update (self) != 0)
         return;
     for (size_t n = 0; n < self->node_count; n++)
-        if (self->nodes[n].live && self->nodes[n].heard_ms) {
+        if (s_addressed (self, &self->nodes[n], now)) {
             self->nodes[n].snapshot_due = true;
             self->nodes[n].keepalive_ms = now + self->config.status_ms;
         }
@@ -1084,7 +1094,7 @@ shoal_handoff_status (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *
     node->heard_ms = now_ms;
     if (news)
         self->dirty = true;
-    if (self->adopted && node->live && applied.term != self->term &&
+    if (self->adopted && s_addressed (self, node, now_ms) && applied.term != self->term &&
         (first || now_ms >= self->published_ms + self->config.status_ms)) {
         //  A member without this leader's assignment gets it now, not at its
         //  next keep-alive.
@@ -1112,7 +1122,7 @@ shoal_handoff_tick (shoal_handoff_t *self, uint64_t now_ms)
     s_settle (self, now_ms);
     for (size_t n = 0; n < self->node_count; n++) {
         s_node_t *node = &self->nodes[n];
-        if (!node->live || node->heard_ms == 0 || now_ms < node->keepalive_ms)
+        if (!s_addressed (self, node, now_ms) || now_ms < node->keepalive_ms)
             continue;
         node->keepalive_ms = now_ms + self->config.status_ms;
         bool current = node->applied.term == self->term && node->applied.version == self->version;
@@ -1147,7 +1157,9 @@ shoal_handoff_next (const shoal_handoff_t *self)
     uint64_t next = UINT64_MAX;
     for (size_t n = 0; n < self->node_count; n++) {
         const s_node_t *node = &self->nodes[n];
-        if (node->live && node->heard_ms && node->keepalive_ms < next)
+        //  s_addressed at the time of its next keep-alive
+        if (node->heard_ms && node->keepalive_ms < next &&
+            (node->live || node->keepalive_ms < node->heard_ms + self->config.lease_ms))
             next = node->keepalive_ms;
         if (node->counted && node->heard_ms + self->config.lease_ms < next)
             next = node->heard_ms + self->config.lease_ms;

@@ -64,6 +64,28 @@ static const char s_usage[] =
     "                    splits both ways and one way, a cut-off node, loss bursts;\n"
     "                    then ms_to_one_leader_after\n"
     "\n"
+    "task scenarios (membership, election and the handoff of --tasks tasks of one\n"
+    "job; each first waits for every task to have one active, ms_to_placed, and\n"
+    "reports double_active_ms (must be 0), unavailable_ms (task time without an\n"
+    "active), gaps and gap_p50_ms, gap_p99_ms, gap_max_ms (stretches without\n"
+    "one), moves (a node began to run a task as active) and ms_to_balanced\n"
+    "after the fault):\n"
+    "  scale-out         a quarter of the nodes join the loaded cluster\n"
+    "  crash-owner       a node that runs tasks (not the leader) crashes\n"
+    "  pause-owner       a node that runs tasks pauses past twice its lease\n"
+    "  cold-start        no fault: the N nodes started together with the job;\n"
+    "                    activations (must be --tasks: each placed once), then\n"
+    "                    30 s more: moves_after (must be 0)\n"
+    "  leader-crash-mid-handoff\n"
+    "                    a quarter of the nodes join, and the leader crashes in\n"
+    "                    the middle of the first handoff\n"
+    "  random-tasks      --faults K faults as in random, with the tasks\n"
+    "  scale-in          a quarter of the nodes (not the leader) leave gracefully:\n"
+    "                    each stays until its tasks moved, then stops\n"
+    "  halves-tasks      two halves apart for --duration, then healed\n"
+    "  rolling-restart   every node in turn leaves gracefully and starts again,\n"
+    "                    once the tasks are balanced after the last one\n"
+    "\n"
     "options:\n"
     "  --nodes N          cluster size (default 100, at most 100000)\n"
     "  --seed S           seed of every random choice (default 1): a run replays\n"
@@ -73,6 +95,9 @@ static const char s_usage[] =
     "  --profile NAME     timing: lan (default) or loopback (10x faster)\n"
     "  --available        election in available mode (default: quorum mode)\n"
     "  --faults K         random: how many faults (default 10)\n"
+    "  --tasks N          task scenarios: tasks in the job (default 60)\n"
+    "  --stateless        task scenarios: the job keeps no state (default: it\n"
+    "                     does, so a move first warms a learner up)\n"
     "  --json             print the report as JSON (default: one line per field)\n"
     "  --help             print this help\n"
     "\n"
@@ -92,12 +117,38 @@ typedef enum {
     S_BRIDGE,
     S_ONE_WAY,
     S_RANDOM,
+    S_SCALE_OUT,
+    S_CRASH_OWNER,
+    S_PAUSE_OWNER,
+    S_COLD_START,
+    S_LEADER_CRASH_MID_HANDOFF,
+    S_RANDOM_TASKS,
+    S_SCALE_IN,
+    S_HALVES_TASKS,
+    S_ROLLING_RESTART,
     S_SCENARIOS
 } s_scenario_t;
-static const char *s_scenario_names[] = { "join",      "crash",        "steady",
-                                          "partition", "leader-crash", "leader-partition",
-                                          "halves",    "pause-leader", "flapping",
-                                          "bridge",    "one-way",      "random" };
+static const char *s_scenario_names[] = { "join",
+                                          "crash",
+                                          "steady",
+                                          "partition",
+                                          "leader-crash",
+                                          "leader-partition",
+                                          "halves",
+                                          "pause-leader",
+                                          "flapping",
+                                          "bridge",
+                                          "one-way",
+                                          "random",
+                                          "scale-out",
+                                          "crash-owner",
+                                          "pause-owner",
+                                          "cold-start",
+                                          "leader-crash-mid-handoff",
+                                          "random-tasks",
+                                          "scale-in",
+                                          "halves-tasks",
+                                          "rolling-restart" };
 
 typedef struct {
     s_scenario_t scenario;
@@ -109,6 +160,8 @@ typedef struct {
     bool loopback;
     bool available;
     uint32_t faults;
+    uint32_t tasks;
+    bool stateless;
     bool json;
 } s_options_t;
 
@@ -148,6 +201,7 @@ typedef struct {
     uint64_t new_leader_ms; //  when one first began to act since then; 0 until
     uint32_t old_leader;    //  the leader the fault was about
     uint64_t election_sent; //  election messages sent until new_leader_ms
+    size_t task_count;      //  the task scenarios' tasks
 } s_run_t;
 
 static void s_violation (s_run_t *run, const char *format, ...)
@@ -662,6 +716,270 @@ s_leader_scenario (s_run_t *run, const s_options_t *options, const shoal_elector
         s_violation (run, "%u leader changes for %u faults", run->leader_starts, options->faults);
 }
 
+//  ---------------------------------------------------------------------
+//  Task scenarios
+
+//  The job: --tasks tasks web/0 .. web/N-1.
+static int
+s_set_tasks (shoal_sim_t *sim, const s_options_t *options)
+{
+    shoal_assign_task_t *tasks = calloc (options->tasks, sizeof *tasks);
+    char (*names)[16] = calloc (options->tasks, sizeof *names);
+    int rc = -1;
+    if (tasks && names) {
+        for (uint32_t t = 0; t < options->tasks; t++) {
+            snprintf (names[t], sizeof names[t], "web/%u", t);
+            tasks[t] = (shoal_assign_task_t){
+                .id = names[t], .job = "web", .stateful = !options->stateless, .weight = 1
+            };
+        }
+        rc = shoal_sim_set_tasks (sim, tasks, options->tasks);
+    }
+    free (tasks);
+    free (names);
+    return rc;
+}
+
+//  Every task has exactly one active.
+static bool
+s_tasks_placed (s_run_t *run)
+{
+    for (size_t t = 0; t < run->task_count; t++)
+        if (shoal_sim_task_actives (run->sim, t) != 1)
+            return false;
+    return true;
+}
+
+//  One leader, every task with one active, no learner left in the leader's
+//  assignment, and the actives spread evenly: as many per node as the
+//  equal capacities allow (within one).
+static bool
+s_tasks_balanced (s_run_t *run)
+{
+    shoal_sim_t *sim = run->sim;
+    uint32_t leader = s_acting_leader (run);
+    if (leader == SHOAL_SIM_NONE || !shoal_sim_handoff (sim, leader) || !s_tasks_placed (run))
+        return false;
+    const shoal_placement_t *placements;
+    size_t count = shoal_handoff_placements (shoal_sim_handoff (sim, leader), &placements);
+    uint32_t *per_node = calloc (shoal_sim_size (sim), sizeof *per_node);
+    if (!per_node)
+        return false;
+    bool learners = false;
+    for (size_t i = 0; i < count; i++) {
+        uint32_t node = shoal_sim_index (&placements[i].node);
+        learners |= placements[i].role == SHOAL_ROLE_LEARNER;
+        if (placements[i].role == SHOAL_ROLE_ACTIVE && node < shoal_sim_size (sim))
+            per_node[node]++;
+    }
+    uint32_t low = UINT32_MAX, high = 0;
+    for (uint32_t n = 0; n < shoal_sim_size (sim); n++)
+        if (shoal_sim_node (sim, n) && !shoal_sim_paused (sim, n)) {
+            low = per_node[n] < low ? per_node[n] : low;
+            high = per_node[n] > high ? per_node[n] : high;
+        }
+    free (per_node);
+    return !learners && high <= low + 1;
+}
+
+//  True when none of the count nodes in nodes runs a task (of any role).
+static bool
+s_handed_off (shoal_sim_t *sim, const uint32_t *nodes, uint32_t count)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        shoal_tasks_t *tasks = shoal_sim_tasks (sim, nodes[i]);
+        const shoal_task_status_t *list;
+        if (tasks && shoal_tasks_list (tasks, &list) > 0)
+            return false;
+    }
+    return true;
+}
+
+//  The count nodes in nodes leave gracefully, as a worker does on SIGTERM:
+//  each tells the cluster, stays until the leader has moved its tasks away
+//  (or limit_ms passed), and then its process ends.
+static void
+s_leave (s_run_t *run, const uint32_t *nodes, uint32_t count, uint64_t limit_ms, uint64_t bound_ms)
+{
+    shoal_sim_t *sim = run->sim;
+    for (uint32_t i = 0; i < count; i++)
+        shoal_sim_leave (sim, nodes[i]);
+    uint64_t until = shoal_sim_now (sim) + limit_ms;
+    while (!s_handed_off (sim, nodes, count) && shoal_sim_now (sim) < until)
+        s_run_until (run, shoal_sim_now (sim) + 10, bound_ms, NULL);
+    for (uint32_t i = 0; i < count; i++)
+        s_crash (run, nodes[i]);
+}
+
+//  Some task that had an active has none: a handoff is under way.
+static bool
+s_task_moving (s_run_t *run)
+{
+    for (size_t t = 0; t < run->task_count; t++)
+        if (shoal_sim_task_actives (run->sim, t) == 0)
+            return true;
+    return false;
+}
+
+//  A node (not the leader) that runs tasks as active: the one with most.
+static uint32_t
+s_owner (s_run_t *run)
+{
+    shoal_sim_t *sim = run->sim;
+    uint32_t leader = s_acting_leader (run), best = SHOAL_SIM_NONE;
+    size_t most = 0;
+    for (uint32_t n = 0; n < shoal_sim_size (sim); n++) {
+        shoal_tasks_t *tasks = shoal_sim_tasks (sim, n);
+        if (n == leader || !tasks)
+            continue;
+        const shoal_task_status_t *list;
+        size_t count = shoal_tasks_list (tasks, &list), active = 0;
+        for (size_t i = 0; i < count; i++)
+            active += list[i].role == SHOAL_ROLE_ACTIVE;
+        if (active > most) {
+            most = active;
+            best = n;
+        }
+    }
+    return best;
+}
+
+static int
+s_gap_compare (const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+    return x < y ? -1 : x > y;
+}
+
+//  The task scenarios, on a settled membership: every task placed, then
+//  the fault, then balanced again.
+static void
+s_task_scenario (s_run_t *run, const s_options_t *options, const shoal_sim_config_t *config,
+                 uint32_t joining, uint64_t bound, uint64_t limit, uint64_t *random,
+                 s_result_t *result)
+{
+    shoal_sim_t *sim = run->sim;
+    uint32_t nodes = options->nodes;
+    uint64_t begin = shoal_sim_now (sim);
+    run->task_count = options->tasks;
+    if (!s_run_until (run, begin + limit, bound, s_tasks_balanced)) {
+        s_violation (run, "the tasks were not placed and balanced within %llu s of settling",
+                     (unsigned long long) limit / 1000);
+        return;
+    }
+    s_measure (result, "ms_to_placed", shoal_sim_now (sim) - begin);
+    shoal_sim_task_stats_t before;
+    shoal_sim_task_stats (sim, &before);
+    s_measure (result, "activations", before.activations);
+    size_t gaps_before = before.gap_count;
+    uint64_t lease = config->node_tasks.lease_ms;
+    run->start_ms = shoal_sim_now (sim);
+    uint32_t subject = SHOAL_SIM_NONE;
+    switch (options->scenario) {
+    case S_SCALE_OUT:
+        for (uint32_t n = nodes - joining; n < nodes; n++)
+            shoal_sim_start (sim, n, 0);
+        break;
+    case S_CRASH_OWNER:
+        subject = s_owner (run);
+        if (subject != SHOAL_SIM_NONE)
+            s_crash (run, subject);
+        break;
+    case S_PAUSE_OWNER:
+        subject = s_owner (run);
+        if (subject != SHOAL_SIM_NONE)
+            shoal_sim_pause (sim, subject, 2 * lease + 1000);
+        s_run_until (run, run->start_ms + 2 * lease + 1000, bound, NULL);
+        break;
+    case S_COLD_START:
+        s_run_until (run, run->start_ms + 30000, bound, NULL);
+        break;
+    case S_LEADER_CRASH_MID_HANDOFF:
+        for (uint32_t n = nodes - joining; n < nodes; n++)
+            shoal_sim_start (sim, n, 0);
+        //  The first handoff is under way once a task has no active: a few
+        //  milliseconds, so watched millisecond by millisecond.
+        while (!s_task_moving (run) && shoal_sim_now (sim) < run->start_ms + limit)
+            shoal_sim_run (sim, shoal_sim_now (sim) + 1);
+        subject = s_acting_leader (run);
+        if (subject != SHOAL_SIM_NONE)
+            s_crash (run, subject);
+        break;
+    case S_SCALE_IN: {
+        //  The highest-numbered nodes leave, but never the leader.
+        uint32_t leader = s_acting_leader (run), leaving = (nodes + 3) / 4;
+        uint32_t *gone = calloc (leaving, sizeof *gone);
+        uint32_t count = 0;
+        for (uint32_t n = nodes; gone && n-- > 0 && count < leaving;)
+            if (n != leader)
+                gone[count++] = n;
+        s_leave (run, gone, count, limit, bound);
+        free (gone);
+        break;
+    }
+    case S_HALVES_TASKS:
+        for (uint32_t n = nodes / 2; n < nodes; n++)
+            shoal_sim_set_group (sim, n, 1);
+        shoal_sim_block (sim, 0, 1, true);
+        shoal_sim_block (sim, 1, 0, true);
+        s_run_until (run, run->start_ms + options->duration_ms, bound, NULL);
+        s_heal (sim);
+        break;
+    case S_ROLLING_RESTART:
+        for (uint32_t n = 0; n < nodes; n++) {
+            s_leave (run, &n, 1, limit, bound);
+            shoal_sim_start (sim, n, (n + 1) % nodes);
+            if (!s_run_until (run, shoal_sim_now (sim) + limit, bound, s_tasks_balanced))
+                break;
+        }
+        break;
+    default: //  random-tasks
+        s_random_faults (run, options, &config->elector, bound, random);
+        s_heal (sim);
+        shoal_sim_set_loss (sim, 0);
+        s_measure (result, "faults", options->faults);
+        break;
+    }
+    if (subject != SHOAL_SIM_NONE)
+        s_measure (result, "subject", subject);
+    result->finished = s_run_until (run, run->start_ms + limit, bound, s_tasks_balanced);
+    s_measure (result, "ms_to_balanced", shoal_sim_now (sim) - run->start_ms);
+    shoal_sim_task_stats_t after;
+    shoal_sim_task_stats (sim, &after);
+    s_measure (result, "double_active_ms", after.double_active_ms);
+    s_measure (result, "unavailable_ms", after.unavailable_ms - before.unavailable_ms);
+    s_measure (result, options->scenario == S_COLD_START ? "moves_after" : "moves",
+               after.activations - before.activations);
+    if (options->scenario == S_COLD_START && after.activations != before.activations)
+        s_violation (run, "%llu moves after the cold start",
+                     (unsigned long long) (after.activations - before.activations));
+    if (options->scenario == S_COLD_START && before.activations != options->tasks)
+        s_violation (run, "%llu activations to place %u tasks",
+                     (unsigned long long) before.activations, options->tasks);
+    size_t gap_count = after.gap_count - gaps_before;
+    uint64_t *gaps = calloc (gap_count ? gap_count : 1, sizeof *gaps);
+    if (gaps) {
+        if (gap_count) {
+            memcpy (gaps, after.gaps + gaps_before, gap_count * sizeof *gaps);
+            qsort (gaps, gap_count, sizeof *gaps, s_gap_compare);
+        }
+        s_measure (result, "gaps", gap_count);
+        s_measure (result, "gap_p50_ms", gap_count ? gaps[gap_count / 2] : 0);
+        s_measure (result, "gap_p99_ms", gap_count ? gaps[(gap_count * 99) / 100] : 0);
+        s_measure (result, "gap_max_ms", gap_count ? gaps[gap_count - 1] : 0);
+        free (gaps);
+    }
+    if (after.double_active_ms)
+        s_violation (run,
+                     "tasks ran as active on two nodes for %llu ms in all, %s first, at %llu ms",
+                     (unsigned long long) after.double_active_ms,
+                     after.first_double_task ? after.first_double_task : "?",
+                     (unsigned long long) after.first_double_ms);
+    if (!result->finished)
+        s_violation (run, "the tasks were not balanced within %llu s after the fault",
+                     (unsigned long long) limit / 1000);
+}
+
 static s_result_t
 s_scenario (s_run_t *run, const s_options_t *options, const shoal_sim_config_t *sim_config)
 {
@@ -675,7 +993,15 @@ s_scenario (s_run_t *run, const s_options_t *options, const shoal_sim_config_t *
     uint64_t settle_limit = 600000, random = options->seed ^ 0x5ce0a210ull, pick;
     s_result_t result = { json_object (), false };
     bool join = options->scenario == S_JOIN;
-    if (!s_settle (run, join ? nodes - 1 : nodes, settle_limit, bound, &random)) {
+    uint32_t joining =
+        options->scenario == S_SCALE_OUT || options->scenario == S_LEADER_CRASH_MID_HANDOFF
+            ? (nodes + 3) / 4
+            : 0;
+    if (sim_config->tasks && s_set_tasks (sim, options) != 0) {
+        s_violation (run, "out of memory");
+        return result;
+    }
+    if (!s_settle (run, join ? nodes - 1 : nodes - joining, settle_limit, bound, &random)) {
         s_violation (run, "the cluster did not settle in %llu s",
                      (unsigned long long) settle_limit / 1000);
         return result;
@@ -689,7 +1015,9 @@ s_scenario (s_run_t *run, const s_options_t *options, const shoal_sim_config_t *
     shoal_sim_stats (sim, &run->at_start);
     pick = splitmix_next (&random);
     uint64_t limit = 300000;
-    if (options->scenario >= S_LEADER_CRASH) {
+    if (options->scenario >= S_SCALE_OUT) {
+        s_task_scenario (run, options, sim_config, joining, bound, limit, &random, &result);
+    } else if (options->scenario >= S_LEADER_CRASH) {
         s_leader_scenario (run, options, &sim_config->elector, bound, limit, &random, &result);
     } else if (options->scenario == S_JOIN) {
         run->subject = nodes - 1;
@@ -814,10 +1142,16 @@ s_parse (int argc, char **argv, s_options_t *options)
         { "duration", required_argument, NULL, 'd' }, { "stall", required_argument, NULL, 'k' },
         { "profile", required_argument, NULL, 'p' },  { "json", no_argument, NULL, 'j' },
         { "available", no_argument, NULL, 'a' },      { "faults", required_argument, NULL, 'f' },
+        { "tasks", required_argument, NULL, 't' },    { "stateless", no_argument, NULL, 'T' },
         { "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
     };
     *options = (s_options_t){
-        .scenario = (s_scenario_t) -1, .nodes = 100, .seed = 1, .duration_ms = 60000, .faults = 10
+        .scenario = (s_scenario_t) -1,
+        .nodes = 100,
+        .seed = 1,
+        .duration_ms = 60000,
+        .faults = 10,
+        .tasks = 60,
     };
     opterr = 0;
     int option;
@@ -872,6 +1206,14 @@ s_parse (int argc, char **argv, s_options_t *options)
                 return s_usage_error ("--faults: must be a whole number from 1 to 100000", optarg);
             options->faults = (uint32_t) value;
             break;
+        case 't':
+            if (s_number (optarg, 1, 10000, &value) != 0)
+                return s_usage_error ("--tasks: must be a whole number from 1 to 10000", optarg);
+            options->tasks = (uint32_t) value;
+            break;
+        case 'T':
+            options->stateless = true;
+            break;
         case 'h':
             fputs (s_usage, stdout);
             exit (0);
@@ -913,8 +1255,11 @@ main (int argc, char **argv)
     if (options.loopback) {
         shoal_membership_config_loopback (&config.membership);
         shoal_elector_config_loopback (&config.elector);
+        shoal_tasks_config_loopback (&config.node_tasks);
+        shoal_handoff_config_loopback (&config.handoff);
     }
     config.election = options.scenario >= S_LEADER_CRASH;
+    config.tasks = options.scenario >= S_SCALE_OUT;
     config.elector.quorum = !options.available;
     shoal_sim_t *sim = shoal_sim_new (&config, options.nodes, options.seed);
     s_run_t run = { .sim = sim, .subject = SHOAL_SIM_NONE, .first_suspect_ms = UINT64_MAX };

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { S_DELIVER, S_TICK, S_RESUME } s_kind_t;
+typedef enum { S_DELIVER, S_TICK, S_RESUME, S_APP } s_kind_t;
 
 typedef struct {
     uint64_t time;
@@ -24,8 +24,8 @@ typedef struct {
     uint8_t kind;    //  s_kind_t
     uint8_t purpose; //  the carrier a message came on
     uint32_t node;   //  where it happens
-    uint32_t from;   //  who sent a message
-    uint32_t gen;    //  a tick's generation
+    uint32_t from;   //  who sent a message; the task of an S_APP
+    uint32_t gen;    //  a tick's generation, or an application's
     uint32_t size;
     uint64_t envelope_seq; //  the sender's envelope sequence number
     uint8_t *data;         //  the encoded message
@@ -33,9 +33,24 @@ typedef struct {
     shoal_life_t recipient;
 } s_event_t;
 
+//  What a node's application does with one task.
+typedef struct {
+    uint8_t role;  //  as last told; none when it does not run the task
+    bool stopping; //  an active told to demote or stop, not done yet
+    bool winding;  //  that was under lease: it may write until it stopped
+    bool started;  //  reported running
+    uint64_t lag;  //  of a learner or standby
+    uint32_t gen;  //  of its pending S_APP event
+} s_app_t;
+
 typedef struct {
     shoal_membership_t *core; //  NULL when down
     shoal_elector_t *elector; //  NULL when down or without an election
+    shoal_tasks_t *tasks;     //  NULL when down or without tasks
+    shoal_handoff_t *handoff; //  while its elector acts
+    uint64_t handoff_term;    //  the term it acts with
+    s_app_t *apps;            //  per task of the simulator's list
+    bool *acting;             //  per task: runs it as active now
     uint32_t priority;
     //  What the elector persisted, for its next life.
     bool saved;
@@ -47,6 +62,7 @@ typedef struct {
     uint64_t incarnation; //  of the last start
     uint64_t life;        //  of the last start
     uint64_t sent;        //  envelopes sent: the last sequence number
+    uint64_t frames_at;   //  when its last frame arrives
     uint32_t group;
     bool paused;
     uint32_t gen;       //  generation of the pending tick
@@ -74,10 +90,30 @@ struct _shoal_sim_t {
     shoal_sim_leader_fn *leader_observer;
     void *leader_observer_arg;
     shoal_sim_stats_t stats;
+
+    //  Tasks: the list handed to every handoff, sorted by id, and what
+    //  happened to each.
+    shoal_assign_task_t *task_list;
+    size_t task_count;
+    struct s_track *track;
+    uint64_t *gaps;
+    size_t gap_count, gap_capacity;
+    shoal_sim_task_stats_t task_stats;
+    size_t first_double; //  the task of task_stats.first_double_ms
 };
+
+//  One task's account: how many nodes run it as active, since when.
+typedef struct s_track {
+    uint32_t actives;
+    uint64_t since_ms;
+    uint64_t empty_since_ms; //  without an active since
+    bool placed;             //  had an active once
+} s_track_t;
 
 //  Ids carry the node's index in their first four bytes, and a fixed mark
 //  after it, so that an id maps back to its node without a table.
+static void s_task_list_free (shoal_sim_t *self);
+
 static const uint8_t s_mark[12] = { 's', 'h', 'o', 'a', 'l', '-', 's', 'i', 'm', '-', 'i', 'd' };
 
 void
@@ -121,6 +157,12 @@ shoal_sim_config_default (shoal_sim_config_t *config)
     config->backlog = 256;
     config->election = false;
     shoal_elector_config_lan (&config->elector);
+    config->tasks = false;
+    shoal_tasks_config_lan (&config->node_tasks);
+    shoal_handoff_config_lan (&config->handoff);
+    config->app_ms = 50;
+    config->learner_lag = 20000;
+    config->restore_per_s = 10000;
 }
 
 //  ---------------------------------------------------------------------
@@ -184,7 +226,9 @@ shoal_sim_new (const shoal_sim_config_t *config, uint32_t nodes, uint64_t seed)
 {
     if (shoal_membership_config_check (&config->membership) || nodes == 0 ||
         nodes >= SHOAL_SIM_NONE ||
-        (config->election && shoal_elector_config_check (&config->elector)))
+        (config->election && shoal_elector_config_check (&config->elector)) ||
+        (config->tasks && (!config->election || shoal_tasks_config_check (&config->node_tasks) ||
+                           shoal_handoff_config_check (&config->handoff))))
         return NULL;
     shoal_sim_t *self = calloc (1, sizeof *self);
     if (!self)
@@ -224,6 +268,10 @@ shoal_sim_destroy (shoal_sim_t **self_p)
     for (uint32_t n = 0; self->nodes && n < self->size; n++) {
         shoal_membership_destroy (&self->nodes[n].core);
         shoal_elector_destroy (&self->nodes[n].elector);
+        shoal_tasks_destroy (&self->nodes[n].tasks);
+        shoal_handoff_destroy (&self->nodes[n].handoff);
+        free (self->nodes[n].apps);
+        free (self->nodes[n].acting);
         free (self->nodes[n].voters);
         s_drop_backlog (&self->nodes[n]);
         free (self->nodes[n].backlog);
@@ -232,6 +280,8 @@ shoal_sim_destroy (shoal_sim_t **self_p)
         free (self->queue[i].data);
     free (self->queue);
     free (self->nodes);
+    s_task_list_free (self);
+    free (self->gaps);
     free (self->buffer);
     shoal_metapool_destroy (&self->metas);
     shoal_arena_release (&self->arena);
@@ -278,6 +328,8 @@ s_send (shoal_sim_t *self, uint32_t from, const shoal_msg_t *msg, uint32_t to,
     uint8_t purpose = (uint8_t) shoal_msg_purpose (msg->type);
     if (s_election_message (msg->type))
         self->stats.election_sent++;
+    else if (msg->type == SHOAL_MSG_ASSIGN || msg->type == SHOAL_MSG_STATUS)
+        self->stats.task_sent++;
     else if (purpose == SHOAL_PURPOSE_FRAME)
         self->stats.frame_bytes += (uint64_t) size;
     if (to == SHOAL_SIM_NONE) {
@@ -300,6 +352,12 @@ s_send (shoal_sim_t *self, uint32_t from, const shoal_msg_t *msg, uint32_t to,
     event.from = from;
     event.time = self->now + self->config.latency_ms +
                  splitmix_next (&self->random) % ((uint64_t) self->config.jitter_ms + 1);
+    if (purpose == SHOAL_PURPOSE_FRAME) {
+        //  Frames go over TCP: in order, never before one sent earlier.
+        if (event.time < node->frames_at)
+            event.time = node->frames_at;
+        node->frames_at = event.time;
+    }
     event.size = (uint32_t) size;
     shoal_id_t id;
     shoal_sim_id (from, &id);
@@ -324,12 +382,411 @@ s_schedule (shoal_sim_t *self, uint32_t n)
     uint64_t next = shoal_membership_next (node->core);
     if (node->elector && shoal_elector_next (node->elector) < next)
         next = shoal_elector_next (node->elector);
+    if (node->tasks && shoal_tasks_next (node->tasks) < next)
+        next = shoal_tasks_next (node->tasks);
+    if (node->handoff && shoal_handoff_next (node->handoff) < next)
+        next = shoal_handoff_next (node->handoff);
     if (next != node->tick_at) {
         node->tick_at = next;
         s_event_t tick = { .kind = S_TICK, .node = n, .gen = ++node->gen };
         tick.time = next > self->now ? next : self->now;
         s_push (self, tick);
     }
+}
+
+//  ---------------------------------------------------------------------
+//  Tasks: each node's runner and application, the leader's handoff, and
+//  the account of who runs what as active
+
+//  The index of task in the list, or task_count.
+static size_t
+s_task_index (const shoal_sim_t *self, const char *task)
+{
+    size_t low = 0, high = self->task_count;
+    while (low < high) {
+        size_t mid = low + (high - low) / 2;
+        int order = strcmp (self->task_list[mid].id, task);
+        if (order == 0)
+            return mid;
+        if (order < 0)
+            low = mid + 1;
+        else
+            high = mid;
+    }
+    return self->task_count;
+}
+
+//  Counts the time since the task's last change into the totals.
+static void
+s_track_flush (shoal_sim_t *self, s_track_t *track)
+{
+    uint64_t span = self->now - track->since_ms;
+    if (track->actives >= 2)
+        self->task_stats.double_active_ms += span;
+    else if (track->actives == 0 && track->placed)
+        self->task_stats.unavailable_ms += span;
+    track->since_ms = self->now;
+}
+
+//  One node begins (acting) or ends running task t as active.
+static void
+s_track (shoal_sim_t *self, size_t t, bool acting)
+{
+    s_track_t *track = &self->track[t];
+    s_track_flush (self, track);
+    if (acting) {
+        if (track->actives == 1 && !self->task_stats.first_double_ms) {
+            self->task_stats.first_double_ms = self->now;
+            self->first_double = t;
+        }
+        if (track->actives++ == 0) {
+            if (track->placed) {
+                uint64_t gap = self->now - track->empty_since_ms;
+                if (gap > self->task_stats.unavailable_max_ms)
+                    self->task_stats.unavailable_max_ms = gap;
+                if (self->gap_count == self->gap_capacity) {
+                    size_t capacity = self->gap_capacity ? 2 * self->gap_capacity : 256;
+                    uint64_t *gaps = realloc (self->gaps, capacity * sizeof *gaps);
+                    if (gaps) {
+                        self->gaps = gaps;
+                        self->gap_capacity = capacity;
+                    }
+                }
+                if (self->gap_count < self->gap_capacity)
+                    self->gaps[self->gap_count++] = gap;
+            } else {
+                track->placed = true;
+                self->task_stats.placed++;
+            }
+        }
+    } else if (--track->actives == 0)
+        track->empty_since_ms = self->now;
+}
+
+//  Node n's account of which tasks it runs as active, brought up to date:
+//  after every input to its tasks, and when it pauses, resumes or stops.
+static void
+s_acting_update (shoal_sim_t *self, uint32_t n)
+{
+    s_node_t *node = &self->nodes[n];
+    if (!node->acting)
+        return;
+    bool leased =
+        node->core && node->tasks && !node->paused && shoal_tasks_leased (node->tasks, self->now);
+    for (size_t t = 0; t < self->task_count; t++) {
+        const s_app_t *app = &node->apps[t];
+        bool acting = leased && (app->role == SHOAL_ROLE_ACTIVE || (app->stopping && app->winding));
+        if (acting != node->acting[t]) {
+            node->acting[t] = acting;
+            s_track (self, t, acting);
+        }
+    }
+}
+
+//  The application's next step on task t after delay_ms.
+static void
+s_app_later (shoal_sim_t *self, uint32_t n, size_t t, uint64_t delay_ms)
+{
+    s_app_t *app = &self->nodes[n].apps[t];
+    s_event_t event = { .kind = S_APP, .node = n, .from = (uint32_t) t, .gen = ++app->gen };
+    event.time = self->now + delay_ms;
+    s_push (self, event);
+}
+
+//  The application carries out a command of its node's tasks: starting
+//  and stopping take app_ms, a promotion is at once.
+static void
+s_app_command (shoal_sim_t *self, uint32_t n, const shoal_tasks_command_t *command)
+{
+    size_t t = s_task_index (self, command->task);
+    if (t == self->task_count)
+        return; //  a task of no job here
+    s_node_t *node = &self->nodes[n];
+    s_app_t *app = &node->apps[t];
+    bool active = app->role == SHOAL_ROLE_ACTIVE || app->stopping;
+    //  An active told to stop under lease winds down, and may write until it
+    //  reports the stop (the leader waits for that report); one told to stop
+    //  because its lease ended stops acting at once: it checks the lease
+    //  before it writes.
+    bool winding = shoal_tasks_leased (node->tasks, self->now) &&
+                   (app->role == SHOAL_ROLE_ACTIVE || (app->stopping && app->winding));
+    switch (command->type) {
+    case SHOAL_TASKS_START:
+        *app = (s_app_t){ .role = command->role, .gen = app->gen };
+        if (command->role == SHOAL_ROLE_LEARNER || command->role == SHOAL_ROLE_STANDBY)
+            app->lag = self->task_list[t].stateful ? self->config.learner_lag : 0;
+        if (command->role == SHOAL_ROLE_ACTIVE)
+            self->task_stats.activations++;
+        s_app_later (self, n, t, self->config.app_ms);
+        break;
+    case SHOAL_TASKS_PROMOTE:
+        app->role = SHOAL_ROLE_ACTIVE;
+        app->stopping = false;
+        self->task_stats.activations++;
+        break;
+    case SHOAL_TASKS_DEMOTE:
+        app->role = command->role;
+        app->stopping = true;
+        app->winding = winding;
+        app->lag = 0; //  it was the active: its state is current
+        s_app_later (self, n, t, self->config.app_ms);
+        break;
+    case SHOAL_TASKS_STOP:
+        app->role = SHOAL_ROLE_NONE;
+        app->started = false;
+        if (active) {
+            app->stopping = true;
+            app->winding = winding;
+            s_app_later (self, n, t, self->config.app_ms);
+        } else
+            app->gen++; //  gone: whatever it had pending is void
+        break;
+    default:
+        break;
+    }
+}
+
+static void
+s_task_outputs (shoal_sim_t *self, uint32_t n)
+{
+    s_node_t *node = &self->nodes[n];
+    const shoal_tasks_command_t *commands;
+    size_t count = shoal_tasks_commands (node->tasks, &commands);
+    for (size_t i = 0; i < count; i++)
+        s_app_command (self, n, &commands[i]);
+    const shoal_tasks_send_t *sends;
+    count = shoal_tasks_outbox (node->tasks, &sends);
+    for (size_t i = 0; i < count; i++) {
+        shoal_life_t recipient = { 0 };
+        memcpy (recipient.id, sends[i].to.bytes, sizeof recipient.id);
+        s_send (self, n, &sends[i].msg, shoal_sim_index (&sends[i].to), &recipient);
+    }
+    s_acting_update (self, n);
+}
+
+static void
+s_handoff_outputs (shoal_sim_t *self, uint32_t n)
+{
+    const shoal_handoff_send_t *sends;
+    size_t count = shoal_handoff_outbox (self->nodes[n].handoff, &sends);
+    for (size_t i = 0; i < count; i++) {
+        shoal_life_t recipient = { 0 };
+        memcpy (recipient.id, sends[i].to.bytes, sizeof recipient.id);
+        s_send (self, n, &sends[i].msg, shoal_sim_index (&sends[i].to), &recipient);
+    }
+}
+
+//  The application's step on a task came: a start or a stop is done, or a
+//  learner made up some lag. Reported to the node's tasks.
+static void
+s_app_step (shoal_sim_t *self, const s_event_t *event)
+{
+    s_node_t *node = &self->nodes[event->node];
+    if (!node->tasks || event->from >= self->task_count)
+        return;
+    s_app_t *app = &node->apps[event->from];
+    if (event->gen != app->gen)
+        return; //  overtaken by a later command
+    if (node->paused) {
+        s_app_later (self, event->node, event->from, 100); //  frozen with its node
+        return;
+    }
+    const char *task = self->task_list[event->from].id;
+    uint64_t step_ms = 200;
+    if (app->stopping) {
+        app->stopping = false;
+        shoal_tasks_report (node->tasks, self->now, task, SHOAL_TASK_STOPPED, 0);
+        if (app->role == SHOAL_ROLE_NONE)
+            *app = (s_app_t){ .gen = app->gen };
+    } else {
+        app->started = true;
+        uint64_t made_up = self->config.restore_per_s * step_ms / 1000;
+        bool warming = app->role == SHOAL_ROLE_LEARNER || app->role == SHOAL_ROLE_STANDBY;
+        shoal_tasks_report (node->tasks, self->now, task, SHOAL_TASK_RUNNING, app->lag);
+        if (warming && app->lag > 0) {
+            app->lag = app->lag > made_up ? app->lag - made_up : 0;
+            s_app_later (self, event->node, event->from, step_ms);
+        }
+    }
+    s_task_outputs (self, event->node);
+    s_schedule (self, event->node);
+}
+
+//  Node n acts as leader at term from now: a new handoff, told of every
+//  member its view holds and of the tasks.
+static void
+s_handoff_start (shoal_sim_t *self, uint32_t n, uint64_t term)
+{
+    s_node_t *node = &self->nodes[n];
+    shoal_handoff_destroy (&node->handoff);
+    node->handoff = shoal_handoff_new (&self->config.handoff, term,
+                                       shoal_tasks_version (node->tasks).version, self->now);
+    if (!node->handoff)
+        return;
+    node->handoff_term = term;
+    shoal_handoff_tasks (node->handoff, self->now, self->task_list, self->task_count);
+    s_handoff_outputs (self, n);
+    for (size_t i = 0; i < shoal_membership_size (node->core); i++) {
+        shoal_membership_member_t member;
+        if (shoal_membership_member_at (node->core, i, &member) != 0)
+            continue;
+        bool live = member.state == SHOAL_MEMBER_ALIVE || member.state == SHOAL_MEMBER_SUSPECT;
+        shoal_handoff_member (node->handoff, self->now, &member.node, member.meta, live);
+        s_handoff_outputs (self, n);
+    }
+}
+
+//  An elector event of node n, for its tasks and its handoff.
+static void
+s_leader_event (shoal_sim_t *self, uint32_t n, const shoal_elector_event_t *event)
+{
+    s_node_t *node = &self->nodes[n];
+    if (!node->tasks)
+        return;
+    shoal_id_t id;
+    shoal_sim_id (n, &id);
+    bool leader = event->type == SHOAL_ELECTOR_LEADER;
+    if (leader && memcmp (&event->leader, &id, sizeof id) == 0) {
+        if (!node->handoff || node->handoff_term != event->term)
+            s_handoff_start (self, n, event->term);
+    } else
+        shoal_handoff_destroy (&node->handoff);
+    shoal_tasks_leader (node->tasks, self->now, leader ? &event->leader : NULL,
+                        leader ? event->term : 0);
+    s_task_outputs (self, n);
+}
+
+//  Every node's tasks and the account follow the list: a task keeps what
+//  it had under its id.
+static int
+s_task_list_move (shoal_sim_t *self, shoal_assign_task_t *list, size_t count)
+{
+    s_track_t *track = calloc (count ? count : 1, sizeof *track);
+    if (!track)
+        return -1;
+    for (uint32_t n = 0; n < self->size; n++) {
+        s_node_t *node = &self->nodes[n];
+        if (!node->apps)
+            continue;
+        s_app_t *apps = calloc (count ? count : 1, sizeof *apps);
+        bool *acting = calloc (count ? count : 1, sizeof *acting);
+        if (!apps || !acting) {
+            free (apps);
+            free (acting);
+            free (track);
+            return -1;
+        }
+        for (size_t t = 0; t < count; t++) {
+            size_t old = s_task_index (self, list[t].id);
+            if (old < self->task_count) {
+                apps[t] = node->apps[old];
+                acting[t] = node->acting[old];
+            }
+        }
+        free (node->apps);
+        free (node->acting);
+        node->apps = apps;
+        node->acting = acting;
+    }
+    for (size_t t = 0; t < count; t++) {
+        size_t old = s_task_index (self, list[t].id);
+        if (old < self->task_count) {
+            s_track_flush (self, &self->track[old]);
+            track[t] = self->track[old];
+        } else
+            track[t].since_ms = self->now;
+    }
+    s_task_list_free (self);
+    self->task_list = list;
+    self->task_count = count;
+    self->track = track;
+    return 0;
+}
+
+static int
+s_task_compare (const void *a, const void *b)
+{
+    return strcmp (((const shoal_assign_task_t *) a)->id, ((const shoal_assign_task_t *) b)->id);
+}
+
+int
+shoal_sim_set_tasks (shoal_sim_t *self, const shoal_assign_task_t *tasks, size_t count)
+{
+    shoal_assign_task_t *list = calloc (count ? count : 1, sizeof *list);
+    if (!list)
+        return -1;
+    bool failed = false;
+    for (size_t t = 0; t < count && !failed; t++) {
+        list[t] = tasks[t];
+        list[t].id = strdup (tasks[t].id);
+        list[t].job = strdup (tasks[t].job);
+        failed = !list[t].id || !list[t].job;
+    }
+    if (!failed && count) {
+        qsort (list, count, sizeof *list, s_task_compare);
+        for (size_t t = 1; t < count && !failed; t++)
+            failed = strcmp (list[t - 1].id, list[t].id) == 0;
+    }
+    if (failed || s_task_list_move (self, list, count) != 0) {
+        for (size_t t = 0; t < count; t++) {
+            free ((char *) list[t].id);
+            free ((char *) list[t].job);
+        }
+        free (list);
+        return -1;
+    }
+    for (uint32_t n = 0; n < self->size; n++)
+        if (self->nodes[n].handoff) {
+            shoal_handoff_tasks (self->nodes[n].handoff, self->now, list, count);
+            s_handoff_outputs (self, n);
+            s_schedule (self, n);
+        }
+    return 0;
+}
+
+static void
+s_task_list_free (shoal_sim_t *self)
+{
+    for (size_t t = 0; t < self->task_count; t++) {
+        free ((char *) self->task_list[t].id);
+        free ((char *) self->task_list[t].job);
+    }
+    free (self->task_list);
+    free (self->track);
+    self->task_list = NULL;
+    self->track = NULL;
+    self->task_count = 0;
+}
+
+void
+shoal_sim_task_stats (shoal_sim_t *self, shoal_sim_task_stats_t *stats)
+{
+    for (size_t t = 0; t < self->task_count; t++)
+        s_track_flush (self, &self->track[t]);
+    *stats = self->task_stats;
+    stats->first_double_task = stats->first_double_ms && self->first_double < self->task_count
+                                   ? self->task_list[self->first_double].id
+                                   : NULL;
+    stats->gap_count = self->gap_count;
+    stats->gaps = self->gaps;
+}
+
+uint32_t
+shoal_sim_task_actives (const shoal_sim_t *self, size_t task)
+{
+    return task < self->task_count ? self->track[task].actives : 0;
+}
+
+shoal_tasks_t *
+shoal_sim_tasks (const shoal_sim_t *self, uint32_t n)
+{
+    return n < self->size ? self->nodes[n].tasks : NULL;
+}
+
+shoal_handoff_t *
+shoal_sim_handoff (const shoal_sim_t *self, uint32_t n)
+{
+    return n < self->size ? self->nodes[n].handoff : NULL;
 }
 
 //  After an input to node n's elector: what it persists into the node's
@@ -351,16 +808,25 @@ s_elector_outputs (shoal_sim_t *self, uint32_t n)
             node->saved = true;
         }
     }
-    const shoal_elector_event_t *events;
-    size_t count = shoal_elector_events (node->elector, &events);
-    for (size_t i = 0; i < count && self->leader_observer; i++)
-        self->leader_observer (self->leader_observer_arg, self->now, n, &events[i]);
     const shoal_elector_send_t *sends;
-    count = shoal_elector_outbox (node->elector, &sends);
+    size_t count = shoal_elector_outbox (node->elector, &sends);
     for (size_t i = 0; i < count; i++) {
         shoal_life_t recipient = { 0 };
         memcpy (recipient.id, sends[i].to.bytes, sizeof recipient.id);
         s_send (self, n, &sends[i].msg, shoal_sim_index (&sends[i].to), &recipient);
+    }
+    //  Events last: the tasks' inputs below make outputs of their own, and
+    //  the elector's outbox must be sent before anything else is asked of it.
+    const shoal_elector_event_t *events;
+    count = shoal_elector_events (node->elector, &events);
+    shoal_elector_event_t copies[8];
+    if (count > sizeof copies / sizeof copies[0])
+        count = sizeof copies / sizeof copies[0];
+    memcpy (copies, events, count * sizeof *events);
+    for (size_t i = 0; i < count; i++) {
+        if (self->leader_observer)
+            self->leader_observer (self->leader_observer_arg, self->now, n, &copies[i]);
+        s_leader_event (self, n, &copies[i]);
     }
 }
 
@@ -384,6 +850,12 @@ s_outputs (shoal_sim_t *self, uint32_t n)
                                   events[i].meta->priority, live);
             s_elector_outputs (self, n);
         }
+        if (node->handoff) {
+            bool live =
+                events[i].type != SHOAL_MEMBERSHIP_DEAD && events[i].type != SHOAL_MEMBERSHIP_LEFT;
+            shoal_handoff_member (node->handoff, self->now, &events[i].node, events[i].meta, live);
+            s_handoff_outputs (self, n);
+        }
     }
     const shoal_membership_send_t *sends;
     count = shoal_membership_outbox (node->core, &sends);
@@ -400,6 +872,14 @@ s_tick (shoal_sim_t *self, uint32_t n)
     if (node->elector && shoal_elector_next (node->elector) <= self->now) {
         shoal_elector_tick (node->elector, self->now);
         s_elector_outputs (self, n);
+    }
+    if (node->tasks && shoal_tasks_next (node->tasks) <= self->now) {
+        shoal_tasks_tick (node->tasks, self->now);
+        s_task_outputs (self, n);
+    }
+    if (node->handoff && shoal_handoff_next (node->handoff) <= self->now) {
+        shoal_handoff_tick (node->handoff, self->now);
+        s_handoff_outputs (self, n);
     }
     if (shoal_membership_next (node->core) <= self->now) {
         shoal_membership_tick (node->core, self->now);
@@ -429,10 +909,21 @@ s_receive (shoal_sim_t *self, uint32_t n, const s_event_t *event)
     envelope.recipient = event->recipient;
     envelope.seq = event->envelope_seq;
     self->stats.delivered++;
+    shoal_id_t from;
+    memcpy (from.bytes, event->sender.id, sizeof from.bytes);
+    if (msg.type == SHOAL_MSG_ASSIGN || msg.type == SHOAL_MSG_STATUS) {
+        if (msg.type == SHOAL_MSG_ASSIGN && node->tasks) {
+            shoal_tasks_assign (node->tasks, self->now, &from, &msg.u.assign);
+            s_task_outputs (self, n);
+        } else if (msg.type == SHOAL_MSG_STATUS && node->handoff) {
+            shoal_handoff_status (node->handoff, self->now, &from, &msg.u.status);
+            s_handoff_outputs (self, n);
+        }
+        s_schedule (self, n);
+        return;
+    }
     if (s_election_message (msg.type)) {
         if (node->elector) {
-            shoal_id_t from;
-            memcpy (from.bytes, event->sender.id, sizeof from.bytes);
             shoal_elector_receive (node->elector, self->now, &from, &msg);
             s_elector_outputs (self, n);
             s_schedule (self, n);
@@ -482,6 +973,14 @@ s_resume (shoal_sim_t *self, uint32_t n)
             shoal_elector_tick (node->elector, self->now);
             s_elector_outputs (self, n);
         }
+        if (node->tasks) {
+            shoal_tasks_tick (node->tasks, self->now);
+            s_task_outputs (self, n);
+        }
+        if (node->handoff) {
+            shoal_handoff_tick (node->handoff, self->now);
+            s_handoff_outputs (self, n);
+        }
         shoal_membership_tick (node->core, self->now);
         s_outputs (self, n);
     }
@@ -499,6 +998,8 @@ shoal_sim_run (shoal_sim_t *self, uint64_t until_ms)
             s_deliver (self, &event);
         else if (event.kind == S_RESUME)
             s_resume (self, event.node);
+        else if (event.kind == S_APP)
+            s_app_step (self, &event);
         else if (node->core && !node->paused && event.gen == node->gen) {
             node->tick_at = UINT64_MAX;
             s_tick (self, event.node);
@@ -540,6 +1041,20 @@ shoal_sim_start (shoal_sim_t *self, uint32_t n, uint32_t seed)
             return -1;
         }
     }
+    if (self->config.tasks) {
+        //  A new life runs nothing: what the last one ran died with it.
+        node->tasks = shoal_tasks_new (&self->config.node_tasks, &id, self->now);
+        free (node->apps);
+        free (node->acting);
+        node->apps = calloc (self->task_count ? self->task_count : 1, sizeof *node->apps);
+        node->acting = calloc (self->task_count ? self->task_count : 1, sizeof *node->acting);
+        if (!node->tasks || !node->apps || !node->acting) {
+            shoal_tasks_destroy (&node->tasks);
+            shoal_elector_destroy (&node->elector);
+            shoal_membership_destroy (&node->core);
+            return -1;
+        }
+    }
     node->tick_at = UINT64_MAX;
     node->gen++;
     if (seed != SHOAL_SIM_NONE && seed < self->size && seed != n)
@@ -560,6 +1075,9 @@ shoal_sim_crash (shoal_sim_t *self, uint32_t n)
         node->incarnation = shoal_membership_incarnation (node->core);
     shoal_membership_destroy (&node->core);
     shoal_elector_destroy (&node->elector);
+    shoal_handoff_destroy (&node->handoff);
+    s_acting_update (self, n); //  its tasks died with it
+    shoal_tasks_destroy (&node->tasks);
     s_drop_backlog (node);
     node->paused = false;
     node->tick_at = UINT64_MAX;
@@ -581,6 +1099,7 @@ shoal_sim_pause (shoal_sim_t *self, uint32_t n, uint64_t duration_ms)
     if (n >= self->size || !self->nodes[n].core || self->nodes[n].paused)
         return;
     self->nodes[n].paused = true;
+    s_acting_update (self, n); //  its tasks are frozen with it
     s_event_t resume = { .kind = S_RESUME, .node = n, .time = self->now + duration_ms };
     s_push (self, resume);
 }

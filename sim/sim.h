@@ -26,7 +26,9 @@
 #define SHOAL_SIM_H
 
 #include "elector.h"
+#include "handoff.h"
 #include "membership.h"
+#include "tasks.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -42,11 +44,22 @@ typedef struct {
     uint32_t backlog;    //  messages a paused node's socket keeps; later ones are lost
     bool election;       //  run an elector on every node
     shoal_elector_config_t elector;
+    //  Tasks (needs the election): every node runs the tasks of
+    //  rebalance/tasks.h and an application that carries its commands out;
+    //  the acting leader runs the handoff of rebalance/handoff.h.
+    bool tasks;
+    shoal_tasks_config_t node_tasks;
+    shoal_handoff_config_t handoff;
+    uint32_t app_ms;        //  the application takes this long to start or stop a task
+    uint64_t learner_lag;   //  the lag of a stateful task's new learner or standby
+    uint64_t restore_per_s; //  lag a learner makes up per second
 } shoal_sim_config_t;
 
 //  The LAN membership profile, 1 ms latency with 1 ms jitter, no loss, a
-//  backlog of 256 messages; no election (the LAN elector profile is set,
-//  for when it is turned on).
+//  backlog of 256 messages; no election and no tasks (the LAN profiles of
+//  both are set, for when they are turned on; the application takes 50 ms
+//  to start or stop a task, and a learner makes up 10,000 of lag a second
+//  from 20,000).
 void shoal_sim_config_default (shoal_sim_config_t *config);
 
 typedef struct {
@@ -60,7 +73,25 @@ typedef struct {
     uint64_t codec_errors;  //  an encode or decode failed (never, with a correct core)
     uint64_t events;        //  membership events produced
     uint64_t election_sent; //  election messages handed to the network
+    uint64_t task_sent;     //  ASSIGN and STATUS messages handed to the network
 } shoal_sim_stats_t;
+
+//  What happened to the tasks, summed over them, from when each first had
+//  an active. A node counts as running a task as active from the moment its
+//  application is told so until it reports the task stopped, and only while
+//  the node is up, not paused, and holds its lease (an application that
+//  checks the lease before it writes, as the C API lets it).
+typedef struct {
+    uint64_t double_active_ms;     //  time two or more nodes ran one task as active
+    uint64_t unavailable_ms;       //  time tasks had no active (after their first)
+    uint64_t unavailable_max_ms;   //  the longest such stretch of one task
+    uint64_t activations;          //  a node began to run a task as active
+    uint64_t placed;               //  tasks that had an active at least once
+    uint64_t first_double_ms;      //  when a task first ran as active twice (0: never)
+    const char *first_double_task; //  which (NULL: none)
+    size_t gap_count;              //  stretches without an active, each in gaps
+    const uint64_t *gaps;          //  their lengths, in ms, in the order they ended
+} shoal_sim_task_stats_t;
 
 typedef struct _shoal_sim_t shoal_sim_t;
 
@@ -134,5 +165,20 @@ void shoal_sim_id (uint32_t node, shoal_id_t *id);
 uint32_t shoal_sim_index (const shoal_id_t *id);
 
 void shoal_sim_stats (const shoal_sim_t *self, shoal_sim_stats_t *stats);
+
+//  The tasks of the committed jobs, for the handoff of every leader from
+//  now on. Returns -1 when a task id repeats or memory is short.
+int shoal_sim_set_tasks (shoal_sim_t *self, const shoal_assign_task_t *tasks, size_t count);
+
+//  The task statistics, valid until the next call into the simulator.
+void shoal_sim_task_stats (shoal_sim_t *self, shoal_sim_task_stats_t *stats);
+
+//  How many nodes run task (an index into the tasks set) as active now.
+uint32_t shoal_sim_task_actives (const shoal_sim_t *self, size_t task);
+
+//  The node's tasks, or NULL when it is down or runs none; the handoff,
+//  while the node leads.
+shoal_tasks_t *shoal_sim_tasks (const shoal_sim_t *self, uint32_t node);
+shoal_handoff_t *shoal_sim_handoff (const shoal_sim_t *self, uint32_t node);
 
 #endif

@@ -14,9 +14,9 @@ sim=$build/sim/shoal-sim
 
 # The sanitizer and fuzz builds are instrumented, and several times slower.
 if grep -q '^SHOAL_\(SANITIZE\|FUZZ\):BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
-    small=60 large=200
+    small=60 large=200 task_schedules=10
 else
-    small=200 large=1000
+    small=200 large=1000 task_schedules=30
 fi
 
 # The value of one field of a report (the plain format: "name value").
@@ -92,6 +92,44 @@ for seed in $(seq 1 60); do
     run "random faults, seed $seed" --scenario random --nodes 30 --faults 10 --seed "$seed"
     run "random faults, available, seed $seed" --scenario random --nodes 30 --faults 10 \
         --seed "$seed" --available
+done
+
+# Tasks, with the election and membership under them: never two nodes running
+# a task as active (the scenario reports it as a violation), the learners of
+# a scale-out handed over within a few message delays (1 to 2 ms each here)
+# with the fewest moves, the tasks of a crashed or paused owner given away
+# once its lease has surely ended (2 x 6 s x 1.05 after it was last heard),
+# a graceful leave handing its tasks over as fast as a scale-out does, a cold
+# start placing each task once and moving none after, and balance after every
+# fault.
+for seed in 1 2 3; do
+    for mode in "" --stateless; do
+        run "scale-out, seed $seed $mode" --scenario scale-out --nodes 12 --tasks 60 \
+            --seed "$seed" $mode
+        at_most "scale-out, seed $seed $mode" gap_max_ms 10
+        at_most "scale-out, seed $seed $mode" moves 15
+        at_most "scale-out, seed $seed $mode" ms_to_balanced 15000
+        run "crash-owner, seed $seed $mode" --scenario crash-owner --nodes 12 --tasks 60 \
+            --seed "$seed" $mode
+        at_most "crash-owner, seed $seed $mode" gap_max_ms 14000
+        run "pause-owner, seed $seed $mode" --scenario pause-owner --nodes 12 --tasks 60 \
+            --seed "$seed" $mode
+        at_most "pause-owner, seed $seed $mode" gap_max_ms 14000
+        run "leader-crash-mid-handoff, seed $seed $mode" --scenario leader-crash-mid-handoff \
+            --nodes 12 --tasks 60 --seed "$seed" $mode
+    done
+    run "cold-start, seed $seed" --scenario cold-start --nodes 10 --tasks 200 --seed "$seed"
+    run "scale-in, seed $seed" --scenario scale-in --nodes 12 --tasks 60 --seed "$seed"
+    at_most "scale-in, seed $seed" gap_max_ms 10
+    run "halves with tasks, seed $seed" --scenario halves-tasks --nodes 13 --tasks 60 \
+        --duration 20 --seed "$seed"
+    run "rolling restart, seed $seed" --scenario rolling-restart --nodes 6 --tasks 30 \
+        --seed "$seed" --stateless
+done
+# Random faults with tasks (bench/task_faults.sh runs thousands).
+for seed in $(seq 1 "$task_schedules"); do
+    run "random faults with tasks, seed $seed" --scenario random-tasks --nodes 12 --tasks 60 \
+        --faults 10 --seed "$seed"
 done
 
 # The same seed replays the same run, byte for byte (but for wall time).
