@@ -349,20 +349,26 @@ s_keepalive (shoal_handoff_t *self, s_node_t *node, uint64_t version)
         send->msg.u.assign.version = send->msg.u.assign.base_version = version;
 }
 
-//  The published placements as wire placements, in self->view.
+//  Room in self->view for count wire placements. -1 when memory is short:
+//  the caller then publishes nothing, so the view never lags the count.
 static int
-s_view_update (shoal_handoff_t *self)
+s_view_reserve (shoal_handoff_t *self, size_t count)
 {
-    shoal_placement_t *view =
-        realloc (self->view, (self->placement_count ? self->placement_count : 1) * sizeof *view);
+    shoal_placement_t *view = realloc (self->view, (count ? count : 1) * sizeof *view);
     if (!view)
         return -1;
     self->view = view;
+    return 0;
+}
+
+//  The published placements as wire placements, in self->view (reserved).
+static void
+s_view_fill (shoal_handoff_t *self)
+{
     for (size_t i = 0; i < self->placement_count; i++) {
         const s_placement_t *p = &self->placements[i];
-        view[i] = (shoal_placement_t){ p->task, p->node, p->role, p->epoch };
+        self->view[i] = (shoal_placement_t){ p->task, p->node, p->role, p->epoch };
     }
-    return 0;
 }
 
 //  ---------------------------------------------------------------------
@@ -483,9 +489,10 @@ s_publish (shoal_handoff_t *self, uint64_t now, s_placement_t *next, size_t next
             self->stats.revokes++;
         }
     }
-    if (count == 0 || failed) {
-        //  Nothing changed; or memory ran short for a claim, and publishing
-        //  without it could start the task twice: the next input tries again.
+    if (count == 0 || failed || s_view_reserve (self, next_count) != 0) {
+        //  Nothing changed; or memory ran short for a claim (publishing
+        //  without it could start the task twice) or the view: the next
+        //  input tries again.
         while (self->claim_count > claims_before)
             free (self->claims[--self->claim_count].task);
         s_placements_free (next, next_count);
@@ -503,7 +510,7 @@ s_publish (shoal_handoff_t *self, uint64_t now, s_placement_t *next, size_t next
         if (delta[k].role == SHOAL_ROLE_ACTIVE && delta[k].epoch.term == self->term &&
             delta[k].epoch.version == version)
             self->stats.grants++;
-    s_view_update (self);
+    s_view_fill (self);
     //  Two versions in one input (rare) go out as snapshots: one delta
     //  would not bring a member from the first base to the last version.
     bool second = self->delta_count != 0;
@@ -766,7 +773,7 @@ static void
 s_adopt (shoal_handoff_t *self, uint64_t now)
 {
     s_placement_t *next = NULL;
-    size_t count = 0, capacity = 0;
+    size_t count = 0, capacity = 0, claims_before = self->claim_count;
     bool failed = false;
     uint64_t floor = self->version;
     for (size_t n = 0; n < self->node_count && !failed; n++) {
@@ -776,7 +783,7 @@ s_adopt (shoal_handoff_t *self, uint64_t now)
         for (size_t r = 0; r < node->report_count && !failed; r++) {
             const s_report_t *report = &node->reports[r];
             if (report->role == SHOAL_ROLE_NONE || report->state == SHOAL_TASK_FAILED)
-                continue;
+                continue; //  claimed below when it may still act
             failed = s_place (&next, &count, &capacity, report->task, &node->id, report->role,
                               report->epoch) != 0;
         }
@@ -806,14 +813,21 @@ s_adopt (shoal_handoff_t *self, uint64_t now)
             }
         i = end;
     }
-    //  Whoever still stops an active it was told to give up claims it too.
+    //  Whoever still stops an active it was told to give up claims it too,
+    //  and so does an active that failed: its node restarts it, as active,
+    //  once its backoff is over, under the assignment it holds.
     for (size_t n = 0; n < self->node_count && !failed; n++) {
         const s_node_t *node = &self->nodes[n];
-        for (size_t r = 0; r < node->report_count && !failed; r++)
-            if (node->reports[r].state == SHOAL_TASK_STOPPING)
-                failed = s_claim_add (self, node->reports[r].task, &node->id, version) != 0;
+        for (size_t r = 0; r < node->report_count && !failed; r++) {
+            const s_report_t *report = &node->reports[r];
+            if (report->state == SHOAL_TASK_STOPPING ||
+                (report->role == SHOAL_ROLE_ACTIVE && report->state == SHOAL_TASK_FAILED))
+                failed = s_claim_add (self, report->task, &node->id, version) != 0;
+        }
     }
-    if (failed) {
+    if (failed || s_view_reserve (self, count) != 0) {
+        while (self->claim_count > claims_before)
+            free (self->claims[--self->claim_count].task);
         s_placements_free (next, count);
         return;
     }
@@ -824,8 +838,7 @@ s_adopt (shoal_handoff_t *self, uint64_t now)
     self->published_ms = now;
     self->adopted = true;
     self->stats.published++;
-    if (s_view_update (self) != 0)
-        return;
+    s_view_fill (self);
     for (size_t n = 0; n < self->node_count; n++)
         if (s_addressed (self, &self->nodes[n], now)) {
             self->nodes[n].snapshot_due = true;

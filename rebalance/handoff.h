@@ -5,7 +5,14 @@
     time (now_ms, the caller's monotonic clock). docs/handoff.md describes
     the protocol; section 5 is this class. Only the acting leader runs one:
     the shell makes it when its elector starts acting (LEADER about itself)
-    and destroys it when the elector stops.
+    with a new term. When the elector stops acting without following another
+    leader, the shell keeps the handoff, fed but silent (nothing it sends
+    goes out), and takes it up again if the elector acts again with the
+    same term; it destroys it when the node follows another leader or acts
+    with another term. Never make two handoffs for one term: both would
+    publish the same versions and grant the same epochs, and a node could
+    take the second one's keep-alive for the first one's and run a task it
+    lost meanwhile.
 
     Inputs:  shoal_handoff_member  what the membership view says of a member,
                                    with its meta (capacity, slots, labels,

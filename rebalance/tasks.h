@@ -103,7 +103,8 @@ typedef struct {
     uint32_t max_restarts;       //  restarts in a row; the failure after stays
 } shoal_tasks_config_t;
 
-//  Default timings: LAN (lease 3 s, status every 1 s, first restart after
+//  Default timings: LAN (lease 6 s, twice the election's, so that a leader
+//  failover fits in it; status every 1 s, first restart after
 //  1 s, 3 restarts, acceptable_lag 10000 as the assignor's default),
 //  loopback (timings 10x faster).
 void shoal_tasks_config_lan (shoal_tasks_config_t *config);

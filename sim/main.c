@@ -85,6 +85,10 @@ static const char s_usage[] =
     "  halves-tasks      two halves apart for --duration, then healed\n"
     "  rolling-restart   every node in turn leaves gracefully and starts again,\n"
     "                    once the tasks are balanced after the last one\n"
+    "  deaf-leader       an owner pauses for 2 leases and 5 s; 3.5 s before it\n"
+    "                    resumes, the leader stops hearing the others for 4 s (it\n"
+    "                    stops acting, then acts again with its term); with\n"
+    "                    --backlog 32 the owner misses its revocation\n"
     "\n"
     "options:\n"
     "  --nodes N          cluster size (default 100, at most 100000)\n"
@@ -96,6 +100,7 @@ static const char s_usage[] =
     "  --available        election in available mode (default: quorum mode)\n"
     "  --faults K         random: how many faults (default 10)\n"
     "  --tasks N          task scenarios: tasks in the job (default 60)\n"
+    "  --backlog N        messages a paused node's socket keeps (default 256)\n"
     "  --stateless        task scenarios: the job keeps no state (default: it\n"
     "                     does, so a move first warms a learner up)\n"
     "  --json             print the report as JSON (default: one line per field)\n"
@@ -126,6 +131,7 @@ typedef enum {
     S_SCALE_IN,
     S_HALVES_TASKS,
     S_ROLLING_RESTART,
+    S_DEAF_LEADER,
     S_SCENARIOS
 } s_scenario_t;
 static const char *s_scenario_names[] = { "join",
@@ -148,7 +154,8 @@ static const char *s_scenario_names[] = { "join",
                                           "random-tasks",
                                           "scale-in",
                                           "halves-tasks",
-                                          "rolling-restart" };
+                                          "rolling-restart",
+                                          "deaf-leader" };
 
 typedef struct {
     s_scenario_t scenario;
@@ -161,6 +168,7 @@ typedef struct {
     bool available;
     uint32_t faults;
     uint32_t tasks;
+    uint32_t backlog;
     bool stateless;
     bool json;
 } s_options_t;
@@ -933,6 +941,22 @@ s_task_scenario (s_run_t *run, const s_options_t *options, const shoal_sim_confi
                 break;
         }
         break;
+    case S_DEAF_LEADER: {
+        //  A leader that stops acting and acts again with the same term must
+        //  not forget what it granted meanwhile (docs/handoff.md).
+        uint32_t leader = s_acting_leader (run);
+        subject = s_owner (run);
+        if (subject != SHOAL_SIM_NONE)
+            shoal_sim_pause (sim, subject, 2 * lease + 5000);
+        s_run_until (run, run->start_ms + 2 * lease + 3500, bound, NULL);
+        if (leader != SHOAL_SIM_NONE) {
+            shoal_sim_set_group (sim, leader, 1);
+            shoal_sim_block (sim, 0, 1, true);
+        }
+        s_run_until (run, shoal_sim_now (sim) + 4000, bound, NULL);
+        s_heal (sim);
+        break;
+    }
     default: //  random-tasks
         s_random_faults (run, options, &config->elector, bound, random);
         s_heal (sim);
@@ -1137,13 +1161,21 @@ static int
 s_parse (int argc, char **argv, s_options_t *options)
 {
     static const struct option longs[] = {
-        { "scenario", required_argument, NULL, 's' }, { "nodes", required_argument, NULL, 'n' },
-        { "seed", required_argument, NULL, 'S' },     { "loss", required_argument, NULL, 'l' },
-        { "duration", required_argument, NULL, 'd' }, { "stall", required_argument, NULL, 'k' },
-        { "profile", required_argument, NULL, 'p' },  { "json", no_argument, NULL, 'j' },
-        { "available", no_argument, NULL, 'a' },      { "faults", required_argument, NULL, 'f' },
-        { "tasks", required_argument, NULL, 't' },    { "stateless", no_argument, NULL, 'T' },
-        { "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
+        { "scenario", required_argument, NULL, 's' },
+        { "nodes", required_argument, NULL, 'n' },
+        { "seed", required_argument, NULL, 'S' },
+        { "loss", required_argument, NULL, 'l' },
+        { "duration", required_argument, NULL, 'd' },
+        { "stall", required_argument, NULL, 'k' },
+        { "profile", required_argument, NULL, 'p' },
+        { "json", no_argument, NULL, 'j' },
+        { "available", no_argument, NULL, 'a' },
+        { "faults", required_argument, NULL, 'f' },
+        { "tasks", required_argument, NULL, 't' },
+        { "stateless", no_argument, NULL, 'T' },
+        { "backlog", required_argument, NULL, 'b' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
     };
     *options = (s_options_t){
         .scenario = (s_scenario_t) -1,
@@ -1152,6 +1184,7 @@ s_parse (int argc, char **argv, s_options_t *options)
         .duration_ms = 60000,
         .faults = 10,
         .tasks = 60,
+        .backlog = 256,
     };
     opterr = 0;
     int option;
@@ -1214,6 +1247,11 @@ s_parse (int argc, char **argv, s_options_t *options)
         case 'T':
             options->stateless = true;
             break;
+        case 'b':
+            if (s_number (optarg, 0, 1000000, &value) != 0)
+                return s_usage_error ("--backlog: must be a whole number up to 1000000", optarg);
+            options->backlog = (uint32_t) value;
+            break;
         case 'h':
             fputs (s_usage, stdout);
             exit (0);
@@ -1260,6 +1298,7 @@ main (int argc, char **argv)
     }
     config.election = options.scenario >= S_LEADER_CRASH;
     config.tasks = options.scenario >= S_SCALE_OUT;
+    config.backlog = options.backlog;
     config.elector.quorum = !options.available;
     shoal_sim_t *sim = shoal_sim_new (&config, options.nodes, options.seed);
     s_run_t run = { .sim = sim, .subject = SHOAL_SIM_NONE, .first_suspect_ms = UINT64_MAX };

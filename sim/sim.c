@@ -49,6 +49,7 @@ typedef struct {
     shoal_tasks_t *tasks;     //  NULL when down or without tasks
     shoal_handoff_t *handoff; //  while its elector acts
     uint64_t handoff_term;    //  the term it acts with
+    bool handoff_acting;      //  false: kept, silent, for the term may come back
     s_app_t *apps;            //  per task of the simulator's list
     bool *acting;             //  per task: runs it as active now
     uint32_t priority;
@@ -569,7 +570,7 @@ s_handoff_outputs (shoal_sim_t *self, uint32_t n)
 {
     const shoal_handoff_send_t *sends;
     size_t count = shoal_handoff_outbox (self->nodes[n].handoff, &sends);
-    for (size_t i = 0; i < count; i++) {
+    for (size_t i = 0; i < count && self->nodes[n].handoff_acting; i++) {
         shoal_life_t recipient = { 0 };
         memcpy (recipient.id, sends[i].to.bytes, sizeof recipient.id);
         s_send (self, n, &sends[i].msg, shoal_sim_index (&sends[i].to), &recipient);
@@ -624,6 +625,7 @@ s_handoff_start (shoal_sim_t *self, uint32_t n, uint64_t term)
     if (!node->handoff)
         return;
     node->handoff_term = term;
+    node->handoff_acting = true;
     shoal_handoff_tasks (node->handoff, self->now, self->task_list, self->task_count);
     s_handoff_outputs (self, n);
     for (size_t i = 0; i < shoal_membership_size (node->core); i++) {
@@ -646,11 +648,22 @@ s_leader_event (shoal_sim_t *self, uint32_t n, const shoal_elector_event_t *even
     shoal_id_t id;
     shoal_sim_id (n, &id);
     bool leader = event->type == SHOAL_ELECTOR_LEADER;
+    //  A leader that stops acting keeps its handoff, silent, and takes it up
+    //  again if it acts again with the same term (the elector lets it, when
+    //  nobody took the term meanwhile): a second handoff for one term would
+    //  publish versions and grant epochs the first one had already used.
     if (leader && memcmp (&event->leader, &id, sizeof id) == 0) {
         if (!node->handoff || node->handoff_term != event->term)
             s_handoff_start (self, n, event->term);
-    } else
+        node->handoff_acting = node->handoff != NULL;
+        if (node->handoff) {
+            shoal_handoff_tick (node->handoff, self->now);
+            s_handoff_outputs (self, n);
+        }
+    } else if (leader)
         shoal_handoff_destroy (&node->handoff);
+    else
+        node->handoff_acting = false;
     shoal_tasks_leader (node->tasks, self->now, leader ? &event->leader : NULL,
                         leader ? event->term : 0);
     s_task_outputs (self, n);

@@ -557,6 +557,45 @@ a_restarted_member_is_heard_again (void)
     shoal_handoff_destroy (&handoff);
 }
 
+//  An active its application reported failed is restarted by its node, as
+//  active, under the assignment it holds: a new leader must not give the
+//  task to another until that node has taken its assignment.
+static void
+a_failed_active_is_claimed_by_a_new_leader (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    uint64_t now = 1000;
+    shoal_handoff_t *handoff = shoal_handoff_new (&config, TERM, 5, now);
+    s_member_t members[2] = { { s_id (0), 0 }, { s_id (1), 0 } };
+    s_join (handoff, now, 0);
+    s_join (handoff, now, 1);
+    s_tasks (handoff, now, 1, false);
+    shoal_task_status_t failed = { "web/0", SHOAL_ROLE_ACTIVE, SHOAL_TASK_FAILED, 0, { 1, 3 } };
+    shoal_status_t a = { 1, 5, 1, &failed, ++members[1].seq };
+    CHECK_EQ (shoal_handoff_status (handoff, now, &members[1].id, &a), 0);
+    s_report_empty (handoff, members, now, 0, 1, 5);
+    CHECK (shoal_handoff_adopted (handoff));
+    //  Past the new leader's wait, both still heard, the failed owner still
+    //  on the old leader's assignment: the other member does not get the
+    //  task (the owner itself may: it is the only one that might run it).
+    for (uint64_t at = now + 100; at <= now + s_wait (&config) + 1000; at += config.status_ms) {
+        a.seq = ++members[1].seq;
+        CHECK_EQ (shoal_handoff_status (handoff, at, &members[1].id, &a), 0);
+        s_report_empty (handoff, members, at, 0, TERM, shoal_handoff_version (handoff));
+        shoal_handoff_tick (handoff, at);
+        CHECK (s_check_actives (handoff, 1) <= 1);
+        CHECK (s_role (handoff, "web/0", 0) != SHOAL_ROLE_ACTIVE);
+    }
+    //  It takes the leader's assignment, which does not name it active: the
+    //  task goes to one of them.
+    uint64_t later = now + s_wait (&config) + 1050;
+    s_report_empty (handoff, members, later, 0, TERM, shoal_handoff_version (handoff));
+    s_report_empty (handoff, members, later, 1, TERM, shoal_handoff_version (handoff));
+    shoal_handoff_tick (handoff, later);
+    CHECK_EQ (s_check_actives (handoff, 1), 1);
+    shoal_handoff_destroy (&handoff);
+}
+
 int
 main (void)
 {
@@ -569,5 +608,6 @@ main (void)
     RUN (keepalives_echo_the_last_status_and_laggards_get_a_snapshot);
     RUN (bad_statuses_are_dropped);
     RUN (a_restarted_member_is_heard_again);
+    RUN (a_failed_active_is_claimed_by_a_new_leader);
     return TEST_DONE ();
 }
