@@ -101,6 +101,8 @@ static const char s_usage[] =
     "  --faults K         random: how many faults (default 10)\n"
     "  --tasks N          task scenarios: tasks in the job (default 60)\n"
     "  --backlog N        messages a paused node's socket keeps (default 256)\n"
+    "  --fail P           task scenarios: starts of a task that fail, as a\n"
+    "                     fraction or a percentage (default 0)\n"
     "  --stateless        task scenarios: the job keeps no state (default: it\n"
     "                     does, so a move first warms a learner up)\n"
     "  --json             print the report as JSON (default: one line per field)\n"
@@ -169,6 +171,7 @@ typedef struct {
     uint32_t faults;
     uint32_t tasks;
     uint32_t backlog;
+    uint32_t fail_ppm;
     bool stateless;
     bool json;
 } s_options_t;
@@ -1161,21 +1164,14 @@ static int
 s_parse (int argc, char **argv, s_options_t *options)
 {
     static const struct option longs[] = {
-        { "scenario", required_argument, NULL, 's' },
-        { "nodes", required_argument, NULL, 'n' },
-        { "seed", required_argument, NULL, 'S' },
-        { "loss", required_argument, NULL, 'l' },
-        { "duration", required_argument, NULL, 'd' },
-        { "stall", required_argument, NULL, 'k' },
-        { "profile", required_argument, NULL, 'p' },
-        { "json", no_argument, NULL, 'j' },
-        { "available", no_argument, NULL, 'a' },
-        { "faults", required_argument, NULL, 'f' },
-        { "tasks", required_argument, NULL, 't' },
-        { "stateless", no_argument, NULL, 'T' },
-        { "backlog", required_argument, NULL, 'b' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
+        { "scenario", required_argument, NULL, 's' }, { "nodes", required_argument, NULL, 'n' },
+        { "seed", required_argument, NULL, 'S' },     { "loss", required_argument, NULL, 'l' },
+        { "duration", required_argument, NULL, 'd' }, { "stall", required_argument, NULL, 'k' },
+        { "profile", required_argument, NULL, 'p' },  { "json", no_argument, NULL, 'j' },
+        { "available", no_argument, NULL, 'a' },      { "faults", required_argument, NULL, 'f' },
+        { "tasks", required_argument, NULL, 't' },    { "stateless", no_argument, NULL, 'T' },
+        { "backlog", required_argument, NULL, 'b' },  { "fail", required_argument, NULL, 'F' },
+        { "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
     };
     *options = (s_options_t){
         .scenario = (s_scenario_t) -1,
@@ -1247,6 +1243,11 @@ s_parse (int argc, char **argv, s_options_t *options)
         case 'T':
             options->stateless = true;
             break;
+        case 'F':
+            if (s_fraction (optarg, &options->fail_ppm) != 0 || options->fail_ppm >= 1000000)
+                return s_usage_error (
+                    "--fail: must be a fraction below 1 (0.1) or a percentage (10%)", optarg);
+            break;
         case 'b':
             if (s_number (optarg, 0, 1000000, &value) != 0)
                 return s_usage_error ("--backlog: must be a whole number up to 1000000", optarg);
@@ -1299,6 +1300,7 @@ main (int argc, char **argv)
     config.election = options.scenario >= S_LEADER_CRASH;
     config.tasks = options.scenario >= S_SCALE_OUT;
     config.backlog = options.backlog;
+    config.app_fail_ppm = options.fail_ppm;
     config.elector.quorum = !options.available;
     shoal_sim_t *sim = shoal_sim_new (&config, options.nodes, options.seed);
     s_run_t run = { .sim = sim, .subject = SHOAL_SIM_NONE, .first_suspect_ms = UINT64_MAX };

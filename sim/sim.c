@@ -599,6 +599,11 @@ s_app_step (shoal_sim_t *self, const s_event_t *event)
         shoal_tasks_report (node->tasks, self->now, task, SHOAL_TASK_STOPPED, 0);
         if (app->role == SHOAL_ROLE_NONE)
             *app = (s_app_t){ .gen = app->gen };
+    } else if (!app->started && self->config.app_fail_ppm &&
+               splitmix_next (&self->random) % 1000000 < self->config.app_fail_ppm) {
+        //  The start failed: nothing runs until the node starts it again.
+        app->role = SHOAL_ROLE_NONE;
+        shoal_tasks_report (node->tasks, self->now, task, SHOAL_TASK_FAILED, 0);
     } else {
         app->started = true;
         uint64_t made_up = self->config.restore_per_s * step_ms / 1000;

@@ -53,6 +53,7 @@ typedef struct {
     uint32_t app_ms;        //  the application takes this long to start or stop a task
     uint64_t learner_lag;   //  the lag of a stateful task's new learner or standby
     uint64_t restore_per_s; //  lag a learner makes up per second
+    uint32_t app_fail_ppm;  //  starts that fail, per million (the node restarts them)
 } shoal_sim_config_t;
 
 //  The LAN membership profile, 1 ms latency with 1 ms jitter, no loss, a

@@ -133,6 +133,11 @@ for seed in 1 2 3 4 5 6; do
     run "deaf leader, seed $seed" --scenario deaf-leader --nodes 7 --tasks 20 --backlog 32 \
         --seed "$seed"
 done
+# Task starts that fail, restarted by their node: no double active either.
+for seed in 1 2; do
+    run "random faults with failing tasks, seed $seed" --scenario random-tasks --nodes 12 \
+        --tasks 60 --fail 10% --seed "$seed"
+done
 # Random faults with tasks (bench/task_faults.sh runs thousands).
 for seed in $(seq 1 "$task_schedules"); do
     run "random faults with tasks, seed $seed" --scenario random-tasks --nodes 12 --tasks 60 \
@@ -158,6 +163,7 @@ expect_status 2 "loss of 100%" "$sim" --scenario steady --loss 100%
 expect_status 2 "loss not a number" "$sim" --scenario steady --loss lots
 expect_status 2 "stray argument" "$sim" --scenario join extra
 expect_status 2 "no faults" "$sim" --scenario random --faults 0
+expect_status 2 "fail of 100%" "$sim" --scenario random-tasks --fail 100%
 expect_status 0 "help" "$sim" --help
 grep -q 'scenarios:' "$work/out" || fail "--help does not list the scenarios"
 
