@@ -859,6 +859,12 @@ shoal_tasks_leased (const shoal_tasks_t *self, uint64_t now_ms)
     return now_ms < self->lease_until_ms;
 }
 
+uint64_t
+shoal_tasks_lease_end (const shoal_tasks_t *self)
+{
+    return self->lease_until_ms;
+}
+
 shoal_epoch_t
 shoal_tasks_version (const shoal_tasks_t *self)
 {

@@ -170,6 +170,10 @@ uint64_t shoal_tasks_next (const shoal_tasks_t *self);
 //  Valid until the next input.
 size_t shoal_tasks_list (const shoal_tasks_t *self, const shoal_task_status_t **tasks);
 bool shoal_tasks_leased (const shoal_tasks_t *self, uint64_t now_ms);
+//  When the lease ends (0 before the first one). An application winding
+//  an active down may write until then; once it has passed, never again
+//  for that stop, even if a later lease comes.
+uint64_t shoal_tasks_lease_end (const shoal_tasks_t *self);
 //  The (term, version) of the assignment the node holds; (0, 0) before any.
 shoal_epoch_t shoal_tasks_version (const shoal_tasks_t *self);
 

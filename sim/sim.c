@@ -37,10 +37,12 @@ typedef struct {
 typedef struct {
     uint8_t role;  //  as last told; none when it does not run the task
     bool stopping; //  an active told to demote or stop, not done yet
-    bool winding;  //  that was under lease: it may write until it stopped
-    bool started;  //  reported running
-    uint64_t lag;  //  of a learner or standby
-    uint32_t gen;  //  of its pending S_APP event
+    bool winding;  //  that was under lease: it may write until it stopped, or
+                   //  until that lease ends (winding_until), whichever is first
+    uint64_t winding_until;
+    bool started; //  reported running
+    uint64_t lag; //  of a learner or standby
+    uint32_t gen; //  of its pending S_APP event
 } s_app_t;
 
 typedef struct {
@@ -475,7 +477,15 @@ s_acting_update (shoal_sim_t *self, uint32_t n)
     bool leased =
         node->core && node->tasks && !node->paused && shoal_tasks_leased (node->tasks, self->now);
     for (size_t t = 0; t < self->task_count; t++) {
-        const s_app_t *app = &node->apps[t];
+        s_app_t *app = &node->apps[t];
+        if (app->stopping && app->winding) {
+            //  A lease that ran out during the stop ends it for good: the
+            //  application checks the lease before it writes.
+            if (!node->tasks || self->now >= app->winding_until)
+                app->winding = false;
+            else
+                app->winding_until = shoal_tasks_lease_end (node->tasks);
+        }
         bool acting = leased && (app->role == SHOAL_ROLE_ACTIVE || (app->stopping && app->winding));
         if (acting != node->acting[t]) {
             node->acting[t] = acting;
@@ -529,6 +539,7 @@ s_app_command (shoal_sim_t *self, uint32_t n, const shoal_tasks_command_t *comma
         app->role = command->role;
         app->stopping = true;
         app->winding = winding;
+        app->winding_until = shoal_tasks_lease_end (node->tasks);
         app->lag = 0; //  it was the active: its state is current
         s_app_later (self, n, t, self->config.app_ms);
         break;
@@ -538,6 +549,7 @@ s_app_command (shoal_sim_t *self, uint32_t n, const shoal_tasks_command_t *comma
         if (active) {
             app->stopping = true;
             app->winding = winding;
+            app->winding_until = shoal_tasks_lease_end (node->tasks);
             s_app_later (self, n, t, self->config.app_ms);
         } else
             app->gen++; //  gone: whatever it had pending is void
