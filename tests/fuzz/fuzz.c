@@ -180,6 +180,17 @@ fuzz_open_select (uint8_t selector, fuzz_open_mode_t *mode)
     mode->short_room = (selector & SELECTOR_SHORT_ROOM) != 0;
 }
 
+uint64_t
+fuzz_step_time (uint64_t now, uint8_t header, bool to_next, uint64_t next)
+{
+    const uint64_t jump_max = 3600 * 1000;
+    if (!to_next)
+        return now + (uint64_t) (header >> 3) * 37;
+    if (next > now)
+        now = next - now > jump_max ? now + jump_max : next;
+    return now + (header >> 3);
+}
+
 void
 fuzz_require_encodes (const shoal_msg_t *msg)
 {

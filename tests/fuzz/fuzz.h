@@ -48,6 +48,12 @@ int fuzz_decode_checked (const uint8_t *data, size_t size, shoal_purpose_t carri
 //  largest size.
 void fuzz_require_encodes (const shoal_msg_t *msg);
 
+//  The clock of the cores' step fuzzers after a time step whose header's
+//  high five bits are its operand: a tick moves on by operand x 37 ms; a
+//  step to next moves to next (at most an hour on, which keeps a
+//  nonsense next from wrapping the clock) and then operand ms more.
+uint64_t fuzz_step_time (uint64_t now, uint8_t header, bool to_next, uint64_t next);
+
 //  The one cluster key of fuzz_open's keyed node and of the sealed seeds.
 extern const uint8_t fuzz_key[SHOAL_KEY_SIZE];
 

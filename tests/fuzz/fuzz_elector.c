@@ -32,10 +32,6 @@
 //  Ticks at one time before a next that stays in the past is a busy loop.
 #define TICKS_MAX 8
 
-//  The clock moves on to next by at most this much (next is never this far
-//  off; the cap keeps the clock from wrapping if it were).
-#define JUMP_MAX (3600 * 1000)
-
 static const shoal_id_t s_nobody;
 static shoal_id_t s_peers[FUZZ_ELECTOR_PEERS];
 static shoal_id_t s_self;
@@ -335,17 +331,11 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         int peer = (header >> 3) & 7;
         switch (step) {
         case FUZZ_ELECTOR_TICK:
-            now += (uint64_t) (header >> 3) * 37;
+        case FUZZ_ELECTOR_NEXT:
+            now =
+                fuzz_step_time (now, header, step == FUZZ_ELECTOR_NEXT, shoal_elector_next (core));
             s_tick (core, now);
             continue;
-        case FUZZ_ELECTOR_NEXT: {
-            uint64_t next = shoal_elector_next (core);
-            if (next > now)
-                now = next - now > JUMP_MAX ? now + JUMP_MAX : next;
-            now += header >> 3;
-            s_tick (core, now);
-            continue;
-        }
         case FUZZ_ELECTOR_MEMBER: {
             bool live = (header & FUZZ_ELECTOR_LIVE) != 0;
             uint32_t member_priority = (header & FUZZ_ELECTOR_HIGH) ? 1 : 0;

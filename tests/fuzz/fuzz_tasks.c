@@ -87,8 +87,6 @@
 
 //  Ticks at one time before a next that stays in the past is a busy loop.
 #define TICKS_MAX 8
-//  The clock moves on to next by at most this much.
-#define JUMP_MAX (3600 * 1000)
 
 static shoal_id_t s_members[4]; //  peers 0 to 2, then the node itself
 static shoal_id_t s_stranger;
@@ -538,17 +536,10 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         int member = (header >> 3) & 3;
         switch (step) {
         case STEP_TICK:
-            now += (uint64_t) (header >> 3) * 37;
+        case STEP_NEXT:
+            now = fuzz_step_time (now, header, step == STEP_NEXT, shoal_tasks_next (core));
             s_tick (core, now);
             break;
-        case STEP_NEXT: {
-            uint64_t next = shoal_tasks_next (core);
-            if (next > now)
-                now = next - now > JUMP_MAX ? now + JUMP_MAX : next;
-            now += header >> 3;
-            s_tick (core, now);
-            break;
-        }
         case STEP_LEADER: {
             bool nobody = (header & LEADER_NOBODY) != 0;
             uint64_t term = s_number (s_operand (data, size, &at), s_last.term_given);
