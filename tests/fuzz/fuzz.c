@@ -191,6 +191,23 @@ fuzz_step_time (uint64_t now, uint8_t header, bool to_next, uint64_t next)
     return now + (header >> 3);
 }
 
+uint8_t
+fuzz_operand (const uint8_t *data, size_t size, size_t *at)
+{
+    return *at < size ? data[(*at)++] : 0;
+}
+
+uint64_t
+fuzz_number (uint8_t operand, uint64_t base)
+{
+    if (operand == FUZZ_NUMBER_MAX)
+        return UINT64_MAX;
+    if (operand < 0x80)
+        return base > UINT64_MAX - operand ? UINT64_MAX : base + operand;
+    uint64_t down = 0x100 - (uint64_t) operand;
+    return base < down ? 0 : base - down;
+}
+
 void
 fuzz_require_encodes (const shoal_msg_t *msg)
 {

@@ -54,6 +54,14 @@ void fuzz_require_encodes (const shoal_msg_t *msg);
 //  nonsense next from wrapping the clock) and then operand ms more.
 uint64_t fuzz_step_time (uint64_t now, uint8_t header, bool to_next, uint64_t next);
 
+//  The step fuzzers' operands: the next byte of data from *at (moved on),
+//  or 0 past its end; and a number a one-byte operand makes of base: a
+//  signed step from it that saturates at 0 and UINT64_MAX, except
+//  FUZZ_NUMBER_MAX, which is UINT64_MAX itself.
+#define FUZZ_NUMBER_MAX 0x7f
+uint8_t fuzz_operand (const uint8_t *data, size_t size, size_t *at);
+uint64_t fuzz_number (uint8_t operand, uint64_t base);
+
 //  The one cluster key of fuzz_open's keyed node and of the sealed seeds.
 extern const uint8_t fuzz_key[SHOAL_KEY_SIZE];
 
@@ -122,7 +130,7 @@ typedef enum {
 //  After a tick the node ticks again at the same time while next is not
 //  later, as a shell's timer would. An operand past the input's end is 0.
 //  Numbers are one byte, a signed step from a base that saturates at 0 and
-//  UINT64_MAX, except FUZZ_ELECTOR_NUMBER_MAX, which is UINT64_MAX itself.
+//  UINT64_MAX, except FUZZ_NUMBER_MAX, which is UINT64_MAX itself.
 //  The base of a term is the node's term; of a round, the last round the
 //  peer sent in a COORDINATOR (the last the node sent, in an ACK); of a
 //  voters_version, the node's. A priority is its operand & 3, a voter count
@@ -151,8 +159,7 @@ typedef enum {
 #define FUZZ_ELECTOR_LIVE         0x40
 #define FUZZ_ELECTOR_HIGH         0x80
 
-#define FUZZ_ELECTOR_NUMBER_MAX 0x7f
-#define FUZZ_ELECTOR_SELF       8
-#define FUZZ_ELECTOR_NOBODY     9
+#define FUZZ_ELECTOR_SELF   8
+#define FUZZ_ELECTOR_NOBODY 9
 
 #endif

@@ -80,32 +80,13 @@ s_is_peer (const shoal_id_t *id)
     return false;
 }
 
-//  The next operand, or 0 past the end of the input.
-static uint8_t
-s_operand (const uint8_t *data, size_t size, size_t *at)
-{
-    return *at < size ? data[(*at)++] : 0;
-}
-
-//  A number near base (fuzz.h).
-static uint64_t
-s_number (uint8_t operand, uint64_t base)
-{
-    if (operand == FUZZ_ELECTOR_NUMBER_MAX)
-        return UINT64_MAX;
-    if (operand < 0x80)
-        return base > UINT64_MAX - operand ? UINT64_MAX : base + operand;
-    uint64_t down = 0x100 - (uint64_t) operand;
-    return base < down ? 0 : base - down;
-}
-
 //  Reads a voter count and that many voters into voters.
 static uint32_t
 s_voter_list (const uint8_t *data, size_t size, size_t *at, shoal_id_t voters[32])
 {
-    uint32_t count = s_operand (data, size, at) & 31;
+    uint32_t count = fuzz_operand (data, size, at) & 31;
     for (uint32_t i = 0; i < count; i++) {
-        uint8_t operand = s_operand (data, size, at);
+        uint8_t operand = fuzz_operand (data, size, at);
         if ((operand & 15) <= FUZZ_ELECTOR_NOBODY)
             voters[i] = s_voters[operand & 15];
         else
@@ -255,14 +236,14 @@ s_crafted (shoal_elector_t *core, uint64_t now, int step, int peer, const uint8_
     shoal_id_t voters[32];
     shoal_elector_saved_t saved;
     shoal_elector_saved (core, &saved);
-    uint64_t term = s_number (s_operand (data, size, at), shoal_elector_term (core));
+    uint64_t term = fuzz_number (fuzz_operand (data, size, at), shoal_elector_term (core));
     shoal_msg_t msg;
     memset (&msg, 0, sizeof msg);
     switch (step) {
     case FUZZ_ELECTOR_ELECTION:
         msg.type = SHOAL_MSG_ELECTION;
         msg.u.election.term = term;
-        msg.u.election.priority = s_operand (data, size, at) & 3;
+        msg.u.election.priority = fuzz_operand (data, size, at) & 3;
         break;
     case FUZZ_ELECTOR_ANSWER:
         msg.type = SHOAL_MSG_ANSWER;
@@ -272,9 +253,10 @@ s_crafted (shoal_elector_t *core, uint64_t now, int step, int peer, const uint8_
         shoal_coordinator_t *coordinator = &msg.u.coordinator;
         msg.type = SHOAL_MSG_COORDINATOR;
         coordinator->term = term;
-        coordinator->priority = s_operand (data, size, at) & 3;
-        coordinator->round = s_number (s_operand (data, size, at), s_last.peer_round[peer]);
-        coordinator->voters_version = s_number (s_operand (data, size, at), saved.voters_version);
+        coordinator->priority = fuzz_operand (data, size, at) & 3;
+        coordinator->round = fuzz_number (fuzz_operand (data, size, at), s_last.peer_round[peer]);
+        coordinator->voters_version =
+            fuzz_number (fuzz_operand (data, size, at), saved.voters_version);
         coordinator->voter_count = s_voter_list (data, size, at, voters);
         coordinator->voters = coordinator->voter_count ? voters : NULL;
         s_last.peer_round[peer] = coordinator->round;
@@ -284,8 +266,8 @@ s_crafted (shoal_elector_t *core, uint64_t now, int step, int peer, const uint8_
         shoal_coordinator_ack_t *ack = &msg.u.coordinator_ack;
         msg.type = SHOAL_MSG_COORDINATOR_ACK;
         ack->term = term;
-        ack->round = s_number (s_operand (data, size, at), s_last.sent_round);
-        ack->voters_version = s_number (s_operand (data, size, at), saved.voters_version);
+        ack->round = fuzz_number (fuzz_operand (data, size, at), s_last.sent_round);
+        ack->voters_version = fuzz_number (fuzz_operand (data, size, at), saved.voters_version);
         ack->voter_count = s_voter_list (data, size, at, voters);
         ack->voters = ack->voter_count ? voters : NULL;
         break;

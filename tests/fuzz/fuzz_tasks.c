@@ -82,8 +82,7 @@
 #define LEADER_NOBODY     0x20
 #define ROLE_INVALID      0x80
 
-#define NUMBER_MAX 0x7f
-#define LAG_UNIT   157
+#define LAG_UNIT 157
 
 //  Ticks at one time before a next that stays in the past is a busy loop.
 #define TICKS_MAX 8
@@ -138,23 +137,6 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
     memset (s_long_name, 'x', SHOAL_TASK_MAX);
     shoal_arena_init (&s_arena, SHOAL_DECODE_ARENA (65536));
     return 0;
-}
-
-static uint8_t
-s_operand (const uint8_t *data, size_t size, size_t *at)
-{
-    return *at < size ? data[(*at)++] : 0;
-}
-
-static uint64_t
-s_number (uint8_t operand, uint64_t base)
-{
-    if (operand == NUMBER_MAX)
-        return UINT64_MAX;
-    if (operand < 0x80)
-        return base > UINT64_MAX - operand ? UINT64_MAX : base + operand;
-    uint64_t down = 0x100 - (uint64_t) operand;
-    return base < down ? 0 : base - down;
 }
 
 //  ---------------------------------------------------------------------
@@ -458,29 +440,29 @@ s_crafted (shoal_tasks_t *core, uint64_t now, uint8_t header, int from, const ui
     shoal_epoch_t held = shoal_tasks_version (core);
     shoal_placement_t placements[15];
     shoal_assign_t assign = {
-        .term = s_number (s_operand (data, size, at), held.term),
-        .version = s_number (s_operand (data, size, at), held.version),
-        .base_version =
-            s_number (s_operand (data, size, at), (header & ASSIGN_SNAPSHOT) ? 0 : held.version),
+        .term = fuzz_number (fuzz_operand (data, size, at), held.term),
+        .version = fuzz_number (fuzz_operand (data, size, at), held.version),
+        .base_version = fuzz_number (fuzz_operand (data, size, at),
+                                     (header & ASSIGN_SNAPSHOT) ? 0 : held.version),
         .snapshot = (header & ASSIGN_SNAPSHOT) != 0,
-        .status_seq = s_number (s_operand (data, size, at), s_last.seq),
+        .status_seq = fuzz_number (fuzz_operand (data, size, at), s_last.seq),
     };
     if (header & ASSIGN_KEEP_ALIVE)
         assign.base_version = assign.version;
     else {
-        assign.placement_count = s_operand (data, size, at) & 15;
+        assign.placement_count = fuzz_operand (data, size, at) & 15;
         for (uint32_t i = 0; i < assign.placement_count; i++) {
-            uint8_t task = s_operand (data, size, at) & 15;
-            uint8_t node = s_operand (data, size, at);
-            uint8_t epoch = s_operand (data, size, at);
+            uint8_t task = fuzz_operand (data, size, at) & 15;
+            uint8_t node = fuzz_operand (data, size, at);
+            uint8_t epoch = fuzz_operand (data, size, at);
             placements[i] = (shoal_placement_t){
                 .task = s_names[task],
                 .node = (node & 3) == 0   ? s_members[3]
                         : (node & 3) == 3 ? s_stranger
                                           : s_members[node & 3],
                 .role = (uint8_t) (((node >> 2) & 3) + (node & ROLE_INVALID ? 4 : 0)),
-                .epoch = { s_number ((uint8_t) (epoch >> 4), held.term),
-                           s_number (epoch & 15, held.version) },
+                .epoch = { fuzz_number ((uint8_t) (epoch >> 4), held.term),
+                           fuzz_number (epoch & 15, held.version) },
             };
         }
         assign.placements = assign.placement_count ? placements : NULL;
@@ -542,7 +524,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
             break;
         case STEP_LEADER: {
             bool nobody = (header & LEADER_NOBODY) != 0;
-            uint64_t term = s_number (s_operand (data, size, &at), s_last.term_given);
+            uint64_t term = fuzz_number (fuzz_operand (data, size, &at), s_last.term_given);
             shoal_tasks_leader (core, now, nobody ? NULL : &s_members[member], term);
             bool changed = !nobody && (!s_last.has_leader || s_last.leader != member ||
                                        s_last.leader_term != term);
@@ -580,8 +562,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
             s_crafted (core, now, header, member, data, size, &at);
             break;
         case STEP_REPORT: {
-            uint8_t which = s_operand (data, size, &at);
-            uint64_t lag = (uint64_t) s_operand (data, size, &at) * LAG_UNIT;
+            uint8_t which = fuzz_operand (data, size, &at);
+            uint64_t lag = (uint64_t) fuzz_operand (data, size, &at) * LAG_UNIT;
             const shoal_task_status_t *tasks;
             size_t count = shoal_tasks_list (core, &tasks);
             const char *name =
@@ -590,7 +572,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
             break;
         }
         case STEP_APP:
-            s_app_answers (core, now, (uint64_t) s_operand (data, size, &at) * LAG_UNIT);
+            s_app_answers (core, now, (uint64_t) fuzz_operand (data, size, &at) * LAG_UNIT);
             break;
         default:
             s_tick (core, now);
