@@ -477,11 +477,12 @@ shoal_membership_config_check (const shoal_membership_config_t *config)
 //  Records: one member as an update, and its encoded form
 //
 //  A SYNC-REPLY holding one update and no jobs encodes as
-//  [1, 0x22, [update], 0, []]: a 4-byte head (95 01 22 91), the update, a
-//  2-byte tail (00 90). So the real encoder gives a record's exact bytes.
+//  [1, 0x22, [update], 0, [], 0, 0]: a 4-byte head (97 01 22 91), the
+//  update, a 4-byte tail (00 90 00 00). So the real encoder gives a
+//  record's exact bytes.
 
 #define S_RECORD_HEAD 4
-#define S_RECORD_TAIL 2
+#define S_RECORD_TAIL 4
 
 //  The digest's hash of bytes: the first 8 bytes, big-endian, of their
 //  BLAKE2b-128 (docs/membership.md, "Digest").
@@ -505,7 +506,7 @@ s_record_encode (const shoal_update_t *update, uint8_t *out, size_t capacity)
     long size = shoal_msg_encode (&msg, out, capacity, &err);
     if (size < 0)
         return -1;
-    assert (!out || (out[0] == 0x95 && out[3] == 0x91 && out[size - 1] == 0x90));
+    assert (!out || (out[0] == 0x97 && out[3] == 0x91 && out[size - 3] == 0x90));
     return size - S_RECORD_HEAD - S_RECORD_TAIL;
 }
 
@@ -1529,6 +1530,7 @@ s_send_sync_reply (shoal_membership_t *self, uint64_t now, uint32_t slot, uint32
     shoal_membership_send_t *send = s_send_to (self, SHOAL_MSG_SYNC_REPLY, slot);
     if (!send)
         return;
+    send->msg.u.sync_reply.parts = SHOAL_SYNC_MEMBERS;
     shoal_wire_error_t err;
     //  Four bytes more once the array needs a 32-bit count.
     long budget = (long) shoal_msg_size_max (SHOAL_MSG_SYNC_REPLY) -
@@ -1956,6 +1958,8 @@ s_receive (shoal_membership_t *self, uint64_t now, const shoal_envelope_t *envel
         s_send_sync_reply (self, now, slot, msg->u.sync_req.bucket_count, &msg->u.sync_req.buckets);
         return 0;
     case SHOAL_MSG_SYNC_REPLY:
+        if (!(msg->u.sync_reply.parts & SHOAL_SYNC_MEMBERS))
+            return 0; //  the jobs layer's
         s_apply_all (self, now, msg->u.sync_reply.members, msg->u.sync_reply.member_count);
         self->stats.syncs++;
         return 0;

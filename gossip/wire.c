@@ -193,6 +193,8 @@ static const s_field_t s_sync_reply_fields[] = {
     F_LIST (shoal_sync_reply_t, members, member_count, SHOAL_MEMBERS_MAX, s_update),
     F_UINT (shoal_sync_reply_t, jobs_version, UINT64_MAX),
     F_LIST (shoal_sync_reply_t, jobs, job_count, SHOAL_JOBS_MAX, s_jobspec),
+    F_UINT (shoal_sync_reply_t, jobs_term, UINT64_MAX),
+    F_UINT (shoal_sync_reply_t, parts, SHOAL_SYNC_MEMBERS | SHOAL_SYNC_JOBS),
 };
 SCHEMA (s_sync_reply, "sync-reply", shoal_sync_reply_t, s_sync_reply_fields);
 

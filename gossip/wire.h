@@ -249,6 +249,8 @@ typedef struct {
     uint64_t jobs_version;
     uint32_t job_count;
     shoal_jobspec_t *jobs;
+    uint64_t jobs_term; //  with jobs_version, names the job specs (docs/jobs.md)
+    uint8_t parts;      //  SHOAL_SYNC_MEMBERS, SHOAL_SYNC_JOBS: what the reply carries
 } shoal_sync_reply_t;
 
 //  ELECTION carries the sender's priority, the first half of its rank

@@ -149,8 +149,13 @@ shoal_sample_msg (int type, shoal_msg_t *msg)
         msg->u.sync_req.buckets.bytes[0] = 0x05;
         return 0;
     case SHOAL_MSG_SYNC_REPLY:
-        msg->u.sync_reply =
-            (shoal_sync_reply_t){ 10, s_updates (updates, 10), 12, 4, s_jobspecs () };
+        msg->u.sync_reply = (shoal_sync_reply_t){ 10,
+                                                  s_updates (updates, 10),
+                                                  12,
+                                                  4,
+                                                  s_jobspecs (),
+                                                  3,
+                                                  SHOAL_SYNC_MEMBERS | SHOAL_SYNC_JOBS };
         return 0;
     case SHOAL_MSG_ELECTION:
         msg->u.election = (shoal_election_t){ 8, 5 };

@@ -490,6 +490,7 @@ s_teach (s_net_t *net, int from, int to, const int *indexes, int count)
         updates[i] =
             s_update (net, indexes[i], SHOAL_MEMBER_ALIVE, net->nodes[indexes[i]].incarnation, -1);
     shoal_msg_t msg = { .type = SHOAL_MSG_SYNC_REPLY };
+    msg.u.sync_reply.parts = SHOAL_SYNC_MEMBERS;
     msg.u.sync_reply.members = updates;
     msg.u.sync_reply.member_count = (uint32_t) count;
     s_inject (net, from, to, &msg);
