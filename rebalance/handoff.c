@@ -1214,3 +1214,57 @@ shoal_handoff_stats (const shoal_handoff_t *self, shoal_handoff_stats_t *stats)
 {
     *stats = self->stats;
 }
+
+//  ---------------------------------------------------------------------
+//  Capacity, for rescales
+
+//  True when node may hold tasks of task's job: it handles the job and has
+//  every label the task requires.
+static bool
+s_eligible (const s_node_t *node, const s_task_t *task)
+{
+    bool handles = node->handle_count == 0;
+    for (uint32_t h = 0; h < node->handle_count && !handles; h++)
+        handles = strcmp (node->handles[h], task->job) == 0;
+    for (uint32_t r = 0; r < task->require_count && handles; r++) {
+        bool found = false;
+        for (uint32_t l = 0; l < node->label_count && !found; l++)
+            found = strcmp (node->labels[l].key, task->require[r].key) == 0 &&
+                    strcmp (node->labels[l].value, task->require[r].value) == 0;
+        handles = found;
+    }
+    return handles;
+}
+
+uint32_t
+shoal_handoff_capacity (const shoal_handoff_t *self, const char *job)
+{
+    const s_task_t *like = NULL;
+    for (size_t t = 0; t < self->task_count && !like; t++)
+        if (strcmp (self->tasks[t].job, job) == 0)
+            like = &self->tasks[t];
+    if (!like)
+        return 0;
+    uint64_t total = 0;
+    for (size_t n = 0; n < self->node_count; n++) {
+        const s_node_t *node = &self->nodes[n];
+        if (!node->counted || !node->has_meta || !s_eligible (node, like))
+            continue;
+        if (node->slots == 0)
+            return UINT32_MAX;
+        //  The slots the other jobs' actives take on it, as published.
+        uint64_t used = 0;
+        for (size_t p = 0; p < self->placement_count; p++) {
+            const s_placement_t *placement = &self->placements[p];
+            const s_task_t *task = placement->role == SHOAL_ROLE_ACTIVE &&
+                                           s_id_compare (&placement->node, &node->id) == 0
+                                       ? s_task (self, placement->task)
+                                       : NULL;
+            if (task && strcmp (task->job, job) != 0)
+                used += task->weight;
+        }
+        if (used < node->slots)
+            total += (node->slots - used) / like->weight;
+    }
+    return total > UINT32_MAX ? UINT32_MAX : (uint32_t) total;
+}

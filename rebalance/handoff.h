@@ -114,4 +114,11 @@ uint64_t shoal_handoff_version (const shoal_handoff_t *self);
 bool shoal_handoff_adopted (const shoal_handoff_t *self);
 void shoal_handoff_stats (const shoal_handoff_t *self, shoal_handoff_stats_t *stats);
 
+//  How many tasks of job the cluster could hold as actives now, its own
+//  included: over the members the last computation counted that may hold
+//  the job, the slots the other jobs' actives leave free, in tasks of the
+//  job's weight (UINT32_MAX when such a member has unlimited slots; 0 for
+//  a job without tasks here). For the rescales of rebalance/jobs.h.
+uint32_t shoal_handoff_capacity (const shoal_handoff_t *self, const char *job);
+
 #endif

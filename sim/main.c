@@ -89,6 +89,19 @@ static const char s_usage[] =
     "                    resumes, the leader stops hearing the others for 4 s (it\n"
     "                    stops acting, then acts again with its term); with\n"
     "                    --backlog 32 the owner misses its revocation\n"
+    "  submit-leader-crash\n"
+    "                    five jobs of 4 tasks are submitted, each to a random\n"
+    "                    node; the leader crashes as soon as each is answered\n"
+    "                    ok, and starts again 10 s later: lost_jobs (jobs\n"
+    "                    answered ok that the final leader lacks; must be 0)\n"
+    "  rescale-up        the job is rescaled to 1.5 x --tasks through a follower:\n"
+    "                    rescale_ms (to the answer), outcome (0: applied)\n"
+    "  rescale-down      the job is rescaled to half of --tasks\n"
+    "  rescale-timeout   every node has slots for 1.6 x --tasks / N tasks, and a\n"
+    "                    quarter of the nodes start later: a rescale beyond the\n"
+    "                    slots times out (outcome 4, job unchanged), one with a\n"
+    "                    min gets the largest that fits (outcome 5), and one that\n"
+    "                    waits gets its slots when the late nodes join (outcome 0)\n"
     "\n"
     "options:\n"
     "  --nodes N          cluster size (default 100, at most 100000)\n"
@@ -134,6 +147,10 @@ typedef enum {
     S_HALVES_TASKS,
     S_ROLLING_RESTART,
     S_DEAF_LEADER,
+    S_SUBMIT_LEADER_CRASH,
+    S_RESCALE_UP,
+    S_RESCALE_DOWN,
+    S_RESCALE_TIMEOUT,
     S_SCENARIOS
 } s_scenario_t;
 static const char *s_scenario_names[] = { "join",
@@ -157,7 +174,11 @@ static const char *s_scenario_names[] = { "join",
                                           "scale-in",
                                           "halves-tasks",
                                           "rolling-restart",
-                                          "deaf-leader" };
+                                          "deaf-leader",
+                                          "submit-leader-crash",
+                                          "rescale-up",
+                                          "rescale-down",
+                                          "rescale-timeout" };
 
 typedef struct {
     s_scenario_t scenario;
@@ -212,7 +233,6 @@ typedef struct {
     uint64_t new_leader_ms; //  when one first began to act since then; 0 until
     uint32_t old_leader;    //  the leader the fault was about
     uint64_t election_sent; //  election messages sent until new_leader_ms
-    size_t task_count;      //  the task scenarios' tasks
 } s_run_t;
 
 static void s_violation (s_run_t *run, const char *format, ...)
@@ -730,33 +750,23 @@ s_leader_scenario (s_run_t *run, const s_options_t *options, const shoal_elector
 //  ---------------------------------------------------------------------
 //  Task scenarios
 
-//  The job: --tasks tasks web/0 .. web/N-1.
+//  The job every node holds from the start: "web", of --tasks tasks
+//  web/0 .. web/N-1.
 static int
-s_set_tasks (shoal_sim_t *sim, const s_options_t *options)
+s_set_jobs (shoal_sim_t *sim, const s_options_t *options)
 {
-    shoal_assign_task_t *tasks = calloc (options->tasks, sizeof *tasks);
-    char (*names)[16] = calloc (options->tasks, sizeof *names);
-    int rc = -1;
-    if (tasks && names) {
-        for (uint32_t t = 0; t < options->tasks; t++) {
-            snprintf (names[t], sizeof names[t], "web/%u", t);
-            tasks[t] = (shoal_assign_task_t){
-                .id = names[t], .job = "web", .stateful = !options->stateless, .weight = 1
-            };
-        }
-        rc = shoal_sim_set_tasks (sim, tasks, options->tasks);
-    }
-    free (tasks);
-    free (names);
-    return rc;
+    shoal_jobspec_t web = {
+        .name = "web", .parallelism = options->tasks, .stateful = !options->stateless, .weight = 1
+    };
+    return shoal_sim_set_jobs (sim, &web, 1);
 }
 
-//  Every task has exactly one active.
+//  Every current task has exactly one active, and a removed one none.
 static bool
 s_tasks_placed (s_run_t *run)
 {
-    for (size_t t = 0; t < run->task_count; t++)
-        if (shoal_sim_task_actives (run->sim, t) != 1)
+    for (size_t t = 0; t < shoal_sim_task_count (run->sim); t++)
+        if (shoal_sim_task_actives (run->sim, t) != shoal_sim_task_current (run->sim, t))
             return false;
     return true;
 }
@@ -826,8 +836,8 @@ s_leave (s_run_t *run, const uint32_t *nodes, uint32_t count, uint64_t limit_ms,
 static bool
 s_task_moving (s_run_t *run)
 {
-    for (size_t t = 0; t < run->task_count; t++)
-        if (shoal_sim_task_actives (run->sim, t) == 0)
+    for (size_t t = 0; t < shoal_sim_task_count (run->sim); t++)
+        if (shoal_sim_task_current (run->sim, t) && shoal_sim_task_actives (run->sim, t) == 0)
             return true;
     return false;
 }
@@ -862,6 +872,132 @@ s_gap_compare (const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+//  Runs until request ref is answered (or until_ms), and reports its
+//  outcome and the parallelism it left as measures named with suffix.
+static bool
+s_await_reply (s_run_t *run, uint64_t ref, uint64_t until_ms, uint64_t bound, s_result_t *result,
+               const char *suffix, uint64_t asked_ms)
+{
+    uint8_t code = 0;
+    uint32_t parallelism = 0;
+    while (shoal_sim_reply (run->sim, ref, &code, &parallelism) != 0 &&
+           shoal_sim_now (run->sim) < until_ms)
+        s_run_until (run, shoal_sim_now (run->sim) + 10, bound, NULL);
+    char name[64];
+    bool answered = shoal_sim_reply (run->sim, ref, &code, &parallelism) == 0;
+    if (!answered) {
+        s_violation (run, "request %llu was not answered", (unsigned long long) ref);
+        return false;
+    }
+    snprintf (name, sizeof name, "outcome%s", suffix);
+    s_measure (result, name, code);
+    snprintf (name, sizeof name, "parallelism%s", suffix);
+    s_measure (result, name, parallelism);
+    snprintf (name, sizeof name, "rescale_ms%s", suffix);
+    s_measure (result, name, shoal_sim_now (run->sim) - asked_ms);
+    return true;
+}
+
+//  The parallelism of job web in the specs node holds (0: none).
+static uint32_t
+s_web (shoal_sim_t *sim, uint32_t node)
+{
+    const shoal_jobspec_t *specs;
+    size_t count = shoal_jobs_specs (shoal_sim_jobs (sim, node), &specs);
+    for (size_t i = 0; i < count; i++)
+        if (strcmp (specs[i].name, "web") == 0)
+            return specs[i].parallelism;
+    return 0;
+}
+
+//  Rescales web to parallelism (with min and timeout_ms) through node,
+//  waits for the answer, and checks it against the specs the acting leader
+//  holds then.
+static void
+s_rescale (s_run_t *run, uint32_t node, uint32_t parallelism, uint32_t min, uint32_t timeout_ms,
+           uint64_t bound, s_result_t *result, const char *suffix)
+{
+    shoal_control_req_t req = { .op = SHOAL_OP_RESCALE,
+                                .job = "web",
+                                .parallelism = parallelism,
+                                .min = min,
+                                .timeout_ms = timeout_ms };
+    uint64_t asked = shoal_sim_now (run->sim);
+    uint64_t ref = shoal_sim_request (run->sim, node, &req);
+    if (!ref || !s_await_reply (run, ref, asked + timeout_ms + 20000, bound, result, suffix, asked))
+        return;
+    uint8_t code;
+    uint32_t applied;
+    shoal_sim_reply (run->sim, ref, &code, &applied);
+    uint32_t leader = s_acting_leader (run);
+    uint32_t held = leader == SHOAL_SIM_NONE ? 0 : s_web (run->sim, leader);
+    if (held != applied)
+        s_violation (run, "a rescale answered %u tasks, the leader holds %u", applied, held);
+    if (code == SHOAL_REPLY_OK && applied != parallelism)
+        s_violation (run, "a rescale to %u answered ok with %u", parallelism, applied);
+    if (code == SHOAL_REPLY_PARTIAL && (applied < min || applied >= parallelism))
+        s_violation (run, "a partial rescale to %u (min %u) applied %u", parallelism, min, applied);
+}
+
+//  Five jobs, each submitted to a random live node (again, while the
+//  answer is no leader); as soon as one is answered ok the acting leader
+//  crashes, and it starts again 10 s later. lost_jobs counts the jobs
+//  answered ok that the final acting leader does not hold.
+static void
+s_submit_leader_crash (s_run_t *run, uint64_t bound, uint64_t *random, s_result_t *result)
+{
+    shoal_sim_t *sim = run->sim;
+    uint32_t nodes = shoal_sim_size (sim), acked = 0, lost = 0;
+    char names[5][8];
+    bool ok[5] = { false };
+    for (int j = 0; j < 5; j++) {
+        snprintf (names[j], sizeof names[j], "job%d", j);
+        shoal_jobspec_t spec = {
+            .name = names[j], .parallelism = 4, .stateful = true, .weight = 1
+        };
+        shoal_control_req_t req = { .op = SHOAL_OP_SUBMIT, .spec = &spec };
+        uint64_t until = shoal_sim_now (sim) + 60000;
+        while (!ok[j] && shoal_sim_now (sim) < until) {
+            uint32_t node = (uint32_t) (splitmix_next (random) % nodes);
+            uint64_t ref = shoal_sim_request (sim, node, &req);
+            uint8_t code = SHOAL_REPLY_FAILED;
+            uint32_t parallelism;
+            while (ref && shoal_sim_reply (sim, ref, &code, &parallelism) != 0 &&
+                   shoal_sim_now (sim) < until)
+                s_run_until (run, shoal_sim_now (sim) + 1, bound, NULL);
+            ok[j] = ref && code == SHOAL_REPLY_OK;
+            if (!ok[j])
+                s_run_until (run, shoal_sim_now (sim) + 500, bound, NULL);
+        }
+        if (!ok[j])
+            continue;
+        acked++;
+        uint32_t leader = s_acting_leader (run);
+        if (leader == SHOAL_SIM_NONE)
+            continue;
+        s_crash (run, leader);
+        s_run_until (run, shoal_sim_now (sim) + 10000, bound, NULL);
+        shoal_sim_start (sim, leader, (leader + 1) % nodes);
+    }
+    s_run_until (run, shoal_sim_now (sim) + 20000, bound, NULL);
+    uint32_t leader = s_acting_leader (run);
+    const shoal_jobspec_t *specs = NULL;
+    size_t count =
+        leader == SHOAL_SIM_NONE ? 0 : shoal_jobs_specs (shoal_sim_jobs (sim, leader), &specs);
+    for (int j = 0; j < 5; j++) {
+        bool held = false;
+        for (size_t i = 0; i < count && !held; i++)
+            held = strcmp (specs[i].name, names[j]) == 0 && specs[i].parallelism == 4;
+        lost += ok[j] && !held;
+    }
+    s_measure (result, "jobs_acked", acked);
+    s_measure (result, "lost_jobs", lost);
+    if (lost)
+        s_violation (run, "%u jobs answered ok were lost", lost);
+    if (acked < 5)
+        s_violation (run, "only %u of 5 submits were answered ok", acked);
+}
+
 //  The task scenarios, on a settled membership: every task placed, then
 //  the fault, then balanced again.
 static void
@@ -872,7 +1008,6 @@ s_task_scenario (s_run_t *run, const s_options_t *options, const shoal_sim_confi
     shoal_sim_t *sim = run->sim;
     uint32_t nodes = options->nodes;
     uint64_t begin = shoal_sim_now (sim);
-    run->task_count = options->tasks;
     if (!s_run_until (run, begin + limit, bound, s_tasks_balanced)) {
         s_violation (run, "the tasks were not placed and balanced within %llu s of settling",
                      (unsigned long long) limit / 1000);
@@ -960,6 +1095,34 @@ s_task_scenario (s_run_t *run, const s_options_t *options, const shoal_sim_confi
         s_heal (sim);
         break;
     }
+    case S_SUBMIT_LEADER_CRASH:
+        s_submit_leader_crash (run, bound, random, result);
+        break;
+    case S_RESCALE_UP:
+    case S_RESCALE_DOWN: {
+        uint32_t follower = (s_acting_leader (run) + 1) % nodes;
+        uint32_t parallelism =
+            options->scenario == S_RESCALE_UP ? options->tasks * 3 / 2 : options->tasks / 2;
+        s_rescale (run, follower, parallelism, 0, 30000, bound, result, "");
+        break;
+    }
+    case S_RESCALE_TIMEOUT: {
+        uint32_t leader = s_acting_leader (run);
+        s_rescale (run, leader, 2 * options->tasks, 0, 3000, bound, result, "_beyond");
+        s_rescale (run, leader, 2 * options->tasks, options->tasks, 3000, bound, result, "_min");
+        //  The late nodes start 2 s into a wait of 60 s.
+        shoal_control_req_t req = { .op = SHOAL_OP_RESCALE,
+                                    .job = "web",
+                                    .parallelism = options->tasks * 8 / 5,
+                                    .timeout_ms = 60000 };
+        uint64_t asked = shoal_sim_now (sim);
+        uint64_t ref = shoal_sim_request (sim, leader, &req);
+        s_run_until (run, asked + 2000, bound, NULL);
+        for (uint32_t n = nodes - joining; n < nodes; n++)
+            shoal_sim_start (sim, n, 0);
+        s_await_reply (run, ref, asked + 70000, bound, result, "_wait", asked);
+        break;
+    }
     default: //  random-tasks
         s_random_faults (run, options, &config->elector, bound, random);
         s_heal (sim);
@@ -1020,11 +1183,12 @@ s_scenario (s_run_t *run, const s_options_t *options, const shoal_sim_config_t *
     uint64_t settle_limit = 600000, random = options->seed ^ 0x5ce0a210ull, pick;
     s_result_t result = { json_object (), false };
     bool join = options->scenario == S_JOIN;
-    uint32_t joining =
-        options->scenario == S_SCALE_OUT || options->scenario == S_LEADER_CRASH_MID_HANDOFF
-            ? (nodes + 3) / 4
-            : 0;
-    if (sim_config->tasks && s_set_tasks (sim, options) != 0) {
+    uint32_t joining = options->scenario == S_SCALE_OUT ||
+                               options->scenario == S_LEADER_CRASH_MID_HANDOFF ||
+                               options->scenario == S_RESCALE_TIMEOUT
+                           ? (nodes + 3) / 4
+                           : 0;
+    if (sim_config->tasks && s_set_jobs (sim, options) != 0) {
         s_violation (run, "out of memory");
         return result;
     }
@@ -1296,9 +1460,12 @@ main (int argc, char **argv)
         shoal_elector_config_loopback (&config.elector);
         shoal_tasks_config_loopback (&config.node_tasks);
         shoal_handoff_config_loopback (&config.handoff);
+        shoal_jobs_config_loopback (&config.jobs);
     }
     config.election = options.scenario >= S_LEADER_CRASH;
     config.tasks = options.scenario >= S_SCALE_OUT;
+    if (options.scenario == S_RESCALE_TIMEOUT)
+        config.slots = (options.tasks * 8 / 5 + options.nodes - 1) / options.nodes;
     config.backlog = options.backlog;
     config.app_fail_ppm = options.fail_ppm;
     config.elector.quorum = !options.available;

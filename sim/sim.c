@@ -52,6 +52,9 @@ typedef struct {
     shoal_handoff_t *handoff; //  while its elector acts
     uint64_t handoff_term;    //  the term it acts with
     bool handoff_acting;      //  false: kept, silent, for the term may come back
+    shoal_jobs_t *jobs;       //  its job specs; kept while down, as its disk would
+    shoal_epoch_t jobs_fed;   //  the name of the specs its handoff has the tasks of
+    uint64_t acting_term;     //  the term of its last LEADER event about itself
     s_app_t *apps;            //  per task of the simulator's list
     bool *acting;             //  per task: runs it as active now
     uint32_t priority;
@@ -99,6 +102,9 @@ struct _shoal_sim_t {
     shoal_assign_task_t *task_list;
     size_t task_count;
     struct s_track *track;
+    shoal_jobs_t *initial; //  the specs of every node's first start
+    struct s_request *requests;
+    size_t request_count;
     uint64_t *gaps;
     size_t gap_count, gap_capacity;
     shoal_sim_task_stats_t task_stats;
@@ -111,7 +117,16 @@ typedef struct s_track {
     uint64_t since_ms;
     uint64_t empty_since_ms; //  without an active since
     bool placed;             //  had an active once
+    bool retired;            //  no longer in the acting leader's job specs
 } s_track_t;
+
+//  A request made to a node, and its answer.
+typedef struct s_request {
+    uint32_t node;
+    bool answered;
+    uint8_t code;
+    uint32_t parallelism;
+} s_request_t;
 
 //  Ids carry the node's index in their first four bytes, and a fixed mark
 //  after it, so that an id maps back to its node without a table.
@@ -163,6 +178,7 @@ shoal_sim_config_default (shoal_sim_config_t *config)
     config->tasks = false;
     shoal_tasks_config_lan (&config->node_tasks);
     shoal_handoff_config_lan (&config->handoff);
+    shoal_jobs_config_lan (&config->jobs);
     config->app_ms = 50;
     config->learner_lag = 20000;
     config->restore_per_s = 10000;
@@ -273,6 +289,7 @@ shoal_sim_destroy (shoal_sim_t **self_p)
         shoal_elector_destroy (&self->nodes[n].elector);
         shoal_tasks_destroy (&self->nodes[n].tasks);
         shoal_handoff_destroy (&self->nodes[n].handoff);
+        shoal_jobs_destroy (&self->nodes[n].jobs);
         free (self->nodes[n].apps);
         free (self->nodes[n].acting);
         free (self->nodes[n].voters);
@@ -284,6 +301,8 @@ shoal_sim_destroy (shoal_sim_t **self_p)
     free (self->queue);
     free (self->nodes);
     s_task_list_free (self);
+    shoal_jobs_destroy (&self->initial);
+    free (self->requests);
     free (self->gaps);
     free (self->buffer);
     shoal_metapool_destroy (&self->metas);
@@ -313,6 +332,25 @@ s_election_message (uint8_t type)
            type == SHOAL_MSG_COORDINATOR || type == SHOAL_MSG_COORDINATOR_ACK;
 }
 
+//  A message for the jobs layer (a SYNC-REQ or SYNC-REPLY may be for both).
+static bool
+s_jobs_message (const shoal_msg_t *msg)
+{
+    switch (msg->type) {
+    case SHOAL_MSG_JOB:
+    case SHOAL_MSG_JOB_ACK:
+    case SHOAL_MSG_CONTROL_REQ:
+    case SHOAL_MSG_CONTROL_REP:
+        return true;
+    case SHOAL_MSG_SYNC_REQ:
+        return msg->u.sync_req.want & SHOAL_SYNC_JOBS;
+    case SHOAL_MSG_SYNC_REPLY:
+        return msg->u.sync_reply.parts & SHOAL_SYNC_JOBS;
+    default:
+        return false;
+    }
+}
+
 //  Sends one message from node from to node to (SHOAL_SIM_NONE: nowhere)
 //  into the network.
 static void
@@ -333,6 +371,8 @@ s_send (shoal_sim_t *self, uint32_t from, const shoal_msg_t *msg, uint32_t to,
         self->stats.election_sent++;
     else if (msg->type == SHOAL_MSG_ASSIGN || msg->type == SHOAL_MSG_STATUS)
         self->stats.task_sent++;
+    else if (s_jobs_message (msg))
+        self->stats.job_sent++;
     else if (purpose == SHOAL_PURPOSE_FRAME)
         self->stats.frame_bytes += (uint64_t) size;
     if (to == SHOAL_SIM_NONE) {
@@ -389,6 +429,8 @@ s_schedule (shoal_sim_t *self, uint32_t n)
         next = shoal_tasks_next (node->tasks);
     if (node->handoff && shoal_handoff_next (node->handoff) < next)
         next = shoal_handoff_next (node->handoff);
+    if (node->jobs && node->tasks && shoal_jobs_next (node->jobs) < next)
+        next = shoal_jobs_next (node->jobs);
     if (next != node->tick_at) {
         node->tick_at = next;
         s_event_t tick = { .kind = S_TICK, .node = n, .gen = ++node->gen };
@@ -426,7 +468,7 @@ s_track_flush (shoal_sim_t *self, s_track_t *track)
     uint64_t span = self->now - track->since_ms;
     if (track->actives >= 2)
         self->task_stats.double_active_ms += span;
-    else if (track->actives == 0 && track->placed)
+    else if (track->actives == 0 && track->placed && !track->retired)
         self->task_stats.unavailable_ms += span;
     track->since_ms = self->now;
 }
@@ -643,7 +685,10 @@ s_handoff_start (shoal_sim_t *self, uint32_t n, uint64_t term)
         return;
     node->handoff_term = term;
     node->handoff_acting = true;
-    shoal_handoff_tasks (node->handoff, self->now, self->task_list, self->task_count);
+    const shoal_assign_task_t *tasks;
+    size_t count = shoal_jobs_tasks (node->jobs, &tasks);
+    shoal_handoff_tasks (node->handoff, self->now, tasks, count);
+    shoal_jobs_name (node->jobs, &node->jobs_fed.term, &node->jobs_fed.version);
     s_handoff_outputs (self, n);
     for (size_t i = 0; i < shoal_membership_size (node->core); i++) {
         shoal_membership_member_t member;
@@ -655,7 +700,77 @@ s_handoff_start (shoal_sim_t *self, uint32_t n, uint64_t term)
     }
 }
 
-//  An elector event of node n, for its tasks and its handoff.
+static int s_task_list_sync (shoal_sim_t *self, const shoal_assign_task_t *tasks, size_t count);
+
+//  Capacity for every rescale that waits at node n, from its handoff.
+static void
+s_jobs_capacity (shoal_sim_t *self, uint32_t n)
+{
+    s_node_t *node = &self->nodes[n];
+    const shoal_jobs_wait_t *waits;
+    size_t count = shoal_jobs_waiting (node->jobs, &waits);
+    if (!count || !node->handoff || !node->handoff_acting)
+        return;
+    char (*names)[SHOAL_NAME_MAX + 1] = calloc (count, sizeof *names);
+    for (size_t i = 0; names && i < count; i++)
+        snprintf (names[i], sizeof names[i], "%s", waits[i].job);
+    for (size_t i = 0; names && i < count; i++)
+        shoal_jobs_capacity (node->jobs, self->now, names[i],
+                             shoal_handoff_capacity (node->handoff, names[i]));
+    free (names);
+}
+
+//  After an input to node n's jobs: messages to the network, answers to
+//  the requests, and, when it leads and has caught up, the handoff of its
+//  term with the tasks of its specs.
+static void
+s_jobs_outputs (shoal_sim_t *self, uint32_t n)
+{
+    s_node_t *node = &self->nodes[n];
+    for (int round = 0; round < 2; round++) {
+        const shoal_jobs_send_t *sends;
+        size_t count = shoal_jobs_outbox (node->jobs, &sends);
+        for (size_t i = 0; i < count; i++) {
+            shoal_life_t recipient = { 0 };
+            memcpy (recipient.id, sends[i].to.bytes, sizeof recipient.id);
+            s_send (self, n, &sends[i].msg, shoal_sim_index (&sends[i].to), &recipient);
+        }
+        const shoal_jobs_reply_t *replies;
+        count = shoal_jobs_replies (node->jobs, &replies);
+        for (size_t i = 0; i < count; i++) {
+            uint64_t ref = replies[i].ref;
+            if (ref == 0 || ref > self->request_count)
+                continue;
+            s_request_t *request = &self->requests[ref - 1];
+            request->answered = true;
+            request->code = replies[i].rep.code;
+            request->parallelism =
+                replies[i].rep.job_count ? replies[i].rep.jobs[0].parallelism : 0;
+        }
+        if (round == 0)
+            s_jobs_capacity (self, n); //  its outputs are the second round's
+    }
+    if (!shoal_jobs_ready (node->jobs))
+        return;
+    uint64_t term, version;
+    shoal_jobs_name (node->jobs, &term, &version);
+    if (!node->handoff || node->handoff_term != node->acting_term) {
+        s_handoff_start (self, n, node->acting_term);
+        node->handoff_acting = node->handoff != NULL;
+    } else if (node->jobs_fed.term != term || node->jobs_fed.version != version) {
+        const shoal_assign_task_t *tasks;
+        size_t count = shoal_jobs_tasks (node->jobs, &tasks);
+        shoal_handoff_tasks (node->handoff, self->now, tasks, count);
+        node->jobs_fed = (shoal_epoch_t){ term, version };
+        s_handoff_outputs (self, n);
+    } else
+        return;
+    const shoal_assign_task_t *tasks;
+    size_t count = shoal_jobs_tasks (node->jobs, &tasks);
+    s_task_list_sync (self, tasks, count);
+}
+
+//  An elector event of node n, for its jobs, its tasks and its handoff.
 static void
 s_leader_event (shoal_sim_t *self, uint32_t n, const shoal_elector_event_t *event)
 {
@@ -665,22 +780,32 @@ s_leader_event (shoal_sim_t *self, uint32_t n, const shoal_elector_event_t *even
     shoal_id_t id;
     shoal_sim_id (n, &id);
     bool leader = event->type == SHOAL_ELECTOR_LEADER;
+    bool self_leads = leader && memcmp (&event->leader, &id, sizeof id) == 0;
     //  A leader that stops acting keeps its handoff, silent, and takes it up
     //  again if it acts again with the same term (the elector lets it, when
     //  nobody took the term meanwhile): a second handoff for one term would
     //  publish versions and grant epochs the first one had already used.
-    if (leader && memcmp (&event->leader, &id, sizeof id) == 0) {
-        if (!node->handoff || node->handoff_term != event->term)
-            s_handoff_start (self, n, event->term);
-        node->handoff_acting = node->handoff != NULL;
-        if (node->handoff) {
+    //  Its jobs keep their leadership the same way. The handoff starts once
+    //  the jobs have caught up (s_jobs_outputs).
+    if (self_leads) {
+        node->acting_term = event->term;
+        node->handoff_acting = node->handoff != NULL && node->handoff_term == event->term;
+        shoal_jobs_leader (node->jobs, self->now, &id, event->term, true);
+        if (node->handoff_acting) {
             shoal_handoff_tick (node->handoff, self->now);
             s_handoff_outputs (self, n);
         }
-    } else if (leader)
+    } else if (leader) {
         shoal_handoff_destroy (&node->handoff);
-    else
+        shoal_jobs_leader (node->jobs, self->now, &event->leader, event->term, false);
+    } else {
         node->handoff_acting = false;
+        if (shoal_jobs_ready (node->jobs) || node->handoff)
+            shoal_jobs_leader (node->jobs, self->now, &id, node->handoff_term, false);
+        else
+            shoal_jobs_leader (node->jobs, self->now, NULL, 0, false);
+    }
+    s_jobs_outputs (self, n);
     shoal_tasks_leader (node->tasks, self->now, leader ? &event->leader : NULL,
                         leader ? event->term : 0);
     s_task_outputs (self, n);
@@ -739,39 +864,127 @@ s_task_compare (const void *a, const void *b)
     return strcmp (((const shoal_assign_task_t *) a)->id, ((const shoal_assign_task_t *) b)->id);
 }
 
-int
-shoal_sim_set_tasks (shoal_sim_t *self, const shoal_assign_task_t *tasks, size_t count)
+//  The simulator's list takes in every task of tasks (sorted by id) it did
+//  not have, and marks as retired those tasks does not hold: the account
+//  keeps every task ever seen, since nodes may still run a removed one.
+static int
+s_task_list_sync (shoal_sim_t *self, const shoal_assign_task_t *tasks, size_t count)
 {
-    shoal_assign_task_t *list = calloc (count ? count : 1, sizeof *list);
-    if (!list)
-        return -1;
-    bool failed = false;
-    for (size_t t = 0; t < count && !failed; t++) {
-        list[t] = tasks[t];
-        list[t].id = strdup (tasks[t].id);
-        list[t].job = strdup (tasks[t].job);
-        failed = !list[t].id || !list[t].job;
-    }
-    if (!failed && count) {
-        qsort (list, count, sizeof *list, s_task_compare);
-        for (size_t t = 1; t < count && !failed; t++)
-            failed = strcmp (list[t - 1].id, list[t].id) == 0;
-    }
-    if (failed || s_task_list_move (self, list, count) != 0) {
-        for (size_t t = 0; t < count; t++) {
-            free ((char *) list[t].id);
-            free ((char *) list[t].job);
+    size_t fresh = 0;
+    for (size_t t = 0; t < count; t++)
+        fresh += s_task_index (self, tasks[t].id) == self->task_count;
+    if (fresh) {
+        size_t total = self->task_count + fresh, made = 0;
+        shoal_assign_task_t *list = calloc (total, sizeof *list);
+        bool failed = !list;
+        for (size_t t = 0; t < self->task_count + count && !failed; t++) {
+            const shoal_assign_task_t *task =
+                t < self->task_count ? &self->task_list[t] : &tasks[t - self->task_count];
+            if (t >= self->task_count && s_task_index (self, task->id) < self->task_count)
+                continue;
+            list[made] = *task;
+            list[made].id = strdup (task->id);
+            list[made].job = strdup (task->job);
+            list[made].require_count = 0; //  the application needs no labels
+            list[made].require = NULL;
+            failed = !list[made].id || !list[made].job;
+            made++;
         }
-        free (list);
-        return -1;
-    }
-    for (uint32_t n = 0; n < self->size; n++)
-        if (self->nodes[n].handoff) {
-            shoal_handoff_tasks (self->nodes[n].handoff, self->now, list, count);
-            s_handoff_outputs (self, n);
-            s_schedule (self, n);
+        if (!failed)
+            qsort (list, total, sizeof *list, s_task_compare);
+        if (failed || s_task_list_move (self, list, total) != 0) {
+            for (size_t t = 0; list && t < made; t++) {
+                free ((char *) list[t].id);
+                free ((char *) list[t].job);
+            }
+            free (list);
+            return -1;
         }
+    }
+    for (size_t t = 0, i = 0; t < self->task_count; t++) {
+        while (i < count && strcmp (tasks[i].id, self->task_list[t].id) < 0)
+            i++;
+        bool current = i < count && strcmp (tasks[i].id, self->task_list[t].id) == 0;
+        s_track_t *track = &self->track[t];
+        if (current == !track->retired)
+            continue;
+        s_track_flush (self, track);
+        track->retired = !current;
+        if (current)
+            track->placed = false; //  back as a new task: its first active is no gap
+    }
     return 0;
+}
+
+int
+shoal_sim_set_jobs (shoal_sim_t *self, const shoal_jobspec_t *specs, size_t count)
+{
+    shoal_id_t id;
+    shoal_sim_id (0, &id);
+    shoal_jobs_saved_t saved = {
+        .term = 0, .version = count ? 1 : 0, .count = count, .specs = specs
+    };
+    shoal_jobs_t *initial = shoal_jobs_new (&self->config.jobs, &id, &saved, self->now);
+    if (!initial)
+        return -1;
+    const shoal_assign_task_t *tasks;
+    size_t task_count = shoal_jobs_tasks (initial, &tasks);
+    if (s_task_list_sync (self, tasks, task_count) != 0) {
+        shoal_jobs_destroy (&initial);
+        return -1;
+    }
+    shoal_jobs_destroy (&self->initial);
+    self->initial = initial;
+    return 0;
+}
+
+uint64_t
+shoal_sim_request (shoal_sim_t *self, uint32_t n, const shoal_control_req_t *req)
+{
+    if (n >= self->size || !self->nodes[n].core || !self->nodes[n].tasks)
+        return 0;
+    s_request_t *requests =
+        realloc (self->requests, (self->request_count + 1) * sizeof *self->requests);
+    if (!requests)
+        return 0;
+    self->requests = requests;
+    requests[self->request_count] = (s_request_t){ .node = n };
+    uint64_t ref = ++self->request_count;
+    if (shoal_jobs_request (self->nodes[n].jobs, self->now, ref, req) != 0) {
+        self->request_count--;
+        return 0;
+    }
+    s_jobs_outputs (self, n);
+    s_schedule (self, n);
+    return ref;
+}
+
+int
+shoal_sim_reply (const shoal_sim_t *self, uint64_t ref, uint8_t *code, uint32_t *parallelism)
+{
+    if (ref == 0 || ref > self->request_count || !self->requests[ref - 1].answered)
+        return -1;
+    *code = self->requests[ref - 1].code;
+    *parallelism = self->requests[ref - 1].parallelism;
+    return 0;
+}
+
+shoal_jobs_t *
+shoal_sim_jobs (const shoal_sim_t *self, uint32_t n)
+{
+    return n < self->size ? self->nodes[n].jobs : NULL;
+}
+
+size_t
+shoal_sim_task_count (const shoal_sim_t *self)
+{
+    return self->task_count;
+}
+
+bool
+shoal_sim_task_current (const shoal_sim_t *self, size_t task)
+{
+    return task < self->task_count && !self->track[task].retired;
 }
 
 static void
@@ -837,6 +1050,10 @@ s_elector_outputs (shoal_sim_t *self, uint32_t n)
             node->leader = saved.leader;
             node->saved = true;
         }
+        if (node->tasks) {
+            shoal_jobs_voters (node->jobs, self->now, saved.voters, saved.voter_count);
+            s_jobs_outputs (self, n);
+        }
     }
     const shoal_elector_send_t *sends;
     size_t count = shoal_elector_outbox (node->elector, &sends);
@@ -886,6 +1103,12 @@ s_outputs (shoal_sim_t *self, uint32_t n)
             shoal_handoff_member (node->handoff, self->now, &events[i].node, events[i].meta, live);
             s_handoff_outputs (self, n);
         }
+        if (node->tasks) {
+            bool live =
+                events[i].type != SHOAL_MEMBERSHIP_DEAD && events[i].type != SHOAL_MEMBERSHIP_LEFT;
+            shoal_jobs_member (node->jobs, self->now, &events[i].node, live);
+            s_jobs_outputs (self, n);
+        }
     }
     const shoal_membership_send_t *sends;
     count = shoal_membership_outbox (node->core, &sends);
@@ -910,6 +1133,10 @@ s_tick (shoal_sim_t *self, uint32_t n)
     if (node->handoff && shoal_handoff_next (node->handoff) <= self->now) {
         shoal_handoff_tick (node->handoff, self->now);
         s_handoff_outputs (self, n);
+    }
+    if (node->tasks && shoal_jobs_next (node->jobs) <= self->now) {
+        shoal_jobs_tick (node->jobs, self->now);
+        s_jobs_outputs (self, n);
     }
     if (shoal_membership_next (node->core) <= self->now) {
         shoal_membership_tick (node->core, self->now);
@@ -951,6 +1178,23 @@ s_receive (shoal_sim_t *self, uint32_t n, const s_event_t *event)
         }
         s_schedule (self, n);
         return;
+    }
+    if (s_jobs_message (&msg)) {
+        if (node->tasks) {
+            shoal_jobs_receive (node->jobs, self->now, &from, &msg);
+            s_jobs_outputs (self, n);
+            s_schedule (self, n);
+        }
+        if (msg.type != SHOAL_MSG_SYNC_REQ && msg.type != SHOAL_MSG_SYNC_REPLY)
+            return;
+        if (!(msg.type == SHOAL_MSG_SYNC_REQ ? msg.u.sync_req.want & SHOAL_SYNC_MEMBERS
+                                             : msg.u.sync_reply.parts & SHOAL_SYNC_MEMBERS))
+            return;
+        //  The jobs' outputs took the arena's place: decode again.
+        shoal_arena_reset (&self->arena);
+        if (shoal_msg_decode (event->data, event->size, event->purpose, &msg, &self->arena, &err) !=
+            0)
+            return;
     }
     if (s_election_message (msg.type)) {
         if (node->elector) {
@@ -1011,6 +1255,10 @@ s_resume (shoal_sim_t *self, uint32_t n)
             shoal_handoff_tick (node->handoff, self->now);
             s_handoff_outputs (self, n);
         }
+        if (node->tasks) {
+            shoal_jobs_tick (node->jobs, self->now);
+            s_jobs_outputs (self, n);
+        }
         shoal_membership_tick (node->core, self->now);
         s_outputs (self, n);
     }
@@ -1054,7 +1302,8 @@ shoal_sim_start (shoal_sim_t *self, uint32_t n, uint32_t seed)
                           .addr = node->addr,
                           .life = node->life,
                           .priority = node->priority,
-                          .capacity = 1 };
+                          .capacity = 1,
+                          .slots = self->config.slots };
     shoal_id_t id;
     shoal_sim_id (n, &id);
     node->core = shoal_membership_new (&self->config.membership, &id, node->incarnation, &meta,
@@ -1074,11 +1323,23 @@ shoal_sim_start (shoal_sim_t *self, uint32_t n, uint32_t seed)
     if (self->config.tasks) {
         //  A new life runs nothing: what the last one ran died with it.
         node->tasks = shoal_tasks_new (&self->config.node_tasks, &id, self->now);
+        //  The specs come from its disk: what it held when it went down, or
+        //  the initial ones at its first start.
+        const shoal_jobs_t *disk = node->jobs ? node->jobs : self->initial;
+        shoal_jobs_saved_t saved = { 0 };
+        if (disk) {
+            shoal_jobs_name (disk, &saved.term, &saved.version);
+            saved.count = shoal_jobs_specs (disk, &saved.specs);
+        }
+        shoal_jobs_t *jobs = shoal_jobs_new (&self->config.jobs, &id, &saved, self->now);
+        shoal_jobs_destroy (&node->jobs);
+        node->jobs = jobs;
+        node->jobs_fed = (shoal_epoch_t){ 0, 0 };
         free (node->apps);
         free (node->acting);
         node->apps = calloc (self->task_count ? self->task_count : 1, sizeof *node->apps);
         node->acting = calloc (self->task_count ? self->task_count : 1, sizeof *node->acting);
-        if (!node->tasks || !node->apps || !node->acting) {
+        if (!node->tasks || !node->jobs || !node->apps || !node->acting) {
             shoal_tasks_destroy (&node->tasks);
             shoal_elector_destroy (&node->elector);
             shoal_membership_destroy (&node->core);

@@ -27,6 +27,7 @@
 
 #include "elector.h"
 #include "handoff.h"
+#include "jobs.h"
 #include "membership.h"
 #include "tasks.h"
 
@@ -50,10 +51,12 @@ typedef struct {
     bool tasks;
     shoal_tasks_config_t node_tasks;
     shoal_handoff_config_t handoff;
-    uint32_t app_ms;        //  the application takes this long to start or stop a task
-    uint64_t learner_lag;   //  the lag of a stateful task's new learner or standby
-    uint64_t restore_per_s; //  lag a learner makes up per second
-    uint32_t app_fail_ppm;  //  starts that fail, per million (the node restarts them)
+    shoal_jobs_config_t jobs; //  every node holds the job specs (rebalance/jobs.h)
+    uint32_t app_ms;          //  the application takes this long to start or stop a task
+    uint64_t learner_lag;     //  the lag of a stateful task's new learner or standby
+    uint64_t restore_per_s;   //  lag a learner makes up per second
+    uint32_t app_fail_ppm;    //  starts that fail, per million (the node restarts them)
+    uint32_t slots;           //  every node's slots (0: unlimited)
 } shoal_sim_config_t;
 
 //  The LAN membership profile, 1 ms latency with 1 ms jitter, no loss, a
@@ -75,6 +78,7 @@ typedef struct {
     uint64_t events;        //  membership events produced
     uint64_t election_sent; //  election messages handed to the network
     uint64_t task_sent;     //  ASSIGN and STATUS messages handed to the network
+    uint64_t job_sent;      //  JOB, JOB-ACK, jobs syncs and forwarded requests
 } shoal_sim_stats_t;
 
 //  What happened to the tasks, summed over them, from when each first had
@@ -167,9 +171,28 @@ uint32_t shoal_sim_index (const shoal_id_t *id);
 
 void shoal_sim_stats (const shoal_sim_t *self, shoal_sim_stats_t *stats);
 
-//  The tasks of the committed jobs, for the handoff of every leader from
-//  now on. Returns -1 when a task id repeats or memory is short.
-int shoal_sim_set_tasks (shoal_sim_t *self, const shoal_assign_task_t *tasks, size_t count);
+//  The job specs every node holds when it first starts, as if an earlier
+//  life had persisted them (later lives start from what they persisted).
+//  Call it before the first start. Returns -1 when a spec is not a job or
+//  memory is short.
+int shoal_sim_set_jobs (shoal_sim_t *self, const shoal_jobspec_t *specs, size_t count);
+
+//  A submit, rescale or remove (req->op) made to node, as a client of its
+//  control endpoint would. Returns the request's reference (from 1), or 0
+//  when the node is down or does not take it.
+uint64_t shoal_sim_request (shoal_sim_t *self, uint32_t node, const shoal_control_req_t *req);
+
+//  The answer to request ref: 0 with code and, for a submit or rescale,
+//  the job's parallelism then (0 otherwise); -1 while it has none.
+int shoal_sim_reply (const shoal_sim_t *self, uint64_t ref, uint8_t *code, uint32_t *parallelism);
+
+//  The node's job specs (kept while it is down, as on its disk).
+shoal_jobs_t *shoal_sim_jobs (const shoal_sim_t *self, uint32_t node);
+
+//  Every task the simulator has seen, by index; current ones belong to
+//  the job specs of the acting leader (the others were removed).
+size_t shoal_sim_task_count (const shoal_sim_t *self);
+bool shoal_sim_task_current (const shoal_sim_t *self, size_t task);
 
 //  The task statistics, valid until the next call into the simulator.
 void shoal_sim_task_stats (shoal_sim_t *self, shoal_sim_task_stats_t *stats);

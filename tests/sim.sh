@@ -97,6 +97,11 @@ done
 # Tasks, with the election and membership under them: never two nodes running
 # a task as active (the scenario reports it as a violation), the learners of
 # a scale-out handed over within a few message delays (1 to 2 ms each here)
+# is WHAT FIELD VALUE: the field of the last report is VALUE.
+is () {
+    [ "$(field "$2")" = "$3" ] || fail "$1: $2 is $(field "$2"), expected $3"
+}
+
 # with the fewest moves, the tasks of a crashed or paused owner given away
 # once its lease has surely ended (2 x 6 s x 1.05 after it was last heard),
 # a graceful leave handing its tasks over as fast as a scale-out does, a cold
@@ -132,6 +137,33 @@ done
 for seed in 1 2 3 4 5 6; do
     run "deaf leader, seed $seed" --scenario deaf-leader --nodes 7 --tasks 20 --backlog 32 \
         --seed "$seed"
+done
+# Jobs as cluster state: five submits, each answered ok just before the
+# leader crashes, all survive (lost_jobs 0); a rescale through a follower
+# applies at once when it fits; one beyond the slots times out and leaves
+# the job as it was (outcome 4), one with a min takes the largest that fits
+# (outcome 5: 9 nodes x 8 slots), and one that waits gets the slots of the
+# nodes that join meanwhile (outcome 0).
+for seed in 1 2 3; do
+    run "submit, leader crash, seed $seed" --scenario submit-leader-crash --nodes 7 \
+        --tasks 20 --seed "$seed"
+    is "submit, leader crash, seed $seed" lost_jobs 0
+    is "submit, leader crash, seed $seed" jobs_acked 5
+    run "rescale-up, seed $seed" --scenario rescale-up --nodes 12 --tasks 60 --seed "$seed"
+    is "rescale-up, seed $seed" outcome 0
+    is "rescale-up, seed $seed" parallelism 90
+    at_most "rescale-up, seed $seed" gaps 0
+    run "rescale-down, seed $seed" --scenario rescale-down --nodes 12 --tasks 60 --seed "$seed"
+    is "rescale-down, seed $seed" parallelism 30
+    at_most "rescale-down, seed $seed" gap_max_ms 10
+    run "rescale-timeout, seed $seed" --scenario rescale-timeout --nodes 12 --tasks 60 \
+        --seed "$seed"
+    is "rescale-timeout, seed $seed" outcome_beyond 4
+    is "rescale-timeout, seed $seed" parallelism_beyond 60
+    is "rescale-timeout, seed $seed" outcome_min 5
+    is "rescale-timeout, seed $seed" parallelism_min 72
+    is "rescale-timeout, seed $seed" outcome_wait 0
+    is "rescale-timeout, seed $seed" parallelism_wait 96
 done
 # Task starts that fail, restarted by their node: no double active either.
 for seed in 1 2; do
