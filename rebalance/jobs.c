@@ -20,11 +20,19 @@
 //  ---------------------------------------------------------------------
 //  Specs and sets of specs
 
+//  Versions stop here, far below where they would wrap; a saved set or a
+//  message above it is refused.
+#define S_VERSION_MAX (UINT64_MAX / 2)
+//  A whole set must fit one SYNC-REPLY frame, with room for its envelope
+//  and the reply's other fields.
+#define S_SET_BYTES_MAX (SHOAL_FRAME_MAX - 65536)
+
 typedef struct {
     uint64_t term;
     uint64_t version;
     shoal_jobspec_t *specs; //  sorted by name; strings owned
     size_t count;
+    uint64_t bytes; //  the specs' encoded size
 } s_set_t;
 
 static int
@@ -92,21 +100,43 @@ s_spec_equal (const shoal_jobspec_t *a, const shoal_jobspec_t *b)
     return true;
 }
 
-//  Why spec cannot be a job (NULL when it can). A removal (parallelism 0)
-//  passes when removal is true. Names become task ids "name/index", so
-//  they keep to letters, digits and ".-_".
+//  Why name cannot name a job (NULL when it can): names become task ids
+//  "name/index", so they keep to letters, digits and ".-_".
 static const char *
-s_spec_check (const shoal_jobspec_t *spec, bool removal)
+s_name_check (const char *name)
 {
-    size_t length = spec->name ? strlen (spec->name) : 0;
+    size_t length = name ? strlen (name) : 0;
     if (length == 0 || length > SHOAL_NAME_MAX)
         return "a job name has 1 to 64 characters";
     for (size_t i = 0; i < length; i++) {
-        char c = spec->name[i];
+        char c = name[i];
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
               c == '.' || c == '-' || c == '_'))
             return "a job name has only letters, digits, '.', '-' and '_'";
     }
+    return NULL;
+}
+
+//  The encoded size of spec in a JOB, or -1 with why set when the wire
+//  refuses it (a label too long, keys repeated, text not UTF-8).
+static long
+s_spec_bytes (const shoal_jobspec_t *spec, shoal_wire_error_t *why)
+{
+    shoal_msg_t msg = { .type = SHOAL_MSG_JOB };
+    msg.u.job.spec = *spec;
+    return shoal_msg_encode (&msg, NULL, 0, why);
+}
+
+//  Why spec cannot be a job (NULL when it can). A removal (parallelism 0)
+//  passes when removal is true. Names become task ids "name/index", so
+//  they keep to letters, digits and ".-_"; the rest is what the wire
+//  carries (the reason is then in why).
+static const char *
+s_spec_check (const shoal_jobspec_t *spec, bool removal, shoal_wire_error_t *why)
+{
+    const char *bad_name = s_name_check (spec->name);
+    if (bad_name)
+        return bad_name;
     if (spec->parallelism > SHOAL_PARALLELISM_MAX || (spec->parallelism == 0 && !removal))
         return "parallelism is 1 to 65535";
     if (spec->weight == 0 && spec->parallelism)
@@ -118,6 +148,8 @@ s_spec_check (const shoal_jobspec_t *spec, bool removal)
             return "a required label has a key";
     if (spec->command && strlen (spec->command) > SHOAL_COMMAND_MAX)
         return "a command has at most 4096 bytes";
+    if (s_spec_bytes (spec, why) < 0)
+        return why->text;
     return NULL;
 }
 
@@ -129,6 +161,7 @@ s_set_clear (s_set_t *set)
     free (set->specs);
     set->specs = NULL;
     set->count = 0;
+    set->bytes = 0;
 }
 
 //  Where name is in set, or would go.
@@ -167,6 +200,9 @@ s_set_apply (s_set_t *set, const shoal_jobspec_t *spec)
 {
     bool found;
     size_t at = s_set_find (set, spec->name, &found);
+    shoal_wire_error_t why;
+    if (found)
+        set->bytes -= (uint64_t) s_spec_bytes (&set->specs[at], &why);
     if (spec->parallelism == 0) {
         if (found) {
             s_spec_free (&set->specs[at]);
@@ -177,8 +213,11 @@ s_set_apply (s_set_t *set, const shoal_jobspec_t *spec)
         return 0;
     }
     shoal_jobspec_t copy;
-    if (s_spec_copy (&copy, spec) != 0)
+    if (s_spec_copy (&copy, spec) != 0) {
+        set->bytes += found ? (uint64_t) s_spec_bytes (&set->specs[at], &why) : 0;
         return -1;
+    }
+    set->bytes += (uint64_t) s_spec_bytes (spec, &why);
     if (found) {
         s_spec_free (&set->specs[at]);
         set->specs[at] = copy;
@@ -186,6 +225,7 @@ s_set_apply (s_set_t *set, const shoal_jobspec_t *spec)
     }
     shoal_jobspec_t *specs = realloc (set->specs, (set->count + 1) * sizeof *specs);
     if (!specs) {
+        set->bytes -= (uint64_t) s_spec_bytes (spec, &why);
         s_spec_free (&copy);
         return -1;
     }
@@ -196,9 +236,19 @@ s_set_apply (s_set_t *set, const shoal_jobspec_t *spec)
     return 0;
 }
 
-//  Fills dst with copies of specs (any order; each checked, names unique).
-//  Returns -1 when one is not a job, names repeat, or memory is short
-//  (dst is then empty).
+static int
+s_spec_order (const void *a, const void *b)
+{
+    return strcmp (((const shoal_jobspec_t *) a)->name, ((const shoal_jobspec_t *) b)->name);
+}
+
+static uint64_t s_set_tasks (const s_set_t *set);
+
+//  Fills dst with copies of specs (any order), named (term, version).
+//  Returns -1 when they are not a set the cluster may hold: a spec that is
+//  not a job, a name twice, more than SHOAL_JOBS_MAX jobs or SHOAL_TASKS_MAX
+//  tasks, more than a frame holds, a version past S_VERSION_MAX; or when
+//  memory is short. dst is then empty.
 static int
 s_set_load (s_set_t *dst, uint64_t term, uint64_t version, const shoal_jobspec_t *specs,
             size_t count)
@@ -206,15 +256,53 @@ s_set_load (s_set_t *dst, uint64_t term, uint64_t version, const shoal_jobspec_t
     s_set_clear (dst);
     dst->term = term;
     dst->version = version;
-    for (size_t i = 0; i < count; i++) {
-        bool found;
-        if (s_spec_check (&specs[i], false) || (s_set_find (dst, specs[i].name, &found), found) ||
-            s_set_apply (dst, &specs[i]) != 0) {
-            s_set_clear (dst);
-            return -1;
+    if (count > SHOAL_JOBS_MAX || version > S_VERSION_MAX)
+        return -1;
+    dst->specs = count ? calloc (count, sizeof *dst->specs) : NULL;
+    bool failed = count && !dst->specs;
+    uint64_t bytes = 0;
+    shoal_wire_error_t why;
+    for (size_t i = 0; i < count && !failed; i++) {
+        failed = s_spec_check (&specs[i], false, &why) || s_spec_copy (&dst->specs[i], &specs[i]);
+        if (!failed) {
+            dst->count++;
+            bytes += (uint64_t) s_spec_bytes (&specs[i], &why);
         }
     }
+    if (!failed && count)
+        qsort (dst->specs, count, sizeof *dst->specs, s_spec_order);
+    for (size_t i = 1; i < dst->count && !failed; i++)
+        failed = strcmp (dst->specs[i - 1].name, dst->specs[i].name) == 0;
+    if (failed || bytes > S_SET_BYTES_MAX || s_set_tasks (dst) > SHOAL_TASKS_MAX) {
+        s_set_clear (dst);
+        return -1;
+    }
+    dst->bytes = bytes;
     return 0;
+}
+
+//  True when set, with change applied, is still a set the cluster may hold
+//  and its next version can be named; else false, with why.
+static bool
+s_change_fits (const s_set_t *set, const shoal_jobspec_t *change, char *why, size_t size)
+{
+    const shoal_jobspec_t *spec = s_set_get (set, change->name);
+    uint64_t tasks = s_set_tasks (set) - (spec ? spec->parallelism : 0) + change->parallelism;
+    shoal_wire_error_t wire;
+    uint64_t bytes = set->bytes + (uint64_t) s_spec_bytes (change, &wire);
+    if (!spec && change->parallelism && set->count >= SHOAL_JOBS_MAX)
+        snprintf (why, size, "the cluster has %d jobs already", SHOAL_JOBS_MAX);
+    else if (tasks > SHOAL_TASKS_MAX)
+        snprintf (why, size, "the cluster would have %llu tasks; at most %d",
+                  (unsigned long long) tasks, SHOAL_TASKS_MAX);
+    else if (bytes > S_SET_BYTES_MAX)
+        snprintf (why, size, "the job specs would take %llu bytes; at most %d",
+                  (unsigned long long) bytes, S_SET_BYTES_MAX);
+    else if (set->version >= S_VERSION_MAX)
+        snprintf (why, size, "%s", "the job specs ran out of versions");
+    else
+        return true;
+    return false;
 }
 
 static uint64_t
@@ -312,6 +400,8 @@ struct _shoal_jobs_t {
     size_t send_count;
     shoal_jobspec_t *sent_specs; //  owned copies the sends point to
     size_t sent_spec_count;
+    char **sent_strings; //  likewise
+    size_t sent_string_count;
     s_answer_t *answers; //  the remote answers (CONTROL-REP in sends) and local ones
     size_t answer_count;
     shoal_jobs_reply_t *replies;
@@ -428,8 +518,7 @@ shoal_jobs_new (const shoal_jobs_config_t *config, const shoal_id_t *id,
     self->config = *config;
     self->id = *id;
     if (saved &&
-        (s_set_load (&self->held, saved->term, saved->version, saved->specs, saved->count) != 0 ||
-         s_set_tasks (&self->held) > SHOAL_TASKS_MAX)) {
+        s_set_load (&self->held, saved->term, saved->version, saved->specs, saved->count) != 0) {
         shoal_jobs_destroy (&self);
         return NULL;
     }
@@ -458,6 +547,7 @@ shoal_jobs_destroy (shoal_jobs_t **self_p)
     free (self->forwards);
     free (self->sends);
     free (self->sent_specs);
+    free (self->sent_strings);
     free (self->answers);
     free (self->replies);
     free (self->reply_answers);
@@ -474,6 +564,9 @@ s_outputs_clear (shoal_jobs_t *self)
 {
     for (size_t i = 0; i < self->sent_spec_count; i++)
         s_spec_free (&self->sent_specs[i]);
+    for (size_t i = 0; i < self->sent_string_count; i++)
+        free (self->sent_strings[i]);
+    self->sent_string_count = 0;
     for (size_t i = 0; i < self->answer_count; i++)
         if (self->answers[i].has_job)
             s_spec_free (&self->answers[i].job);
@@ -603,6 +696,8 @@ s_outputs_seal (shoal_jobs_t *self)
             msg->u.sync_reply.jobs = self->held.specs;
         else if (msg->type == SHOAL_MSG_JOB)
             msg->u.job.spec = self->sent_specs[msg->u.job.spec.parallelism];
+        else if (msg->type == SHOAL_MSG_CONTROL_REQ && msg->u.control_req.spec)
+            msg->u.control_req.spec = &self->sent_specs[(uintptr_t) msg->u.control_req.spec - 1];
     }
     for (size_t i = 0; i < self->reply_count; i++)
         self->replies[i].rep = self->answers[self->reply_answers[i]].rep;
@@ -750,8 +845,10 @@ s_catch_up (shoal_jobs_t *self, uint64_t now_ms)
     size_t replied = self->self_voter;
     for (size_t i = 0; i < self->peer_count; i++)
         replied += self->peers[i].voter && self->peers[i].replied;
-    if (self->voter_count == 0 || replied * 2 <= self->voter_count)
-        return;
+    const s_set_t *best = self->best.term || self->best.version ? &self->best : &self->held;
+    if (self->voter_count == 0 || replied * 2 <= self->voter_count ||
+        best->version >= S_VERSION_MAX)
+        return; //  (out of versions: it never takes requests, and says nothing)
     if (s_name_compare (self->best.term, self->best.version, self->held.term, self->held.version) >
         0) {
         s_set_clear (&self->held);
@@ -800,17 +897,26 @@ s_pending_fail (shoal_jobs_t *self, uint8_t code, const char *why)
 //  ---------------------------------------------------------------------
 //  Requests at the leader
 
-//  The change a rescale of pending to parallelism makes.
-static int
+//  Writes the rescale of pending to parallelism. Returns true when it
+//  answered pending instead (the change does not fit, or no memory).
+static bool
 s_rescale_write (shoal_jobs_t *self, s_pending_t *pending, uint32_t parallelism, uint64_t now_ms)
 {
     shoal_jobspec_t change = *s_set_get (&self->held, pending->job);
     change.parallelism = parallelism;
-    if (s_write (self, &change, now_ms) != 0)
-        return -1;
+    char why[SHOAL_REASON_MAX + 1];
+    if (!s_change_fits (&self->held, &change, why, sizeof why)) {
+        s_pending_answer (self, pending, s_answer (self, SHOAL_REPLY_INVALID, NULL, "%s", why));
+        return true;
+    }
+    if (s_write (self, &change, now_ms) != 0) {
+        s_pending_answer (self, pending,
+                          s_answer (self, SHOAL_REPLY_FAILED, NULL, "out of memory"));
+        return true;
+    }
     pending->wait = S_WAIT_COMMIT;
     pending->version = self->held.version;
-    return 0;
+    return false;
 }
 
 //  Decides a rescale that waits for capacity, if it can be decided now.
@@ -831,7 +937,7 @@ s_rescale_decide (shoal_jobs_t *self, s_pending_t *pending, uint64_t now_ms)
     if (fit >= pending->parallelism) {
         pending->code = SHOAL_REPLY_OK;
         snprintf (pending->reason, sizeof pending->reason, "%s", "");
-        return s_rescale_write (self, pending, pending->parallelism, now_ms) != 0;
+        return s_rescale_write (self, pending, pending->parallelism, now_ms);
     }
     if (now_ms < pending->deadline_ms)
         return false;
@@ -840,7 +946,7 @@ s_rescale_decide (shoal_jobs_t *self, s_pending_t *pending, uint64_t now_ms)
         snprintf (pending->reason, sizeof pending->reason,
                   "room for %u tasks of %s, not %u: parallelism %u applied", fit, pending->job,
                   pending->parallelism, fit);
-        return s_rescale_write (self, pending, fit, now_ms) != 0;
+        return s_rescale_write (self, pending, fit, now_ms);
     }
     s_pending_answer (self, pending,
                       s_answer (self, SHOAL_REPLY_TIMED_OUT, pending->job,
@@ -850,11 +956,39 @@ s_rescale_decide (shoal_jobs_t *self, s_pending_t *pending, uint64_t now_ms)
     return true;
 }
 
+//  Why req cannot be carried out anywhere (NULL when it may be): what does
+//  not depend on the specs held. why holds the text of a wire reason.
+static const char *
+s_request_check (const shoal_jobs_t *self, const shoal_control_req_t *req, shoal_wire_error_t *why)
+{
+    if (req->op == SHOAL_OP_SUBMIT)
+        return req->spec ? s_spec_check (req->spec, false, why) : "a submit carries a job spec";
+    const char *bad_name = s_name_check (req->job);
+    if (bad_name || req->op == SHOAL_OP_REMOVE)
+        return bad_name;
+    if (req->parallelism == 0 || req->parallelism > SHOAL_PARALLELISM_MAX)
+        return "parallelism is 1 to 65535 (remove a job to stop it)";
+    if (req->min > req->parallelism)
+        return "min is above the parallelism asked";
+    if (req->timeout_ms > self->config.max_timeout_ms) {
+        snprintf (why->text, sizeof why->text, "a rescale waits at most %u ms",
+                  self->config.max_timeout_ms);
+        return why->text;
+    }
+    return NULL;
+}
+
 //  Takes a request in at the leader: answers it now, or keeps it pending.
 static void
 s_lead_request (shoal_jobs_t *self, s_pending_t *pending, const shoal_control_req_t *req,
                 uint64_t now_ms)
 {
+    shoal_wire_error_t wire;
+    const char *invalid = s_request_check (self, req, &wire);
+    if (invalid) {
+        s_pending_answer (self, pending, s_answer (self, SHOAL_REPLY_INVALID, NULL, "%s", invalid));
+        return;
+    }
     if (!self->acting || !self->ready) {
         s_pending_answer (self, pending,
                           s_answer (self, SHOAL_REPLY_NO_LEADER, NULL, "%s",
@@ -868,82 +1002,53 @@ s_lead_request (shoal_jobs_t *self, s_pending_t *pending, const shoal_control_re
                                     "%zu requests are in flight; try again", self->pending_count));
         return;
     }
-    const char *name = req->op == SHOAL_OP_SUBMIT ? (req->spec ? req->spec->name : NULL) : req->job;
-    if (!name || !name[0] || strlen (name) > SHOAL_NAME_MAX) {
-        s_pending_answer (self, pending,
-                          s_answer (self, SHOAL_REPLY_INVALID, NULL, "%s",
-                                    req->op == SHOAL_OP_SUBMIT && !req->spec
-                                        ? "a submit carries a job spec"
-                                        : "a job name has 1 to 64 characters"));
-        return;
-    }
+    const char *name = req->op == SHOAL_OP_SUBMIT ? req->spec->name : req->job;
     snprintf (pending->job, sizeof pending->job, "%s", name);
     pending->op = req->op;
     pending->code = SHOAL_REPLY_OK;
     const shoal_jobspec_t *spec = s_set_get (&self->held, name);
-    shoal_jobspec_t change;
+    shoal_jobspec_t change = { 0 };
+    bool writes = false;
     s_answer_t *refusal = NULL;
+    char why[SHOAL_REASON_MAX + 1];
 
     if (req->op == SHOAL_OP_SUBMIT) {
-        const char *why = s_spec_check (req->spec, false);
-        uint64_t tasks = s_set_tasks (&self->held) - (spec ? spec->parallelism : 0);
-        if (why)
-            refusal = s_answer (self, SHOAL_REPLY_INVALID, NULL, "%s", why);
-        else if (spec && !s_spec_equal (spec, req->spec))
+        if (spec && !s_spec_equal (spec, req->spec))
             refusal =
                 s_answer (self, SHOAL_REPLY_INVALID, name,
                           "job %s exists with another spec: rescale it, or remove it first", name);
-        else if (!spec && self->held.count >= SHOAL_JOBS_MAX)
-            refusal = s_answer (self, SHOAL_REPLY_INVALID, NULL, "the cluster has %d jobs already",
-                                SHOAL_JOBS_MAX);
-        else if (tasks + req->spec->parallelism > SHOAL_TASKS_MAX)
-            refusal = s_answer (
-                self, SHOAL_REPLY_INVALID, NULL, "the cluster would have %llu tasks; at most %d",
-                (unsigned long long) (tasks + req->spec->parallelism), SHOAL_TASKS_MAX);
-        else if (!spec && s_write (self, req->spec, now_ms) != 0)
-            refusal = s_answer (self, SHOAL_REPLY_FAILED, NULL, "out of memory");
+        change = *req->spec;
+        writes = !spec;
     } else if (!spec)
         refusal = s_answer (self, SHOAL_REPLY_NOT_FOUND, NULL, "no job %s", name);
     else if (req->op == SHOAL_OP_REMOVE) {
         change = *spec;
         change.parallelism = 0;
-        if (s_write (self, &change, now_ms) != 0)
-            refusal = s_answer (self, SHOAL_REPLY_FAILED, NULL, "out of memory");
+        writes = true;
     } else {
-        uint64_t tasks = s_set_tasks (&self->held) - spec->parallelism + req->parallelism;
         bool waiting = false;
         for (size_t i = 0; i < self->pending_count && !waiting; i++)
             waiting = self->pending[i].wait == S_WAIT_CAPACITY &&
                       strcmp (self->pending[i].job, name) == 0;
-        if (req->parallelism == 0 || req->parallelism > SHOAL_PARALLELISM_MAX)
-            refusal = s_answer (self, SHOAL_REPLY_INVALID, name,
-                                "parallelism is 1 to 65535 (remove a job to stop it)");
-        else if (req->min > req->parallelism)
-            refusal =
-                s_answer (self, SHOAL_REPLY_INVALID, name,
-                          "min %u is above the parallelism asked, %u", req->min, req->parallelism);
-        else if (req->timeout_ms > self->config.max_timeout_ms)
-            refusal = s_answer (self, SHOAL_REPLY_INVALID, name, "a rescale waits at most %u ms",
-                                self->config.max_timeout_ms);
-        else if (waiting)
+        change = *spec;
+        change.parallelism = req->parallelism;
+        if (waiting)
             refusal = s_answer (self, SHOAL_REPLY_INVALID, name,
                                 "a rescale of %s is waiting already", name);
-        else if (tasks > SHOAL_TASKS_MAX)
-            refusal = s_answer (self, SHOAL_REPLY_INVALID, name,
-                                "the cluster would have %llu tasks; at most %d",
-                                (unsigned long long) tasks, SHOAL_TASKS_MAX);
-        else if (req->parallelism < spec->parallelism) {
-            change = *spec;
-            change.parallelism = req->parallelism;
-            if (s_write (self, &change, now_ms) != 0)
-                refusal = s_answer (self, SHOAL_REPLY_FAILED, NULL, "out of memory");
-        } else if (req->parallelism > spec->parallelism) {
+        else if (req->parallelism < spec->parallelism)
+            writes = true;
+        else if (req->parallelism > spec->parallelism) {
             pending->wait = S_WAIT_CAPACITY;
             pending->parallelism = req->parallelism;
             pending->min = req->min;
             pending->deadline_ms = now_ms + req->timeout_ms;
         }
     }
+    if (!refusal && (writes || pending->wait == S_WAIT_CAPACITY) &&
+        !s_change_fits (&self->held, &change, why, sizeof why))
+        refusal = s_answer (self, SHOAL_REPLY_INVALID, NULL, "%s", why);
+    else if (!refusal && writes && s_write (self, &change, now_ms) != 0)
+        refusal = s_answer (self, SHOAL_REPLY_FAILED, NULL, "out of memory");
     if (refusal) {
         s_pending_answer (self, pending, refusal);
         return;
@@ -1179,14 +1284,14 @@ s_take (shoal_jobs_t *self, const shoal_id_t *from, const shoal_msg_t *msg)
         return -1;
     if (msg->type == SHOAL_MSG_JOB) {
         const shoal_job_t *job = &msg->u.job;
-        if (job->term != self->term || s_spec_check (&job->spec, true))
+        shoal_wire_error_t why;
+        char reason[SHOAL_REASON_MAX + 1];
+        if (job->term != self->term || s_spec_check (&job->spec, true, &why))
             return -1;
         if (job->version > 0 && s_name_compare (self->held.term, self->held.version, job->term,
                                                 job->version - 1) == 0) {
-            const shoal_jobspec_t *spec = s_set_get (&self->held, job->spec.name);
-            uint64_t tasks =
-                s_set_tasks (&self->held) - (spec ? spec->parallelism : 0) + job->spec.parallelism;
-            if (tasks > SHOAL_TASKS_MAX || s_set_apply (&self->held, &job->spec) != 0)
+            if (!s_change_fits (&self->held, &job->spec, reason, sizeof reason) ||
+                s_set_apply (&self->held, &job->spec) != 0)
                 return -1;
             self->held.version = job->version;
             self->saved = true;
@@ -1200,8 +1305,7 @@ s_take (shoal_jobs_t *self, const shoal_id_t *from, const shoal_msg_t *msg)
                             reply->jobs_version) < 0) {
             s_set_t set = { 0 };
             if (s_set_load (&set, reply->jobs_term, reply->jobs_version, reply->jobs,
-                            reply->job_count) != 0 ||
-                s_set_tasks (&set) > SHOAL_TASKS_MAX) {
+                            reply->job_count) != 0) {
                 s_set_clear (&set);
                 return -1;
             }
@@ -1224,8 +1328,7 @@ s_gather (shoal_jobs_t *self, const shoal_id_t *from, const shoal_sync_reply_t *
         return -1;
     s_set_t set = { 0 };
     if (s_set_load (&set, reply->jobs_term, reply->jobs_version, reply->jobs, reply->job_count) !=
-            0 ||
-        s_set_tasks (&set) > SHOAL_TASKS_MAX) {
+        0) {
         s_set_clear (&set);
         return -1;
     }
@@ -1323,16 +1426,66 @@ shoal_jobs_receive (shoal_jobs_t *self, uint64_t now_ms, const shoal_id_t *from,
     return rc;
 }
 
+//  Forwards req to the leader this node follows, for the local client ref.
+//  The message carries copies, which live until the next input.
+static void
+s_forward (shoal_jobs_t *self, uint64_t ref, const shoal_control_req_t *req, uint64_t now_ms)
+{
+    s_pending_t pending = { .ref = ref };
+    s_forward_t *forwards = realloc (self->forwards, (self->forward_count + 1) * sizeof *forwards);
+    if (forwards)
+        self->forwards = forwards;
+    char *job = req->job ? strdup (req->job) : NULL;
+    char **strings =
+        realloc (self->sent_strings, (self->sent_string_count + 1) * sizeof *self->sent_strings);
+    if (strings)
+        self->sent_strings = strings;
+    shoal_jobspec_t *specs =
+        req->spec ? realloc (self->sent_specs, (self->sent_spec_count + 1) * sizeof *specs) : NULL;
+    if (specs)
+        self->sent_specs = specs;
+    bool failed = !forwards || !strings || (req->job && !job) || (req->spec && !specs) ||
+                  (req->spec && s_spec_copy (&specs[self->sent_spec_count], req->spec) != 0);
+    shoal_jobs_send_t *send = failed ? NULL : s_send (self, &self->leader, SHOAL_MSG_CONTROL_REQ);
+    if (!send) {
+        free (job);
+        s_pending_answer (self, &pending,
+                          s_answer (self, SHOAL_REPLY_FAILED, NULL, "out of memory"));
+        return;
+    }
+    if (job)
+        self->sent_strings[self->sent_string_count++] = job;
+    uint32_t id = ++self->last_forward_id;
+    send->msg.u.control_req = *req;
+    send->msg.u.control_req.id = id;
+    send->msg.u.control_req.job = job;
+    //  The spec's place in sent_specs, until the sends are sealed.
+    send->msg.u.control_req.spec =
+        req->spec ? (shoal_jobspec_t *) (uintptr_t) (self->sent_spec_count++ + 1) : NULL;
+    uint64_t wait =
+        self->config.forward_ms + (req->op == SHOAL_OP_RESCALE ? (uint64_t) req->timeout_ms : 0);
+    forwards[self->forward_count++] =
+        (s_forward_t){ .ref = ref, .id = id, .to = self->leader, .deadline_ms = now_ms + wait };
+    self->stats.forwarded++;
+}
+
 int
 shoal_jobs_request (shoal_jobs_t *self, uint64_t now_ms, uint64_t ref,
                     const shoal_control_req_t *req)
 {
-    if (req->op != SHOAL_OP_SUBMIT && req->op != SHOAL_OP_RESCALE && req->op != SHOAL_OP_REMOVE)
-        return -1;
     s_outputs_clear (self);
+    if (req->op != SHOAL_OP_SUBMIT && req->op != SHOAL_OP_RESCALE && req->op != SHOAL_OP_REMOVE) {
+        s_run (self, now_ms);
+        return -1;
+    }
     s_pending_t pending = { .ref = ref };
+    shoal_wire_error_t wire;
+    const char *invalid = s_request_check (self, req, &wire);
     if (s_leads (self))
         s_lead_request (self, &pending, req, now_ms);
+    else if (invalid)
+        s_pending_answer (self, &pending,
+                          s_answer (self, SHOAL_REPLY_INVALID, NULL, "%s", invalid));
     else if (!self->has_leader)
         s_pending_answer (self, &pending,
                           s_answer (self, SHOAL_REPLY_NO_LEADER, NULL, "%s",
@@ -1341,28 +1494,8 @@ shoal_jobs_request (shoal_jobs_t *self, uint64_t now_ms, uint64_t ref,
         s_pending_answer (self, &pending,
                           s_answer (self, SHOAL_REPLY_FAILED, NULL,
                                     "%zu requests are in flight; try again", self->forward_count));
-    else {
-        s_forward_t *forwards =
-            realloc (self->forwards, (self->forward_count + 1) * sizeof *forwards);
-        shoal_jobs_send_t *send =
-            forwards ? s_send (self, &self->leader, SHOAL_MSG_CONTROL_REQ) : NULL;
-        if (forwards)
-            self->forwards = forwards;
-        if (!send)
-            s_pending_answer (self, &pending,
-                              s_answer (self, SHOAL_REPLY_FAILED, NULL, "out of memory"));
-        else {
-            uint32_t id = ++self->last_forward_id;
-            send->msg.u.control_req = *req;
-            send->msg.u.control_req.id = id;
-            uint64_t wait = self->config.forward_ms +
-                            (req->op == SHOAL_OP_RESCALE ? (uint64_t) req->timeout_ms : 0);
-            forwards[self->forward_count++] = (s_forward_t){
-                .ref = ref, .id = id, .to = self->leader, .deadline_ms = now_ms + wait
-            };
-            self->stats.forwarded++;
-        }
-    }
+    else
+        s_forward (self, ref, req, now_ms);
     s_run (self, now_ms);
     return 0;
 }
@@ -1424,7 +1557,7 @@ shoal_jobs_next (const shoal_jobs_t *self)
                 s_name_compare (peer->term, peer->version, self->held.term, self->held.version))
                 next = peer->due_ms;
         }
-    for (size_t i = 0; i < self->pending_count; i++)
+    for (size_t i = 0; i < self->pending_count && shoal_jobs_ready (self); i++)
         if (self->pending[i].wait == S_WAIT_CAPACITY && self->pending[i].deadline_ms < next)
             next = self->pending[i].deadline_ms;
     for (size_t i = 0; i < self->forward_count; i++)

@@ -125,7 +125,8 @@ shoal_jobs_t *shoal_jobs_new (const shoal_jobs_config_t *config, const shoal_id_
 void shoal_jobs_destroy (shoal_jobs_t **self_p);
 
 //  The leader this node follows (NULL: none; its own id when it leads),
-//  the term, and whether this node acts as leader now. Call it after every
+//  the term (at least 1, as the elector's), and whether this node acts as
+//  leader now. Call it after every
 //  elector input whose outcome changed any of the three.
 void shoal_jobs_leader (shoal_jobs_t *self, uint64_t now_ms, const shoal_id_t *leader,
                         uint64_t term, bool acting);

@@ -162,4 +162,124 @@ typedef enum {
 #define FUZZ_ELECTOR_SELF   8
 #define FUZZ_ELECTOR_NOBODY 9
 
+//  A fuzz_jobs input is a setup byte, a saved set when the setup byte asks
+//  for a restart, then a run of steps, each a header byte and its operands.
+//  The setup byte: bit 0 available mode (quorum otherwise), bit 1 the LAN
+//  profile (loopback otherwise), bit 2 a restart from a saved set, bit 3
+//  that saved set made in bulk, bits 4-5 max_pending (256, 1, 2 or 3), bit
+//  6 rescales that wait at most 1 s, bit 7 retry and forward times of 1 ms.
+//  A saved set is a term, a version (numbers from 0) and a count (& 7) of
+//  specs. In bulk, after the two bytes FUZZ_JOBS_BULK_MARK, it is a term, a
+//  version, a count of two bytes, big-endian (at most 4097 jobs, one over
+//  SHOAL_JOBS_MAX, named bulk-0000 on), then the parallelism, command (in
+//  steps of 4 bytes, up to about 1 kB: a frame's worth for 4096 jobs) and
+//  labels (& 31, keys k0 on) they all share. Without the mark, which random
+//  bytes seldom make, the set is read from operands: loading thousands of
+//  jobs takes seconds under the sanitizers, a normal step microseconds.
+//  The low three bits of a header say what the step is; bits 3-5 name a
+//  node (FUZZ_JOBS_SELF is the node under test, the others are peers)
+//  unless told otherwise:
+//    TICK      the clock moves on by (header >> 3) * 37 ms, then a tick;
+//    NEXT      the clock moves to next, when that is later, and on by
+//              (header >> 3) ms (a late timer), then a tick;
+//    LEADER    the node leads at term (operand; at least 1 for the node
+//              under test, as the elector's own terms are), acting if bit
+//              6 is set; nobody leads if bit 7 is set;
+//    MEMBER    the node is live if bit 6 is set; with bit 7, the voters are
+//              set instead: the nodes of the operand's bits;
+//    MESSAGE   from the node (FUZZ_JOBS_SELF standing for a stranger), a
+//              2-byte big-endian length and that many bytes of message,
+//              decoded on a frame;
+//    CRAFTED   from the node likewise, a message built from operands: a
+//              selector (FUZZ_JOBS_CRAFT_*, with FUZZ_JOBS_CRAFT_FLAG), then
+//              its fields; it goes through the encoder and the decoder, so
+//              that it is one the wire carries;
+//    REQUEST   a local request: bits 3-4 the op (FUZZ_JOBS_SUBMIT ...),
+//              bits 5-6 where a submit's spec comes from (FUZZ_JOBS_SPEC
+//              ...); then its operands: a spec, or a job name, parallelism,
+//              min and timeout (a rescale), a job name (a remove), an op
+//              and a job name (another op);
+//    CAPACITY  operands a job (below 0xc0, one that waits, when any does;
+//              else a job name from the operand on) and a capacity.
+//  After a tick the node ticks again at the same time while next is not
+//  later, as a shell's timer would. An operand past the input's end is 0.
+//  Numbers are one byte, a signed step from a base (fuzz_number): for a
+//  leader's term, the greatest term given; for the terms of JOB,
+//  SYNC-REPLY and CONTROL-REP, the term of the leader followed; for an
+//  ACK's term, the term of the specs held; for every version, the version
+//  held; for a CONTROL-REP's id, the id of the last request forwarded.
+//  A job name operand below 0x40 picks from a table (0 to 7 valid names, 8
+//  to 15 broken ones); from 0x40, the (operand & 0x3f)th held job, when
+//  there is one; from 0x80, (operand & 0x7f) raw bytes follow. A spec is a
+//  name, a parallelism, flags (bit 0 stateful, bits 1-2 the weight: 1, 0,
+//  7 or UINT32_MAX, bits 3-7 a label count) and a command (0 none, 0xff
+//  not UTF-8, else (operand - 1) * 17 bytes), then one operand per label
+//  (FUZZ_JOBS_LABEL_*). A parallelism or capacity operand below 0xf8 is
+//  itself; the eight above stand for large and edge values. A timeout is
+//  operand^2 * 10 ms, 0xff UINT32_MAX.
+#define FUZZ_JOBS_TICK     0
+#define FUZZ_JOBS_NEXT     1
+#define FUZZ_JOBS_LEADER   2
+#define FUZZ_JOBS_MEMBER   3
+#define FUZZ_JOBS_MESSAGE  4
+#define FUZZ_JOBS_CRAFTED  5
+#define FUZZ_JOBS_REQUEST  6
+#define FUZZ_JOBS_CAPACITY 7
+
+#define FUZZ_JOBS_NODES    8 //  peers 0 to 5, the node itself, a stranger
+#define FUZZ_JOBS_SELF     6
+#define FUZZ_JOBS_STRANGER 7
+
+#define FUZZ_JOBS_AVAILABLE     0x01
+#define FUZZ_JOBS_LAN           0x02
+#define FUZZ_JOBS_RESTART       0x04
+#define FUZZ_JOBS_BULK          0x08
+#define FUZZ_JOBS_BULK_MARK     "BK"
+#define FUZZ_JOBS_PENDING_SHIFT 4
+#define FUZZ_JOBS_SHORT_WAIT    0x40
+#define FUZZ_JOBS_FAST          0x80
+
+#define FUZZ_JOBS_ACTING 0x40 //  LEADER
+#define FUZZ_JOBS_NOBODY 0x80
+#define FUZZ_JOBS_LIVE   0x40 //  MEMBER
+#define FUZZ_JOBS_VOTERS 0x80
+
+//  REQUEST: the op in bits 3-4, a submit's spec in bits 5-6: read from the
+//  operands, none (NULL), a held spec (operand: which), or a held spec
+//  with another command (likewise).
+#define FUZZ_JOBS_SUBMIT  0
+#define FUZZ_JOBS_RESCALE 1
+#define FUZZ_JOBS_REMOVE  2
+#define FUZZ_JOBS_OTHER   3
+#define FUZZ_JOBS_SPEC    0
+#define FUZZ_JOBS_NO_SPEC 1
+#define FUZZ_JOBS_HELD    2
+#define FUZZ_JOBS_CHANGED 3
+
+//  CRAFTED: the selector's low three bits, and its flag:
+//    JOB          term, version, a spec;
+//    ACK          a JOB-ACK: term, version;
+//    SYNC_REQ     want (operand & 7);
+//    SYNC_REPLY   the jobs part (the members part only, with the flag):
+//                 term, version, a count (& 7) and that many specs;
+//    CONTROL_REQ  id, op (% 7), job name, parallelism, min, timeout, and a
+//                 spec with the flag;
+//    CONTROL_REP  id, code (% 7), term, version, and the job with the flag;
+//    SNAPSHOT     a SYNC-REPLY of the set held, named term, version;
+//    ELECTION     of the election layer, which the jobs layer drops.
+#define FUZZ_JOBS_CRAFT_JOB         0
+#define FUZZ_JOBS_CRAFT_ACK         1
+#define FUZZ_JOBS_CRAFT_SYNC_REQ    2
+#define FUZZ_JOBS_CRAFT_SYNC_REPLY  3
+#define FUZZ_JOBS_CRAFT_CONTROL_REQ 4
+#define FUZZ_JOBS_CRAFT_CONTROL_REP 5
+#define FUZZ_JOBS_CRAFT_SNAPSHOT    6
+#define FUZZ_JOBS_CRAFT_ELECTION    7
+#define FUZZ_JOBS_CRAFT_FLAG        0x08
+
+//  A label operand's low three bits: k<operand >> 3>=v (unique keys), then
+//  zone=eu, zone=us, rack="", ""=x, NULL=x, gpu=NULL, and a key (bit 3
+//  set) or a value 65 bytes long.
+#define FUZZ_JOBS_LABEL_UNIQUE 0
+
 #endif

@@ -764,6 +764,493 @@ s_elector_seeds (void)
     s_write ("fuzz_elector", "samples", steps.bytes, steps.size);
 }
 
+//  ---------------------------------------------------------------------
+//  fuzz_jobs: runs of steps (fuzz.h) as a node lives them: leading with a
+//  quorum (catching up from voters, writing, counting acknowledgements,
+//  rescales that wait, partial, lower and at once), following in msgpack
+//  (snapshots, deltas in and out of order, requests forwarded, answered,
+//  timed out and cut by a new leader), the samples of the jobs messages
+//  and of others, which the node drops, and garbage; restarts from a saved
+//  set, a broken one, one at the task limit and one near the job limit
+//  (in bulk); and available mode with one request in flight at most.
+
+typedef struct {
+    uint8_t bytes[16384]; //  libFuzzer's max_len for fuzz_jobs
+    size_t size;
+} s_jobs_steps_t;
+
+static void
+s_jobs_bytes (s_jobs_steps_t *steps, const void *bytes, size_t size)
+{
+    if (size > sizeof steps->bytes - steps->size) {
+        fprintf (stderr, "make_corpus: a fuzz_jobs seed outgrows %zu bytes\n", sizeof steps->bytes);
+        exit (EXIT_FAILURE);
+    }
+    memcpy (steps->bytes + steps->size, bytes, size);
+    steps->size += size;
+}
+
+static void
+s_jobs_byte (s_jobs_steps_t *steps, uint8_t byte)
+{
+    s_jobs_bytes (steps, &byte, 1);
+}
+
+static void
+s_jobs_step (s_jobs_steps_t *steps, int step, int node, uint8_t flags)
+{
+    s_jobs_byte (steps, (uint8_t) (step | node << 3 | flags));
+}
+
+static void
+s_jobs_member (s_jobs_steps_t *steps, int node, bool live)
+{
+    s_jobs_step (steps, FUZZ_JOBS_MEMBER, node, live ? FUZZ_JOBS_LIVE : 0);
+}
+
+//  The voters: the nodes of mask's bits.
+static void
+s_jobs_voters (s_jobs_steps_t *steps, uint8_t mask)
+{
+    s_jobs_step (steps, FUZZ_JOBS_MEMBER, 0, FUZZ_JOBS_VOTERS);
+    s_jobs_byte (steps, mask);
+}
+
+//  node leads (nobody when node is -1) at the greatest term given plus
+//  term_step.
+static void
+s_jobs_leader (s_jobs_steps_t *steps, int node, int term_step, bool acting)
+{
+    s_jobs_step (steps, FUZZ_JOBS_LEADER, node < 0 ? 0 : node,
+                 (uint8_t) ((node < 0 ? FUZZ_JOBS_NOBODY : 0) | (acting ? FUZZ_JOBS_ACTING : 0)));
+    s_jobs_byte (steps, (uint8_t) term_step);
+}
+
+//  The clock moves on by units * 37 ms, then a tick.
+static void
+s_jobs_tick (s_jobs_steps_t *steps, int units)
+{
+    s_jobs_byte (steps, (uint8_t) (FUZZ_JOBS_TICK | units << 3));
+}
+
+//  Ticks at next, count times.
+static void
+s_jobs_next (s_jobs_steps_t *steps, int count)
+{
+    for (int i = 0; i < count; i++)
+        s_jobs_byte (steps, FUZZ_JOBS_NEXT);
+}
+
+//  A job name operand of raw bytes.
+static void
+s_jobs_name (s_jobs_steps_t *steps, const char *name)
+{
+    s_jobs_byte (steps, (uint8_t) (0x80 | strlen (name)));
+    s_jobs_bytes (steps, name, strlen (name));
+}
+
+//  A spec of weight 1 without labels; command is a command operand.
+static void
+s_jobs_spec (s_jobs_steps_t *steps, const char *name, uint8_t parallelism, bool stateful,
+             uint8_t command)
+{
+    s_jobs_name (steps, name);
+    s_jobs_byte (steps, parallelism);
+    s_jobs_byte (steps, stateful);
+    s_jobs_byte (steps, command);
+}
+
+static void
+s_jobs_submit (s_jobs_steps_t *steps, const char *name, uint8_t parallelism)
+{
+    s_jobs_step (steps, FUZZ_JOBS_REQUEST, FUZZ_JOBS_SUBMIT, (uint8_t) (FUZZ_JOBS_SPEC << 5));
+    s_jobs_spec (steps, name, parallelism, false, 1);
+}
+
+//  A rescale; timeout is a timeout operand (operand^2 * 10 ms).
+static void
+s_jobs_rescale (s_jobs_steps_t *steps, const char *name, uint8_t parallelism, uint8_t min,
+                uint8_t timeout)
+{
+    s_jobs_step (steps, FUZZ_JOBS_REQUEST, FUZZ_JOBS_RESCALE, 0);
+    s_jobs_name (steps, name);
+    s_jobs_byte (steps, parallelism);
+    s_jobs_byte (steps, min);
+    s_jobs_byte (steps, timeout);
+}
+
+static void
+s_jobs_remove (s_jobs_steps_t *steps, const char *name)
+{
+    s_jobs_step (steps, FUZZ_JOBS_REQUEST, FUZZ_JOBS_REMOVE, 0);
+    s_jobs_name (steps, name);
+}
+
+//  The capacity of the first rescale that waits; capacity is a count
+//  operand (0xfa: UINT32_MAX).
+static void
+s_jobs_capacity (s_jobs_steps_t *steps, uint8_t capacity)
+{
+    s_jobs_step (steps, FUZZ_JOBS_CAPACITY, 0, 0);
+    s_jobs_byte (steps, 0);
+    s_jobs_byte (steps, capacity);
+}
+
+//  A JOB-ACK from node of the name held, moved on by the steps.
+static void
+s_jobs_ack (s_jobs_steps_t *steps, int node, int term_step, int version_step)
+{
+    s_jobs_step (steps, FUZZ_JOBS_CRAFTED, node, 0);
+    s_jobs_byte (steps, FUZZ_JOBS_CRAFT_ACK);
+    s_jobs_byte (steps, (uint8_t) term_step);
+    s_jobs_byte (steps, (uint8_t) version_step);
+}
+
+static void
+s_jobs_bytes_from (s_jobs_steps_t *steps, int node, const uint8_t *message, size_t size)
+{
+    s_jobs_step (steps, FUZZ_JOBS_MESSAGE, node, 0);
+    s_jobs_byte (steps, (uint8_t) (size >> 8));
+    s_jobs_byte (steps, (uint8_t) size);
+    s_jobs_bytes (steps, message, size);
+}
+
+//  msg from node, in msgpack.
+static void
+s_jobs_message (s_jobs_steps_t *steps, int node, const shoal_msg_t *msg)
+{
+    uint8_t message[8192];
+    shoal_wire_error_t err;
+    long size = shoal_msg_encode (msg, message, sizeof message, &err);
+    if (size < 0) {
+        fprintf (stderr, "make_corpus: a %s does not encode: %s\n", shoal_msg_type_name (msg->type),
+                 err.text);
+        exit (EXIT_FAILURE);
+    }
+    s_jobs_bytes_from (steps, node, message, (size_t) size);
+}
+
+static void
+s_jobs_write (const char *name, const s_jobs_steps_t *steps)
+{
+    s_write ("fuzz_jobs", name, steps->bytes, steps->size);
+}
+
+//  A leader with a quorum of four voters (itself and peers 0 to 2): it
+//  catches up from two voters' sets, writes a submit and answers it once
+//  two peers acknowledge, a rescale that waits and is applied in part at
+//  its timeout, one lower at once, one within an unlimited capacity, a
+//  remove; then peer 1 goes down and a submit waits until the leadership
+//  goes.
+static void
+s_jobs_leader_seed (void)
+{
+    static s_jobs_steps_t steps;
+    steps.size = 0;
+    s_jobs_byte (&steps, 0);
+    for (int i = 0; i < 3; i++)
+        s_jobs_member (&steps, i, true);
+    s_jobs_voters (&steps, 1u << 0 | 1u << 1 | 1u << 2 | 1u << FUZZ_JOBS_SELF);
+    s_jobs_leader (&steps, FUZZ_JOBS_SELF, 1, true);
+    //  Peer 0 holds version 2 of term 0, peer 1 nothing.
+    s_jobs_step (&steps, FUZZ_JOBS_CRAFTED, 0, 0);
+    s_jobs_byte (&steps, FUZZ_JOBS_CRAFT_SYNC_REPLY);
+    s_jobs_byte (&steps, 0xff);
+    s_jobs_byte (&steps, 2);
+    s_jobs_byte (&steps, 1);
+    s_jobs_spec (&steps, "ingest", 2, true, 3);
+    s_jobs_step (&steps, FUZZ_JOBS_CRAFTED, 1, 0);
+    s_jobs_byte (&steps, FUZZ_JOBS_CRAFT_SYNC_REPLY);
+    s_jobs_byte (&steps, 0xff);
+    s_jobs_byte (&steps, 0);
+    s_jobs_byte (&steps, 0);
+    //  The catch-up's snapshot, then every change, held by all three
+    //  peers (but peer 2 once lags), so that the next timer is the
+    //  rescale's.
+    for (int i = 0; i < 3; i++)
+        s_jobs_ack (&steps, i, 0, 0);
+    s_jobs_submit (&steps, "web", 4);
+    for (int i = 0; i < 3; i++)
+        s_jobs_ack (&steps, i, 0, 0);
+    s_jobs_rescale (&steps, "web", 8, 6, 10);
+    s_jobs_capacity (&steps, 6);
+    s_jobs_next (&steps, 1);
+    for (int i = 0; i < 3; i++)
+        s_jobs_ack (&steps, i, 0, 0);
+    s_jobs_rescale (&steps, "web", 2, 0, 0);
+    s_jobs_ack (&steps, 0, 0, 0);
+    s_jobs_ack (&steps, 1, 0, 0);
+    s_jobs_next (&steps, 1);
+    s_jobs_ack (&steps, 2, 0, 0);
+    s_jobs_rescale (&steps, "web", 10, 0, 20);
+    s_jobs_capacity (&steps, 0xfa);
+    for (int i = 0; i < 3; i++)
+        s_jobs_ack (&steps, i, 0, 0);
+    s_jobs_remove (&steps, "web");
+    for (int i = 0; i < 3; i++)
+        s_jobs_ack (&steps, i, 0, 0);
+
+    s_jobs_member (&steps, 1, false);
+    s_jobs_tick (&steps, 3);
+    s_jobs_next (&steps, 2);
+    s_jobs_submit (&steps, "db.main", 1);
+    s_jobs_next (&steps, 2);
+    s_jobs_leader (&steps, -1, 0, false);
+    s_jobs_write ("leader-quorum", &steps);
+}
+
+//  A follower of peer 0, in msgpack: asked for its specs, given a
+//  snapshot, deltas in order, one ahead of what it holds, and a removal;
+//  its requests go to the leader: one answered, one timed out, one cut
+//  short by a new leader, whose snapshot replaces the set; the old leader
+//  is then dropped, and without a leader a request is refused at once.
+static void
+s_jobs_follower_seed (void)
+{
+    static s_jobs_steps_t steps;
+    static shoal_label_t labels[2] = { { "zone", "eu" }, { "disk", "ssd" } };
+    static shoal_jobspec_t specs[3] = {
+        { .name = "web", .parallelism = 4, .weight = 1, .command = "" },
+        { .name = "ingest",
+          .parallelism = 2,
+          .stateful = true,
+          .weight = 3,
+          .require_count = 2,
+          .require = labels,
+          .command = "ingest --from kafka" },
+        { .name = "db.main", .parallelism = 1, .weight = 1, .command = "" },
+    };
+    steps.size = 0;
+    s_jobs_byte (&steps, FUZZ_JOBS_LAN);
+    s_jobs_member (&steps, 0, true);
+    s_jobs_member (&steps, 1, true);
+    s_jobs_voters (&steps, 1u << 0 | 1u << 1 | 1u << FUZZ_JOBS_SELF);
+    s_jobs_leader (&steps, 0, 3, false);
+
+    shoal_msg_t msg = { .type = SHOAL_MSG_SYNC_REQ };
+    msg.u.sync_req.want = SHOAL_SYNC_JOBS;
+    s_jobs_message (&steps, 0, &msg);
+    msg = (shoal_msg_t){ .type = SHOAL_MSG_SYNC_REPLY };
+    msg.u.sync_reply = (shoal_sync_reply_t){
+        .jobs_term = 3, .jobs_version = 5, .job_count = 2, .jobs = specs, .parts = SHOAL_SYNC_JOBS
+    };
+    s_jobs_message (&steps, 0, &msg);
+    msg = (shoal_msg_t){ .type = SHOAL_MSG_JOB };
+    msg.u.job = (shoal_job_t){ 3, 6, specs[2] };
+    s_jobs_message (&steps, 0, &msg);
+    msg.u.job = (shoal_job_t){ 3, 8, specs[1] };
+    s_jobs_message (&steps, 0, &msg);
+    msg.u.job = (shoal_job_t){ 3, 7, specs[0] };
+    msg.u.job.spec.parallelism = 0;
+    s_jobs_message (&steps, 0, &msg);
+
+    s_jobs_submit (&steps, "cache", 2);
+    msg = (shoal_msg_t){ .type = SHOAL_MSG_CONTROL_REP };
+    shoal_jobspec_t cache = { .name = "cache", .parallelism = 2, .weight = 1, .command = "" };
+    msg.u.control_rep = (shoal_control_rep_t){ .id = 1,
+                                               .code = SHOAL_REPLY_OK,
+                                               .reason = "",
+                                               .leader = shoal_sample_id (1),
+                                               .term = 3,
+                                               .version = 8,
+                                               .job_count = 1,
+                                               .jobs = &cache };
+    s_jobs_message (&steps, 0, &msg);
+    s_jobs_rescale (&steps, "ingest", 4, 0, 0);
+    s_jobs_next (&steps, 1);
+    s_jobs_remove (&steps, "ingest");
+    s_jobs_leader (&steps, 1, 1, false);
+    msg = (shoal_msg_t){ .type = SHOAL_MSG_SYNC_REPLY };
+    msg.u.sync_reply = (shoal_sync_reply_t){
+        .jobs_term = 4, .jobs_version = 1, .job_count = 1, .jobs = specs, .parts = SHOAL_SYNC_JOBS
+    };
+    s_jobs_message (&steps, 1, &msg);
+    msg = (shoal_msg_t){ .type = SHOAL_MSG_JOB };
+    msg.u.job = (shoal_job_t){ 3, 8, specs[1] };
+    s_jobs_message (&steps, 0, &msg);
+    s_jobs_leader (&steps, -1, 0, false);
+    s_jobs_submit (&steps, "late", 1);
+    s_jobs_write ("follower-msgpack", &steps);
+}
+
+//  The samples of the jobs messages and of two others, then garbage, from
+//  peer 0: followed at the term of the sample SYNC-REPLY, at the term of
+//  the sample JOB, then as a voter of this node, which leads.
+static void
+s_jobs_samples_seed (void)
+{
+    static s_jobs_steps_t steps;
+    static const int types[] = { SHOAL_MSG_SYNC_REPLY, SHOAL_MSG_SYNC_REQ,    SHOAL_MSG_JOB,
+                                 SHOAL_MSG_JOB_ACK,    SHOAL_MSG_CONTROL_REQ, SHOAL_MSG_CONTROL_REP,
+                                 SHOAL_MSG_ASSIGN,     SHOAL_MSG_STATUS };
+    static const uint8_t garbage[] = { 0x96, 0x01, SHOAL_MSG_JOB, 0xc0, 0xff };
+    static const int terms[] = { 3, 4, 1 }; //  3, then 7, then 8 for this node
+    static uint8_t message[SHOAL_FRAME_MAX];
+    steps.size = 0;
+    s_jobs_byte (&steps, 0);
+    s_jobs_member (&steps, 0, true);
+    for (int round = 0; round < 3; round++) {
+        if (round == 2) {
+            s_jobs_voters (&steps, 1u << 0 | 1u << FUZZ_JOBS_SELF);
+            s_jobs_leader (&steps, FUZZ_JOBS_SELF, terms[round], true);
+        } else
+            s_jobs_leader (&steps, 0, terms[round], false);
+        for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+            s_jobs_bytes_from (&steps, 0, message, s_sample (types[i], message, sizeof message));
+        s_jobs_bytes_from (&steps, 0, garbage, sizeof garbage);
+        s_jobs_next (&steps, 2);
+    }
+    s_jobs_write ("samples", &steps);
+}
+
+//  Restarts: from a valid set of three jobs, which the node leads with
+//  after taking a voter's newer set; from a set that names a job twice,
+//  which the node refuses, starting afresh; from a set at the task limit,
+//  which takes no task more.
+static void
+s_jobs_restart_seeds (void)
+{
+    static s_jobs_steps_t steps;
+    steps.size = 0;
+    s_jobs_byte (&steps, FUZZ_JOBS_RESTART);
+    s_jobs_byte (&steps, 4);
+    s_jobs_byte (&steps, 9);
+    s_jobs_byte (&steps, 3);
+    s_jobs_spec (&steps, "web", 4, false, 1);
+    s_jobs_name (&steps, "ingest");
+    s_jobs_byte (&steps, 2);
+    s_jobs_byte (&steps, 1 | 2 << 3); //  stateful, two labels
+    s_jobs_byte (&steps, 3);
+    s_jobs_byte (&steps, 1);                               //  zone=eu
+    s_jobs_byte (&steps, FUZZ_JOBS_LABEL_UNIQUE | 1 << 3); //  k1=v
+    s_jobs_spec (&steps, "db.main", 1, false, 0);
+    s_jobs_member (&steps, 0, true);
+    s_jobs_voters (&steps, 1u << 0 | 1u << FUZZ_JOBS_SELF);
+    s_jobs_leader (&steps, FUZZ_JOBS_SELF, 1, true);
+    s_jobs_step (&steps, FUZZ_JOBS_CRAFTED, 0, 0);
+    s_jobs_byte (&steps, FUZZ_JOBS_CRAFT_SYNC_REPLY);
+    s_jobs_byte (&steps, 0xff); //  term 4, as saved
+    s_jobs_byte (&steps, 3);    //  version 12, newer
+    s_jobs_byte (&steps, 1);
+    s_jobs_spec (&steps, "web", 8, false, 1);
+    s_jobs_ack (&steps, 0, 0, 0);
+    s_jobs_submit (&steps, "cache", 3);
+    s_jobs_ack (&steps, 0, 0, 0);
+    s_jobs_leader (&steps, -1, 0, false);
+    s_jobs_write ("restart", &steps);
+
+    steps.size = 0;
+    s_jobs_byte (&steps, FUZZ_JOBS_RESTART);
+    s_jobs_byte (&steps, 2);
+    s_jobs_byte (&steps, 3);
+    s_jobs_byte (&steps, 2);
+    s_jobs_spec (&steps, "web", 1, false, 1);
+    s_jobs_spec (&steps, "web", 2, false, 1);
+    s_jobs_leader (&steps, 0, 2, false);
+    s_jobs_step (&steps, FUZZ_JOBS_CRAFTED, 0, 0);
+    s_jobs_byte (&steps, FUZZ_JOBS_CRAFT_JOB);
+    s_jobs_byte (&steps, 0);
+    s_jobs_byte (&steps, 1);
+    s_jobs_spec (&steps, "web", 1, false, 1);
+    s_jobs_write ("restart-refused", &steps);
+
+    //  65535 tasks (operand 0xf8) and one more: at the limit.
+    steps.size = 0;
+    s_jobs_byte (&steps, FUZZ_JOBS_RESTART | FUZZ_JOBS_AVAILABLE);
+    s_jobs_byte (&steps, 1);
+    s_jobs_byte (&steps, 1);
+    s_jobs_byte (&steps, 2);
+    s_jobs_spec (&steps, "big", 0xf8, false, 1);
+    s_jobs_spec (&steps, "one", 1, false, 1);
+    s_jobs_voters (&steps, 1u << FUZZ_JOBS_SELF);
+    s_jobs_leader (&steps, FUZZ_JOBS_SELF, 1, true);
+    s_jobs_submit (&steps, "more", 1);
+    s_jobs_rescale (&steps, "one", 2, 0, 0);
+    s_jobs_rescale (&steps, "big", 100, 0, 0);
+    s_jobs_submit (&steps, "more", 1);
+    s_jobs_write ("restart-task-limit", &steps);
+}
+
+//  The start of a bulk saved set (fuzz.h) of count jobs, named (1, 1).
+static void
+s_jobs_bulk (s_jobs_steps_t *steps, uint8_t setup, uint16_t count, uint8_t parallelism,
+             uint8_t command, uint8_t labels)
+{
+    s_jobs_byte (steps, FUZZ_JOBS_RESTART | FUZZ_JOBS_BULK | setup);
+    s_jobs_bytes (steps, FUZZ_JOBS_BULK_MARK, 2);
+    s_jobs_byte (steps, 1);
+    s_jobs_byte (steps, 1);
+    s_jobs_byte (steps, (uint8_t) (count >> 8));
+    s_jobs_byte (steps, (uint8_t) count);
+    s_jobs_byte (steps, parallelism);
+    s_jobs_byte (steps, command);
+    s_jobs_byte (steps, labels);
+}
+
+//  Bulk restarts: SHOAL_JOBS_MAX jobs, at which the leader refuses a
+//  submit (each change lists every task again, seconds for thousands of
+//  jobs under the sanitizers, so this seed changes nothing); 17 jobs of
+//  4096 tasks, over SHOAL_TASKS_MAX, which the node refuses.
+static void
+s_jobs_bulk_seeds (void)
+{
+    static s_jobs_steps_t steps;
+    steps.size = 0;
+    s_jobs_bulk (&steps, FUZZ_JOBS_AVAILABLE, SHOAL_JOBS_MAX, 1, 0, 0);
+    s_jobs_voters (&steps, 1u << FUZZ_JOBS_SELF);
+    s_jobs_leader (&steps, FUZZ_JOBS_SELF, 1, true);
+    s_jobs_submit (&steps, "more", 1);
+    s_jobs_write ("bulk-job-limit", &steps);
+
+    steps.size = 0;
+    s_jobs_bulk (&steps, 0, 17, 0xfc, 1, 2); //  4096 tasks each
+    s_jobs_leader (&steps, 0, 1, false);
+    s_jobs_write ("bulk-task-limit", &steps);
+}
+
+//  Available mode, one request in flight at most, rescales that wait 1 s
+//  at most: a submit answered at once; a rescale waits, and a second
+//  request is refused meanwhile; the capacity reported lets the rescale
+//  apply its minimum at the timeout; a rescale that may not wait times
+//  out at once; one that asks to wait too long is refused.
+static void
+s_jobs_available_seed (void)
+{
+    static s_jobs_steps_t steps;
+    steps.size = 0;
+    s_jobs_byte (&steps, FUZZ_JOBS_AVAILABLE | FUZZ_JOBS_SHORT_WAIT | 1 << FUZZ_JOBS_PENDING_SHIFT);
+    s_jobs_member (&steps, 0, true);
+    s_jobs_voters (&steps, 1u << 0 | 1u << FUZZ_JOBS_SELF);
+    s_jobs_leader (&steps, FUZZ_JOBS_SELF, 1, true);
+    s_jobs_step (&steps, FUZZ_JOBS_CRAFTED, 0, 0);
+    s_jobs_byte (&steps, FUZZ_JOBS_CRAFT_SNAPSHOT);
+    s_jobs_byte (&steps, 0xff);
+    s_jobs_byte (&steps, 0);
+    s_jobs_submit (&steps, "web", 1);
+    s_jobs_ack (&steps, 0, 0, 0);
+    s_jobs_rescale (&steps, "web", 4, 2, 8);
+    s_jobs_remove (&steps, "web");
+    s_jobs_capacity (&steps, 3);
+    s_jobs_next (&steps, 1);
+    s_jobs_rescale (&steps, "web", 5, 0, 0);
+    s_jobs_rescale (&steps, "web", 5, 0, 11);
+    s_jobs_ack (&steps, 0, 0, 0);
+    s_jobs_member (&steps, 0, false);
+    s_jobs_tick (&steps, 5);
+    s_jobs_write ("available-pending", &steps);
+}
+
+static void
+s_jobs_seeds (void)
+{
+    s_jobs_leader_seed ();
+    s_jobs_follower_seed ();
+    s_jobs_samples_seed ();
+    s_jobs_restart_seeds ();
+    s_jobs_bulk_seeds ();
+    s_jobs_available_seed ();
+}
+
 static void
 s_dictionary (void)
 {
@@ -824,6 +1311,7 @@ main (int argc, char *argv[])
     s_reader_seeds ();
     s_membership_seeds ();
     s_elector_seeds ();
+    s_jobs_seeds ();
     s_dictionary ();
     return s_failures ? EXIT_FAILURE : EXIT_SUCCESS;
 }
