@@ -69,10 +69,12 @@ typedef struct {
     uint8_t role;
 } s_hold_t;
 
-//  Tasks with the same requirements may use the same nodes.
+//  Tasks with the same requirements may use the same nodes. A task with
+//  nodes to avoid has a class of its own.
 typedef struct {
     uint64_t *eligible; //  a bit per node
     uint32_t eligible_count;
+    uint32_t avoided_count; //  nodes that meet the requirements, but are to be avoided
 } s_class_t;
 
 //  A list per node of items (tasks, or standby holdings) on it.
@@ -111,6 +113,9 @@ typedef struct {
     s_hold_t *cur;       //  current holdings of known pairs, sorted
     size_t cur_count;
     uint32_t *cur_first; //  per task + 1: range into cur
+    s_hold_t *avoid;     //  (task, node) pairs to keep apart, of known pairs, sorted
+    size_t avoid_count;
+    uint32_t *avoid_first; //  per task + 1: range into avoid
 
     uint32_t *target;  //  per task: the node its active should end on
     uint32_t *active;  //  per task: the node it is active on now
@@ -251,6 +256,16 @@ s_may_hold (const shoal_assign_node_t *node, const shoal_assign_task_t *task)
         if (!s_has_label (node, &task->require[i]))
             return false;
     return true;
+}
+
+//  Whether node is to hold task in no role (input->avoid).
+static bool
+s_avoided (const s_state_t *self, uint32_t task, uint32_t node)
+{
+    for (uint32_t i = self->avoid_first[task]; i < self->avoid_first[task + 1]; i++)
+        if (self->avoid[i].node == node)
+            return true;
+    return false;
 }
 
 //  Whether the tasks of class may use node.
@@ -479,8 +494,30 @@ s_setup_jobs (s_state_t *self)
     return 0;
 }
 
+//  The pairs to avoid of known nodes and tasks, sorted, with a range per
+//  task; the rest name nodes that left or tasks that are gone.
+static int
+s_setup_avoid (s_state_t *self)
+{
+    const shoal_assign_input_t *in = self->in;
+    self->avoid = calloc (in->avoid_count ? in->avoid_count : 1, sizeof (s_hold_t));
+    if (!self->avoid)
+        return -1;
+    for (size_t i = 0; i < in->avoid_count; i++) {
+        uint32_t task = s_find_task (self, in->avoid[i].task);
+        uint32_t node = s_find_node (self, in->avoid[i].node);
+        if (task != NONE && node != NONE)
+            self->avoid[self->avoid_count++] = (s_hold_t){ task, node, SHOAL_ROLE_NONE };
+    }
+    qsort (self->avoid, self->avoid_count, sizeof (s_hold_t), s_hold_cmp);
+    s_ranges (self->avoid_first, self->tasks, self->avoid, self->avoid_count, sizeof (s_hold_t));
+    return 0;
+}
+
 //  Sorts tasks by what decides where they may go; each run of equals is a
-//  class, with a bit per node that may hold its tasks.
+//  class, with a bit per node that may hold its tasks. A task with nodes to
+//  avoid is a class of its own, without them: every pass then keeps it off
+//  those nodes as it keeps a task off nodes that lack its labels.
 static int
 s_setup_classes (s_state_t *self)
 {
@@ -501,28 +538,39 @@ s_setup_classes (s_state_t *self)
         qsort (handled, handled_count, sizeof (char *), s_string_cmp);
         //  Tasks without constraints (the usual case) all make the first
         //  class, which the sort would put first anyway; only the others
-        //  are sorted.
+        //  are sorted, and those with nodes to avoid come last, alone.
         s_class_key_t key = { self->task, handled, (uint32_t) handled_count };
-        uint32_t free_count = 0, constrained = self->tasks;
+        uint32_t alone = 0;
+        for (uint32_t i = 0; i < self->tasks; i++)
+            alone += self->avoid_first[i + 1] > self->avoid_first[i];
+        uint32_t free_count = 0, shared = self->tasks - alone, constrained = shared, last = shared;
         for (uint32_t i = 0; i < self->tasks; i++) {
             bool free = self->task[i]->require_count == 0 && !*s_class_job (&key, self->task[i]);
-            order[free ? free_count++ : --constrained] = i;
+            if (self->avoid_first[i + 1] > self->avoid_first[i])
+                order[last++] = i;
+            else
+                order[free ? free_count++ : --constrained] = i;
         }
-        qsort_r (order + free_count, self->tasks - free_count, sizeof (uint32_t), s_class_cmp,
-                 &key);
+        qsort_r (order + free_count, shared - free_count, sizeof (uint32_t), s_class_cmp, &key);
         for (uint32_t k = 0; k < self->tasks && rc == 0; k++) {
-            if (k == 0 || (k >= free_count && s_class_cmp (&order[k - 1], &order[k], &key) != 0)) {
+            if (k == 0 || k >= shared ||
+                (k >= free_count && s_class_cmp (&order[k - 1], &order[k], &key) != 0)) {
                 s_class_t *class = &self->class[self->classes++];
                 class->eligible = calloc (words, sizeof (uint64_t));
                 if (!class->eligible) {
                     rc = -1;
                     break;
                 }
-                for (uint32_t n = 0; n < self->nodes; n++)
-                    if (s_may_hold (self->node[n], self->task[order[k]])) {
-                        class->eligible[n / 64] |= (uint64_t) 1 << (n % 64);
-                        class->eligible_count++;
+                for (uint32_t n = 0; n < self->nodes; n++) {
+                    if (!s_may_hold (self->node[n], self->task[order[k]]))
+                        continue;
+                    if (k >= shared && s_avoided (self, order[k], n)) {
+                        class->avoided_count++;
+                        continue;
                     }
+                    class->eligible[n / 64] |= (uint64_t) 1 << (n % 64);
+                    class->eligible_count++;
+                }
             }
             self->class_of[order[k]] = self->classes - 1;
         }
@@ -737,13 +785,14 @@ s_setup (s_state_t *self, char *why, size_t why_size)
     self->mark = calloc (n, sizeof (uint32_t));
     self->lag_first = calloc (t + 1, sizeof (uint32_t));
     self->cur_first = calloc (t + 1, sizeof (uint32_t));
+    self->avoid_first = calloc (t + 1, sizeof (uint32_t));
     self->standby_first = calloc (t + 1, sizeof (uint32_t));
     if (!self->node || !self->task || !self->capacity || !self->spread_value ||
         !self->may_stateful || !self->warming || !self->shape || !self->job_of || !self->class_of ||
         !self->class || !self->target || !self->active || !self->learner || !self->start ||
         !self->load || !self->reserved || !self->stateful || !self->frontier[0] ||
         !self->frontier[1] || !self->scratch[0] || !self->scratch[1] || !self->mark ||
-        !self->lag_first || !self->cur_first || !self->standby_first ||
+        !self->lag_first || !self->cur_first || !self->avoid_first || !self->standby_first ||
         s_lists_init (&self->targets, self->nodes, self->tasks) != 0)
         return s_fail (why, why_size, "out of memory%s", NULL);
 
@@ -765,8 +814,8 @@ s_setup (s_state_t *self, char *why, size_t why_size)
         if (self->task[i]->weight == 0)
             return s_fail (why, why_size, "task \"%s\": weight 0", self->task[i]->id);
     }
-    if (s_setup_jobs (self) != 0 || s_setup_classes (self) != 0 || s_setup_nodes (self) != 0 ||
-        s_setup_shapes (self) != 0 || s_setup_state (self) != 0 ||
+    if (s_setup_jobs (self) != 0 || s_setup_avoid (self) != 0 || s_setup_classes (self) != 0 ||
+        s_setup_nodes (self) != 0 || s_setup_shapes (self) != 0 || s_setup_state (self) != 0 ||
         shoal_node_heap_init (&self->lightest, self->nodes, self->load, self->capacity, false) ||
         shoal_node_heap_init (&self->heaviest, self->nodes, self->load, self->capacity, true) ||
         shoal_node_heap_init (&self->stateful_lightest, self->nodes, self->stateful, self->capacity,
@@ -806,6 +855,8 @@ s_teardown (s_state_t *self)
     free (self->lag_first);
     free (self->cur);
     free (self->cur_first);
+    free (self->avoid);
+    free (self->avoid_first);
     free (self->target);
     free (self->active);
     free (self->learner);
@@ -1985,7 +2036,8 @@ s_output (s_state_t *self, bool followup, shoal_assign_output_t *output)
     size_t *next = calloc (keys, sizeof (size_t));
     output->holdings = calloc (self->out_count ? self->out_count : 1, sizeof *output->holdings);
     output->unassigned = calloc (self->tasks ? self->tasks : 1, sizeof *output->unassigned);
-    if (!next || !output->holdings || !output->unassigned) {
+    output->avoided = calloc (self->tasks ? self->tasks : 1, sizeof *output->avoided);
+    if (!next || !output->holdings || !output->unassigned || !output->avoided) {
         free (next);
         return -1;
     }
@@ -2005,9 +2057,14 @@ s_output (s_state_t *self, bool followup, shoal_assign_output_t *output)
     }
     free (next);
     output->holding_count = self->out_count;
-    for (uint32_t t = 0; t < self->tasks; t++)
-        if (self->active[t] == NONE)
-            output->unassigned[output->unassigned_count++] = self->task[t]->id;
+    for (uint32_t t = 0; t < self->tasks; t++) {
+        if (self->active[t] != NONE)
+            continue;
+        const s_class_t *class = &self->class[self->class_of[t]];
+        output->unassigned[output->unassigned_count++] = self->task[t]->id;
+        if (class->eligible_count == 0 && class->avoided_count > 0)
+            output->avoided[output->avoided_count++] = self->task[t]->id;
+    }
     output->followup = followup;
     return 0;
 }
@@ -2051,5 +2108,6 @@ shoal_assign_output_release (shoal_assign_output_t *output)
 {
     free (output->holdings);
     free (output->unassigned);
+    free (output->avoided);
     memset (output, 0, sizeof *output);
 }

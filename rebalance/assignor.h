@@ -11,7 +11,8 @@
 
     The function is deterministic and does not depend on the order of its
     inputs: it sorts everything by id first. It does no I/O; it allocates
-    working memory linear in tasks x (1 + standbys) + nodes + lags.
+    working memory linear in tasks x (1 + standbys) + nodes + lags + avoid
+    pairs, and a bit per node for each task with nodes to avoid.
 */
 #ifndef SHOAL_ASSIGNOR_H
 #define SHOAL_ASSIGNOR_H
@@ -64,6 +65,14 @@ typedef struct {
     uint64_t lag;
 } shoal_assign_lag_t;
 
+//  A node that must not hold a task, in any role: the leader's handoff
+//  avoids the nodes that gave up on a task that kept failing there
+//  (docs/handoff.md).
+typedef struct {
+    const char *node;
+    const char *task;
+} shoal_assign_avoid_t;
+
 typedef struct {
     shoal_assign_config_t config;
     size_t node_count;
@@ -74,6 +83,11 @@ typedef struct {
     const shoal_assign_holding_t *current;
     size_t lag_count; //  may name nodes and tasks that no longer exist
     const shoal_assign_lag_t *lags;
+    //  The node of each pair may not hold its task, as if it lacked the
+    //  task's labels; may name nodes and tasks that no longer exist. The
+    //  JSON front end (shoal assign) has none.
+    size_t avoid_count;
+    const shoal_assign_avoid_t *avoid;
 } shoal_assign_input_t;
 
 typedef struct {
@@ -85,6 +99,10 @@ typedef struct {
     //  sorted by id.
     size_t unassigned_count;
     const char **unassigned;
+    //  Of those, the tasks that only the avoid pairs keep off every node:
+    //  some node could hold them otherwise, none may. Sorted by id.
+    size_t avoided_count;
+    const char **avoided;
     bool followup; //  learners are warming up, or a move waits for one
     //  Per role (index role - 1): (node, task) pairs holding the role in the
     //  output that did not hold it on that node in the input.

@@ -7,6 +7,13 @@
     (task, node) pairs where the node may still run the task as active
     although the published assignment no longer says so. A task is granted
     active to a node only when no other node claims it.
+
+    It also keeps the (task, node) pairs to avoid: the node gave up on the
+    task after it failed there too often (its STATUS lists it in role none,
+    state failed, which a node in its backoff never does), so the assignor
+    places the task elsewhere. The leader infers nothing from time or from
+    counting failures: only the node knows whether a restart is to come,
+    and it says so. Its task then moves as any other does, in two steps.
 */
 
 #include "handoff.h"
@@ -42,7 +49,9 @@ typedef struct {
     s_report_t *reports; //  sorted by task
     size_t report_count;
     uint64_t life;                      //  its meta's: a new life runs nothing of the old
+    uint64_t life_ms;                   //  when the leader learned of that life
     bool counted;                       //  the assignor counted it, at the last computation
+    bool was_counted;                   //  at any computation of this life
     uint64_t keepalive_ms;              //  the next keep-alive or snapshot is due
     shoal_epoch_t applied_at_keepalive; //  applied as it was at the last one
     bool snapshot_due;                  //  this input sends it a snapshot
@@ -75,6 +84,13 @@ typedef struct {
     uint64_t version;
 } s_claim_t;
 
+//  The node gave up on the task: it holds it in no role until it starts a
+//  new life or leaves the view, or the task is gone.
+typedef struct {
+    char *task;
+    shoal_id_t node;
+} s_avoid_t;
+
 struct _shoal_handoff_t {
     shoal_handoff_config_t config;
     uint64_t term;
@@ -84,7 +100,10 @@ struct _shoal_handoff_t {
     bool adopted;
     uint64_t version;
     uint64_t published_ms;
-    bool dirty; //  an input changed what the assignor would see
+    bool dirty;             //  an input changed what the assignor would see
+    uint64_t join_first_ms; //  members joining: the first seen, and
+    uint64_t join_until_ms; //  no computation before this
+    size_t newcomers;       //  how many, at the last input
 
     s_node_t *nodes; //  sorted by id; never removed
     size_t node_count;
@@ -94,6 +113,12 @@ struct _shoal_handoff_t {
     size_t placement_count;
     s_claim_t *claims;
     size_t claim_count;
+    s_avoid_t *avoids;
+    size_t avoid_count;
+    //  The tasks that failed on every node that may hold them, as the last
+    //  computation found: sorted, owned.
+    char **failed;
+    size_t failed_count;
     //  The placements replaced by the last publication: the delta sent
     //  names their tasks, so they live until the next input.
     s_placement_t *retired;
@@ -119,6 +144,7 @@ shoal_handoff_config_lan (shoal_handoff_config_t *config)
         .lease_ms = 6000, //  twice the election's: a failover fits in it
         .drift_percent = 5,
         .status_ms = 1000,
+        .join_settle_ms = 2000,
         .assign = { .standbys = 0, .max_warmups = 2, .acceptable_lag = 10000, .spread_by = NULL },
     };
 }
@@ -129,6 +155,7 @@ shoal_handoff_config_loopback (shoal_handoff_config_t *config)
     shoal_handoff_config_lan (config);
     config->lease_ms /= 10;
     config->status_ms /= 10;
+    config->join_settle_ms /= 10;
 }
 
 const char *
@@ -308,6 +335,14 @@ s_claims_free (s_claim_t *claims, size_t count)
     free (claims);
 }
 
+static void
+s_names_free (char **names, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        free (names[i]);
+    free (names);
+}
+
 static int
 s_placement_compare (const void *a, const void *b)
 {
@@ -374,14 +409,25 @@ s_view_fill (shoal_handoff_t *self)
 //  ---------------------------------------------------------------------
 //  Claims
 
+//  Since when the leader may have heard nothing from node: its last STATUS,
+//  but no earlier than the leader took office, nor than it learned of the
+//  node's life. A restarted node's STATUS may come before the view shows
+//  its new life, so the leader may have heard from that life, and granted
+//  it tasks, before it forgot what it heard (shoal_handoff_member).
+static uint64_t
+s_silent_since (const shoal_handoff_t *self, const s_node_t *node)
+{
+    uint64_t since = node->heard_ms > self->office_ms ? node->heard_ms : self->office_ms;
+    return node->life_ms > since ? node->life_ms : since;
+}
+
 static bool
 s_claim_held (const shoal_handoff_t *self, const s_claim_t *claim, uint64_t now)
 {
     const s_node_t *node = s_node (self, &claim->node);
     if (!node)
         return false;
-    uint64_t heard = node->heard_ms > self->office_ms ? node->heard_ms : self->office_ms;
-    if (now >= heard + self->wait_ms)
+    if (now >= s_silent_since (self, node) + self->wait_ms)
         return false; //  its lease has surely ended
     if (node->heard_ms == 0 || node->applied.term != self->term ||
         node->applied.version < claim->version)
@@ -440,6 +486,84 @@ s_claimed (const shoal_handoff_t *self, const char *task, const shoal_id_t *exce
             s_id_compare (&self->claims[i].node, except) != 0)
             return true;
     return false;
+}
+
+//  ---------------------------------------------------------------------
+//  Nodes that gave up on a task
+
+static bool
+s_avoiding (const shoal_handoff_t *self, const char *task, const shoal_id_t *node)
+{
+    for (size_t i = 0; i < self->avoid_count; i++)
+        if (strcmp (self->avoids[i].task, task) == 0 &&
+            s_id_compare (&self->avoids[i].node, node) == 0)
+            return true;
+    return false;
+}
+
+//  Keeps task off node from now on. When memory is short the pair is not
+//  kept: the task stays where it is, which is safe, and the node's next
+//  STATUS, which lists the task again, tries again.
+static void
+s_avoid (shoal_handoff_t *self, const char *task, const shoal_id_t *node)
+{
+    if (s_avoiding (self, task, node))
+        return;
+    s_avoid_t *avoids = realloc (self->avoids, (self->avoid_count + 1) * sizeof *avoids);
+    if (!avoids)
+        return;
+    self->avoids = avoids;
+    char *copy = strdup (task);
+    if (!copy)
+        return;
+    avoids[self->avoid_count++] = (s_avoid_t){ copy, *node };
+    self->stats.gave_up++;
+    self->dirty = true;
+}
+
+//  Drops the pairs of node (none when NULL) and those of tasks that are
+//  gone: the task gets another chance there.
+static void
+s_avoids_prune (shoal_handoff_t *self, const shoal_id_t *node)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < self->avoid_count; i++) {
+        s_avoid_t *avoid = &self->avoids[i];
+        if ((node && s_id_compare (&avoid->node, node) == 0) || !s_task (self, avoid->task))
+            free (avoid->task);
+        else
+            self->avoids[kept++] = *avoid;
+    }
+    if (kept < self->avoid_count)
+        self->dirty = true;
+    self->avoid_count = kept;
+}
+
+//  The assignor's verdict: the tasks it found avoided on every node that
+//  may hold them (sorted). Counts those that were not failed everywhere
+//  before. When memory is short the list stays as it was.
+static void
+s_failed_set (shoal_handoff_t *self, const char *const *tasks, size_t count)
+{
+    if (count == 0 && self->failed_count == 0)
+        return; //  the usual case, and nothing to allocate
+    char **failed = calloc (count ? count : 1, sizeof *failed);
+    if (!failed)
+        return;
+    for (size_t i = 0; i < count; i++)
+        if (!(failed[i] = strdup (tasks[i]))) {
+            s_names_free (failed, i);
+            return;
+        }
+    for (size_t i = 0, j = 0; i < count; i++) {
+        while (j < self->failed_count && strcmp (self->failed[j], failed[i]) < 0)
+            j++;
+        if (j == self->failed_count || strcmp (self->failed[j], failed[i]) != 0)
+            self->stats.failed_everywhere++;
+    }
+    s_names_free (self->failed, self->failed_count);
+    self->failed = failed;
+    self->failed_count = count;
 }
 
 //  ---------------------------------------------------------------------
@@ -605,15 +729,18 @@ s_input (shoal_handoff_t *self, uint64_t now, shoal_assign_input_t *input)
     shoal_assign_holding_t *current =
         calloc (self->placement_count ? self->placement_count : 1, sizeof *current);
     shoal_assign_lag_t *lag = calloc (lags ? lags : 1, sizeof *lag);
+    shoal_assign_avoid_t *avoid = calloc (self->avoid_count ? self->avoid_count : 1, sizeof *avoid);
     input->nodes = nodes;
     input->tasks = tasks;
     input->current = current;
     input->lags = lag;
-    if (!nodes || !tasks || !current || !lag)
+    input->avoid = avoid;
+    if (!nodes || !tasks || !current || !lag || !avoid)
         return -1;
     for (size_t n = 0; n < self->node_count; n++) {
         s_node_t *node = &self->nodes[n];
         node->counted = s_countable (self, node, now);
+        node->was_counted |= node->counted;
         if (node->counted)
             nodes[input->node_count++] = (shoal_assign_node_t){
                 .id = node->name,
@@ -642,6 +769,12 @@ s_input (shoal_handoff_t *self, uint64_t now, shoal_assign_input_t *input)
             task->require_count,
             task->require,
         };
+    }
+    for (size_t i = 0; i < self->avoid_count; i++) {
+        const s_node_t *node = s_node (self, &self->avoids[i].node);
+        if (node && node->counted)
+            avoid[input->avoid_count++] =
+                (shoal_assign_avoid_t){ node->name, self->avoids[i].task };
     }
     const char *promoted = NULL;
     for (size_t p = 0; p < self->placement_count; p++) {
@@ -672,6 +805,7 @@ s_input_free (shoal_assign_input_t *input)
     free ((void *) input->tasks);
     free ((void *) input->current);
     free ((void *) input->lags);
+    free ((void *) input->avoid);
 }
 
 //  The node the assignor names name. Hex names sort as the ids they spell,
@@ -707,6 +841,7 @@ s_compute (shoal_handoff_t *self, uint64_t now)
         self->dirty = true;
         return;
     }
+    s_failed_set (self, output.avoided, output.avoided_count);
     uint64_t version = self->version + 1;
     s_placement_t *next = NULL;
     size_t count = 0, capacity = 0;
@@ -858,12 +993,42 @@ s_begin (shoal_handoff_t *self)
 }
 
 //  After an input: adopt when ready, compute when something changed.
+//  Members that became countable since the last computation, new ones (in
+//  this life), are placed together: the computation waits until none has come for join_settle_ms
+//  (at most three times that after the first), so that nodes started
+//  together get their tasks in one step and no task moves twice. Not before
+//  the first computation that counted anyone: a cold start places at once.
+static void
+s_joins (shoal_handoff_t *self, uint64_t now)
+{
+    size_t newcomers = 0;
+    bool counted = false;
+    for (size_t n = 0; n < self->node_count; n++) {
+        newcomers += !self->nodes[n].was_counted && s_countable (self, &self->nodes[n], now);
+        counted |= self->nodes[n].counted;
+    }
+    if (newcomers == 0 || !counted) {
+        self->join_first_ms = self->join_until_ms = 0;
+        self->newcomers = 0;
+        return;
+    }
+    if (self->join_first_ms == 0)
+        self->join_first_ms = now;
+    if (newcomers > self->newcomers) {
+        uint64_t until = now + self->config.join_settle_ms;
+        uint64_t cap = self->join_first_ms + 3 * (uint64_t) self->config.join_settle_ms;
+        self->join_until_ms = until < cap ? until : cap;
+    }
+    self->newcomers = newcomers;
+}
+
 static void
 s_settle (shoal_handoff_t *self, uint64_t now)
 {
     if (!self->adopted && s_ready (self, now))
         s_adopt (self, now);
-    if (self->adopted && self->dirty)
+    s_joins (self, now);
+    if (self->adopted && self->dirty && now >= self->join_until_ms)
         s_compute (self, now);
 }
 
@@ -926,6 +1091,10 @@ shoal_handoff_destroy (shoal_handoff_t **self_p)
     s_placements_free (self->placements, self->placement_count);
     s_placements_free (self->retired, self->retired_count);
     s_claims_free (self->claims, self->claim_count);
+    for (size_t i = 0; i < self->avoid_count; i++)
+        free (self->avoids[i].task);
+    free (self->avoids);
+    s_names_free (self->failed, self->failed_count);
     free (self->sends);
     free (self->delta);
     free (self->view);
@@ -994,8 +1163,13 @@ shoal_handoff_member (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *
         node->applied = (shoal_epoch_t){ 0, 0 };
         node->applied_at_keepalive = node->applied;
         node->life = meta->life;
+        node->life_ms = now_ms;
+        node->was_counted = false; //  it joins again
         self->dirty = true;
+        s_avoids_prune (self, id); //  a new life gives every task another chance
     }
+    if (!live)
+        s_avoids_prune (self, id); //  and so does a member that comes back
     int rc = 0;
     if (meta || !node->has_meta)
         rc = s_meta_set (node, meta);
@@ -1039,6 +1213,7 @@ shoal_handoff_tasks (shoal_handoff_t *self, uint64_t now_ms, const shoal_assign_
     self->tasks = copies;
     self->task_count = count;
     self->dirty = true;
+    s_avoids_prune (self, NULL);
     s_settle (self, now_ms);
     s_flush (self);
     return 0;
@@ -1107,6 +1282,12 @@ shoal_handoff_status (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *
     node->heard_ms = now_ms;
     if (news)
         self->dirty = true;
+    //  A task it lists in role none, failed, it gave up on: it will not
+    //  start it again, so the task may go to another node.
+    for (size_t r = 0; r < node->report_count; r++)
+        if (node->reports[r].role == SHOAL_ROLE_NONE &&
+            node->reports[r].state == SHOAL_TASK_FAILED && s_task (self, node->reports[r].task))
+            s_avoid (self, node->reports[r].task, from);
     if (self->adopted && s_addressed (self, node, now_ms) && applied.term != self->term &&
         (first || now_ms >= self->published_ms + self->config.status_ms)) {
         //  A member without this leader's assignment gets it now, not at its
@@ -1135,8 +1316,17 @@ shoal_handoff_tick (shoal_handoff_t *self, uint64_t now_ms)
     s_settle (self, now_ms);
     for (size_t n = 0; n < self->node_count; n++) {
         s_node_t *node = &self->nodes[n];
-        if (!s_addressed (self, node, now_ms) || now_ms < node->keepalive_ms)
+        if (now_ms < node->keepalive_ms)
             continue;
+        if (!s_addressed (self, node, now_ms)) {
+            //  Heard from, gone from the view, and due while it was still
+            //  addressed, but the tick came late (the leader was paused):
+            //  nothing to send, and next must not keep asking for a time
+            //  that has passed.
+            if (node->heard_ms)
+                node->keepalive_ms = now_ms + self->config.status_ms;
+            continue;
+        }
         node->keepalive_ms = now_ms + self->config.status_ms;
         bool current = node->applied.term == self->term && node->applied.version == self->version;
         if (!self->adopted)
@@ -1179,13 +1369,14 @@ shoal_handoff_next (const shoal_handoff_t *self)
     }
     if (!self->wait_over && self->office_ms + self->wait_ms < next)
         next = self->office_ms + self->wait_ms;
+    if (self->dirty && self->adopted && self->join_until_ms && self->join_until_ms < next)
+        next = self->join_until_ms;
     //  A claim on an owner the leader does not hear from ends with the wait.
     for (size_t i = 0; i < self->claim_count; i++) {
         const s_node_t *node = s_node (self, &self->claims[i].node);
-        uint64_t heard =
-            node && node->heard_ms > self->office_ms ? node->heard_ms : self->office_ms;
-        if (heard + self->wait_ms < next)
-            next = heard + self->wait_ms;
+        uint64_t since = node ? s_silent_since (self, node) : self->office_ms;
+        if (since + self->wait_ms < next)
+            next = since + self->wait_ms;
     }
     return next;
 }
@@ -1207,6 +1398,13 @@ bool
 shoal_handoff_adopted (const shoal_handoff_t *self)
 {
     return self->adopted;
+}
+
+size_t
+shoal_handoff_failed (const shoal_handoff_t *self, const char *const **tasks)
+{
+    *tasks = (const char *const *) self->failed;
+    return self->failed_count;
 }
 
 void

@@ -24,6 +24,7 @@
              shoal_handoff_outbox  ASSIGN messages, each to one member;
              shoal_handoff_next    when to call tick next.
     Queries: shoal_handoff_placements (the assignment published last),
+             shoal_handoff_failed (the tasks that failed everywhere),
              shoal_handoff_version, shoal_handoff_adopted, shoal_handoff_stats.
 
     The rules, in short:
@@ -40,8 +41,17 @@
     - An active moves in two steps: the old owner's new role is published
       first, and the task is claimed by it until it reports that version
       with the task neither active nor stopping, or until 2 x lease x
-      (1 + drift) after the leader last heard from it; only then is the new
-      owner made active, under a new epoch (term, version).
+      (1 + drift) after the leader last heard from it (or learned of its
+      current life, if later: a restarted member's STATUS may come before
+      the view shows its new life); only then is the new owner made
+      active, under a new epoch (term, version).
+    - A member that gave up on a task (its STATUS lists it in role none,
+      state failed: it will not restart it) holds that task in no role
+      from then on, and the task moves to another member as above. The
+      member gets the task again only in a new life, or once it has left
+      the view and come back; a task that leaves the tasks is forgotten.
+      A task every member that may hold it gave up on is placed nowhere
+      and listed by shoal_handoff_failed, until such a member comes.
 */
 
 #ifndef SHOAL_HANDOFF_H
@@ -58,6 +68,7 @@ typedef struct {
     uint32_t lease_ms;            //  as the election's and the nodes' lease
     uint32_t drift_percent;       //  clock drift margin, < 50
     uint32_t status_ms;           //  keep-alives at this interval (as the nodes' STATUS)
+    uint32_t join_settle_ms;      //  members joining together are placed together
     shoal_assign_config_t assign; //  spread_by, when set, must outlive the handoff
 } shoal_handoff_config_t;
 
@@ -71,11 +82,13 @@ typedef struct {
 } shoal_handoff_send_t;
 
 typedef struct {
-    uint64_t published; //  versions published
-    uint64_t snapshots; //  snapshots sent
-    uint64_t grants;    //  actives granted under a new epoch
-    uint64_t revokes;   //  actives taken away (the first step of a move)
-    uint64_t dropped;   //  inputs dropped (unknown member, bad status)
+    uint64_t published;         //  versions published
+    uint64_t snapshots;         //  snapshots sent
+    uint64_t grants;            //  actives granted under a new epoch
+    uint64_t revokes;           //  actives taken away (the first step of a move)
+    uint64_t dropped;           //  inputs dropped (unknown member, bad status)
+    uint64_t gave_up;           //  (member, task) pairs where the member gave up on the task
+    uint64_t failed_everywhere; //  tasks found failed on every member that may hold them
 } shoal_handoff_stats_t;
 
 typedef struct _shoal_handoff_t shoal_handoff_t;
@@ -110,6 +123,10 @@ uint64_t shoal_handoff_next (const shoal_handoff_t *self);
 //  The assignment published last, sorted by task then node; valid until the
 //  next input. None before adoption.
 size_t shoal_handoff_placements (const shoal_handoff_t *self, const shoal_placement_t **placements);
+//  The tasks that every member that may hold them gave up on, sorted, as
+//  the last computation found: none of them is placed. Valid until the
+//  next input.
+size_t shoal_handoff_failed (const shoal_handoff_t *self, const char *const **tasks);
 uint64_t shoal_handoff_version (const shoal_handoff_t *self);
 bool shoal_handoff_adopted (const shoal_handoff_t *self);
 void shoal_handoff_stats (const shoal_handoff_t *self, shoal_handoff_stats_t *stats);

@@ -174,12 +174,25 @@ s_acting (const s_task_t *task)
            (task->state == SHOAL_TASK_STARTING || task->state == SHOAL_TASK_RUNNING);
 }
 
+//  A task that failed with no restart to come: the node gave up on it.
+static bool
+s_gave_up (const s_task_t *task)
+{
+    return task->state == SHOAL_TASK_FAILED && task->restart_ms == S_NEVER;
+}
+
+//  A task the node gave up on is reported in role none: it runs in no role,
+//  and never will again on this node until the assignment drops it. That
+//  is how the leader tells it from a task that failed and will restart
+//  after its backoff, which stays in its role: the first may go to another
+//  node, the second not (docs/handoff.md 5.5). Role none with state failed
+//  is a pair the wire already takes, so STATUS keeps its format.
 static shoal_task_status_t
 s_status_of (const s_task_t *task)
 {
     return (shoal_task_status_t){
         .task = task->name,
-        .role = task->told,
+        .role = s_gave_up (task) ? SHOAL_ROLE_NONE : task->told,
         .state = task->state,
         .lag = task->lag,
         .epoch = task->told_epoch,

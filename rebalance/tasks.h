@@ -75,7 +75,10 @@
       again (START, in the role and epoch the assignment wants then) after
       restart_backoff_ms, doubled at each failure in a row: it is restarted
       at most max_restarts times in a row, and the failure after that
-      stays (max_restarts 0: never restarted). A report of running ends the
+      stays (max_restarts 0: never restarted): the node gives up on the
+      task, and lists (and reports) it in role none, state failed, until
+      the assignment drops it from this node, which then STOPs it. A
+      task in its backoff keeps its role. A report of running ends the
       run of failures. A failed task takes no report until it is started
       again.
     - The application is told of at most SHOAL_TASKS_MAX tasks at once, so

@@ -102,6 +102,13 @@ static const char s_usage[] =
     "                    slots times out (outcome 4, job unchanged), one with a\n"
     "                    min gets the largest that fits (outcome 5), and one that\n"
     "                    waits gets its slots when the late nodes join (outcome 0)\n"
+    "  fail-everywhere   a second job, \"bad\", of 4 tasks whose every start\n"
+    "                    fails: once each node gave up on them, the leader reports\n"
+    "                    them, failed_tasks (must be 4), and places them nowhere;\n"
+    "                    gave_up (node and task pairs, at most 4 x N),\n"
+    "                    failed_starts (each node starts a task 1 + its restarts\n"
+    "                    times per grant), then a minute more:\n"
+    "                    failed_starts_after (must be 0)\n"
     "\n"
     "options:\n"
     "  --nodes N          cluster size (default 100, at most 100000)\n"
@@ -151,6 +158,7 @@ typedef enum {
     S_RESCALE_UP,
     S_RESCALE_DOWN,
     S_RESCALE_TIMEOUT,
+    S_FAIL_EVERYWHERE,
     S_SCENARIOS
 } s_scenario_t;
 static const char *s_scenario_names[] = { "join",
@@ -178,7 +186,8 @@ static const char *s_scenario_names[] = { "join",
                                           "submit-leader-crash",
                                           "rescale-up",
                                           "rescale-down",
-                                          "rescale-timeout" };
+                                          "rescale-timeout",
+                                          "fail-everywhere" };
 
 typedef struct {
     s_scenario_t scenario;
@@ -750,25 +759,53 @@ s_leader_scenario (s_run_t *run, const s_options_t *options, const shoal_elector
 //  ---------------------------------------------------------------------
 //  Task scenarios
 
+//  The tasks of the job fail-everywhere adds, each of whose starts fails.
+#define S_FAILING_TASKS 4
+
 //  The job every node holds from the start: "web", of --tasks tasks
-//  web/0 .. web/N-1.
+//  web/0 .. web/N-1; and in fail-everywhere, "bad".
 static int
 s_set_jobs (shoal_sim_t *sim, const s_options_t *options)
 {
-    shoal_jobspec_t web = {
-        .name = "web", .parallelism = options->tasks, .stateful = !options->stateless, .weight = 1
+    shoal_jobspec_t jobs[] = {
+        { .name = "web",
+          .parallelism = options->tasks,
+          .stateful = !options->stateless,
+          .weight = 1 },
+        { .name = "bad",
+          .parallelism = S_FAILING_TASKS,
+          .stateful = !options->stateless,
+          .weight = 1 },
     };
-    return shoal_sim_set_jobs (sim, &web, 1);
+    return shoal_sim_set_jobs (sim, jobs, options->scenario == S_FAIL_EVERYWHERE ? 2 : 1);
 }
 
-//  Every current task has exactly one active, and a removed one none.
+//  The tasks the acting leader reports failed on every node, in *tasks.
+static size_t
+s_failed_everywhere (s_run_t *run, const char *const **tasks)
+{
+    uint32_t leader = s_acting_leader (run);
+    shoal_handoff_t *handoff =
+        leader == SHOAL_SIM_NONE ? NULL : shoal_sim_handoff (run->sim, leader);
+    *tasks = NULL;
+    return handoff ? shoal_handoff_failed (handoff, tasks) : 0;
+}
+
+//  Every current task has exactly one active, and a removed one none; but
+//  as many as the acting leader reports failed on every node have none.
 static bool
 s_tasks_placed (s_run_t *run)
 {
-    for (size_t t = 0; t < shoal_sim_task_count (run->sim); t++)
-        if (shoal_sim_task_actives (run->sim, t) != shoal_sim_task_current (run->sim, t))
+    size_t idle = 0;
+    for (size_t t = 0; t < shoal_sim_task_count (run->sim); t++) {
+        uint32_t actives = shoal_sim_task_actives (run->sim, t);
+        bool current = shoal_sim_task_current (run->sim, t);
+        if (actives > 1 || (actives && !current))
             return false;
-    return true;
+        idle += current && !actives;
+    }
+    const char *const *failed;
+    return idle == 0 || idle == s_failed_everywhere (run, &failed);
 }
 
 //  One leader, every task with one active, no learner left in the leader's
@@ -801,6 +838,16 @@ s_tasks_balanced (s_run_t *run)
         }
     free (per_node);
     return !learners && high <= low + 1;
+}
+
+//  fail-everywhere: the tasks of "bad" reported failed on every node, and
+//  the others balanced. (A start of one, until it fails, counts as an
+//  active: balance alone may come before.)
+static bool
+s_failed_and_balanced (s_run_t *run)
+{
+    const char *const *failed;
+    return s_failed_everywhere (run, &failed) == S_FAILING_TASKS && s_tasks_balanced (run);
 }
 
 //  True when none of the count nodes in nodes runs a task (of any role).
@@ -1008,7 +1055,9 @@ s_task_scenario (s_run_t *run, const s_options_t *options, const shoal_sim_confi
     shoal_sim_t *sim = run->sim;
     uint32_t nodes = options->nodes;
     uint64_t begin = shoal_sim_now (sim);
-    if (!s_run_until (run, begin + limit, bound, s_tasks_balanced)) {
+    if (!s_run_until (run, begin + limit, bound,
+                      options->scenario == S_FAIL_EVERYWHERE ? s_failed_and_balanced
+                                                             : s_tasks_balanced)) {
         s_violation (run, "the tasks were not placed and balanced within %llu s of settling",
                      (unsigned long long) limit / 1000);
         return;
@@ -1121,6 +1170,41 @@ s_task_scenario (s_run_t *run, const s_options_t *options, const shoal_sim_confi
         for (uint32_t n = nodes - joining; n < nodes; n++)
             shoal_sim_start (sim, n, 0);
         s_await_reply (run, ref, asked + 70000, bound, result, "_wait", asked);
+        break;
+    }
+    case S_FAIL_EVERYWHERE: {
+        //  The tasks of "bad" failed on every node before the others were
+        //  balanced: reported, placed nowhere, and for a minute more, and
+        //  beyond, never started again.
+        //  A task the leader moves away while its node starts it again
+        //  (for balance) starts its run of failures over if it comes back:
+        //  failed_starts may pass 4 x N x (1 + restarts); each node gives up
+        //  on each task once.
+        const char *const *failed;
+        size_t count = s_failed_everywhere (run, &failed);
+        shoal_handoff_stats_t stats = { 0 };
+        uint32_t leader = s_acting_leader (run);
+        if (leader != SHOAL_SIM_NONE && shoal_sim_handoff (sim, leader))
+            shoal_handoff_stats (shoal_sim_handoff (sim, leader), &stats);
+        s_measure (result, "failed_tasks", count);
+        s_measure (result, "gave_up", stats.gave_up);
+        s_measure (result, "failed_starts", before.failed_starts);
+        for (size_t i = 0; i < count; i++)
+            if (strncmp (failed[i], "bad/", 4) != 0)
+                s_violation (run, "%s reported failed everywhere", failed[i]);
+        if (count != S_FAILING_TASKS)
+            s_violation (run, "%zu tasks reported failed everywhere, not %u", count,
+                         S_FAILING_TASKS);
+        if (stats.gave_up > (uint64_t) S_FAILING_TASKS * nodes)
+            s_violation (run, "nodes gave up %llu times on %u tasks",
+                         (unsigned long long) stats.gave_up, S_FAILING_TASKS);
+        s_run_until (run, run->start_ms + 60000, bound, NULL);
+        shoal_sim_task_stats_t later;
+        shoal_sim_task_stats (sim, &later);
+        s_measure (result, "failed_starts_after", later.failed_starts - before.failed_starts);
+        if (later.failed_starts != before.failed_starts)
+            s_violation (run, "tasks failed everywhere were started %llu times more",
+                         (unsigned long long) (later.failed_starts - before.failed_starts));
         break;
     }
     default: //  random-tasks
@@ -1468,6 +1552,8 @@ main (int argc, char **argv)
         config.slots = (options.tasks * 8 / 5 + options.nodes - 1) / options.nodes;
     config.backlog = options.backlog;
     config.app_fail_ppm = options.fail_ppm;
+    if (options.scenario == S_FAIL_EVERYWHERE)
+        config.app_fail_job = "bad";
     config.elector.quorum = !options.available;
     shoal_sim_t *sim = shoal_sim_new (&config, options.nodes, options.seed);
     s_run_t run = { .sim = sim, .subject = SHOAL_SIM_NONE, .first_suspect_ms = UINT64_MAX };

@@ -653,9 +653,13 @@ s_app_step (shoal_sim_t *self, const s_event_t *event)
         shoal_tasks_report (node->tasks, self->now, task, SHOAL_TASK_STOPPED, 0);
         if (app->role == SHOAL_ROLE_NONE)
             *app = (s_app_t){ .gen = app->gen };
-    } else if (!app->started && self->config.app_fail_ppm &&
-               splitmix_next (&self->random) % 1000000 < self->config.app_fail_ppm) {
+    } else if (!app->started &&
+               ((self->config.app_fail_job &&
+                 strcmp (self->task_list[event->from].job, self->config.app_fail_job) == 0) ||
+                (self->config.app_fail_ppm &&
+                 splitmix_next (&self->random) % 1000000 < self->config.app_fail_ppm))) {
         //  The start failed: nothing runs until the node starts it again.
+        self->task_stats.failed_starts++;
         app->role = SHOAL_ROLE_NONE;
         shoal_tasks_report (node->tasks, self->now, task, SHOAL_TASK_FAILED, 0);
     } else {

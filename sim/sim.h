@@ -56,6 +56,7 @@ typedef struct {
     uint64_t learner_lag;     //  the lag of a stateful task's new learner or standby
     uint64_t restore_per_s;   //  lag a learner makes up per second
     uint32_t app_fail_ppm;    //  starts that fail, per million (the node restarts them)
+    const char *app_fail_job; //  every start of this job's tasks fails (NULL: none)
     uint32_t slots;           //  every node's slots (0: unlimited)
 } shoal_sim_config_t;
 
@@ -91,6 +92,7 @@ typedef struct {
     uint64_t unavailable_ms;       //  time tasks had no active (after their first)
     uint64_t unavailable_max_ms;   //  the longest such stretch of one task
     uint64_t activations;          //  a node began to run a task as active
+    uint64_t failed_starts;        //  starts the application reported failed
     uint64_t placed;               //  tasks that had an active at least once
     uint64_t first_double_ms;      //  when a task first ran as active twice (0: never)
     const char *first_double_task; //  which (NULL: none)

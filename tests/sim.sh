@@ -170,6 +170,17 @@ for seed in 1 2; do
     run "random faults with failing tasks, seed $seed" --scenario random-tasks --nodes 12 \
         --tasks 60 --fail 10% --seed "$seed"
 done
+# A job whose tasks fail on every node: once each node gave up on them (its
+# restarts spent), the leader reports them failed, places them nowhere, and
+# never starts them again; the other job stays balanced meanwhile.
+for seed in 1 2 3; do
+    for mode in "" --stateless; do
+        run "fail-everywhere, seed $seed $mode" --scenario fail-everywhere --nodes 12 \
+            --tasks 60 --seed "$seed" $mode
+        at_most "fail-everywhere, seed $seed $mode" failed_starts_after 0
+        at_most "fail-everywhere, seed $seed $mode" gave_up 48
+    done
+done
 # Random faults with tasks (bench/task_faults.sh runs thousands).
 for seed in $(seq 1 "$task_schedules"); do
     run "random faults with tasks, seed $seed" --scenario random-tasks --nodes 12 --tasks 60 \

@@ -1771,6 +1771,137 @@ test_active_load_balances_over_mixed_capacities (void)
     free (cluster);
 }
 
+//  ---------------------------------------------------------------------
+//  Nodes to avoid: the leader keeps a task off the nodes that gave up on it
+
+//  Runs the assignor on the cluster with count pairs to avoid. The checker
+//  of the contract knows nothing of them (the JSON format has none), so
+//  the tests below check what the pairs imply themselves.
+static void
+s_assign_avoiding (s_cluster_t *cluster, const shoal_assign_avoid_t *avoid, size_t count,
+                   shoal_assign_output_t *output)
+{
+    shoal_assign_input_t input = s_input (cluster);
+    input.avoid_count = count;
+    input.avoid = avoid;
+    char why[256] = "";
+    CHECK_EQ (shoal_assign (&input, output, why, sizeof why), 0);
+    CHECK_STR (why, "");
+}
+
+//  A node to avoid holds its task in no role: the active goes to the
+//  caught-up standby, the standby to the other node, whichever order the
+//  pairs come in; pairs naming nodes or tasks the input does not have are
+//  ignored.
+static void
+test_avoided_node_holds_the_task_in_no_role (void)
+{
+    s_cluster_t *cluster = s_cluster_new (1, 2, 100);
+    s_node (cluster, "n1", 1);
+    s_node (cluster, "n2", 1);
+    s_node (cluster, "n3", 1);
+    s_task (cluster, "a/0", "a", true);
+    s_task (cluster, "a/1", "a", true);
+    s_hold (cluster, "n1", "a/0", SHOAL_ROLE_ACTIVE);
+    s_hold (cluster, "n2", "a/0", SHOAL_ROLE_STANDBY);
+    s_lag (cluster, "n2", "a/0", 0);
+    s_hold (cluster, "n3", "a/1", SHOAL_ROLE_ACTIVE);
+    s_hold (cluster, "n1", "a/1", SHOAL_ROLE_STANDBY);
+    s_lag (cluster, "n1", "a/1", 0);
+    shoal_assign_avoid_t avoid[] = {
+        { "n1", "a/0" }, { "n9", "a/0" }, { "n1", "old/3" }, { "n1", "a/1" }
+    };
+    shoal_assign_output_t output;
+    s_assign_avoiding (cluster, avoid, 4, &output);
+    CHECK_EQ (s_role (&output, "n1", "a/0"), SHOAL_ROLE_NONE);
+    CHECK_EQ (s_role (&output, "n1", "a/1"), SHOAL_ROLE_NONE);
+    CHECK_STR (s_active (&output, "a/0"), "n2");
+    CHECK_EQ (s_role (&output, "n3", "a/0"), SHOAL_ROLE_STANDBY);
+    CHECK_STR (s_active (&output, "a/1"), "n3");
+    CHECK_EQ (s_role (&output, "n2", "a/1"), SHOAL_ROLE_STANDBY);
+    CHECK_EQ (output.unassigned_count, 0);
+    CHECK_EQ (output.avoided_count, 0);
+
+    shoal_assign_avoid_t reversed[] = {
+        { "n1", "a/1" }, { "n1", "old/3" }, { "n9", "a/0" }, { "n1", "a/0" }
+    };
+    shoal_assign_output_t again;
+    s_assign_avoiding (cluster, reversed, 4, &again);
+    CHECK (s_same_output (&output, &again));
+    shoal_assign_output_release (&again);
+    shoal_assign_output_release (&output);
+    free (cluster);
+}
+
+//  Avoiding one node for one task moves that task alone: a balanced
+//  assignment stays as it is for every other task.
+static void
+test_avoid_moves_only_the_avoided_task (void)
+{
+    s_cluster_t *cluster = s_cluster_new (0, 2, 100);
+    static const char *nodes[] = { "n1", "n2", "n3" };
+    static const char *tasks[] = { "w/0", "w/1", "w/2", "w/3", "w/4", "w/5", "w/6" };
+    for (int n = 0; n < 3; n++)
+        s_node (cluster, nodes[n], 1);
+    //  n1 holds w/0, w/3 and w/6; n2 w/1 and w/4; n3 w/2 and w/5.
+    for (int t = 0; t < 7; t++) {
+        s_task (cluster, tasks[t], "w", false);
+        s_hold (cluster, nodes[t % 3], tasks[t], SHOAL_ROLE_ACTIVE);
+    }
+    shoal_assign_output_t output;
+    s_assign (cluster, &output);
+    s_check_stays (cluster, &output);
+    shoal_assign_output_release (&output);
+
+    shoal_assign_avoid_t avoid[] = { { "n1", "w/0" } };
+    s_assign_avoiding (cluster, avoid, 1, &output);
+    const char *moved = s_active (&output, "w/0");
+    CHECK (moved && strcmp (moved, "n1") != 0);
+    for (int t = 1; t < 7; t++)
+        CHECK_STR (s_active (&output, tasks[t]), nodes[t % 3]);
+    CHECK_EQ (output.moves[0], 1);
+    CHECK_EQ (output.holding_count, 7);
+    shoal_assign_output_release (&output);
+    free (cluster);
+}
+
+//  A task that every node able to hold it is to avoid is unassigned and
+//  listed as avoided; a task that no node may hold anyway, or that only
+//  lacks room, is unassigned but not avoided.
+static void
+test_a_task_avoided_everywhere_is_listed (void)
+{
+    s_cluster_t *cluster = s_cluster_new (0, 2, 100);
+    shoal_assign_node_t *n1 = s_node (cluster, "n1", 1);
+    n1->slots = 1;
+    s_node_label (cluster, n1, "zone", "x");
+    s_node (cluster, "n2", 1)->slots = 1;
+    s_task (cluster, "a/0", "a", false);
+    s_task (cluster, "b/0", "b", false);
+    s_task_require (cluster, s_task (cluster, "c/0", "c", false), "zone", "z");
+    s_task_require (cluster, s_task (cluster, "x/0", "x", false), "zone", "x");
+    s_hold (cluster, "n1", "a/0", SHOAL_ROLE_ACTIVE);
+    s_hold (cluster, "n2", "b/0", SHOAL_ROLE_ACTIVE);
+    s_hold (cluster, "n1", "x/0", SHOAL_ROLE_ACTIVE);
+    //  a/0 is to be avoided on both nodes; b/0 on n2, and x/0 fills n1,
+    //  the only node it may use; c/0 on n1, which lacks its label anyway.
+    shoal_assign_avoid_t avoid[] = {
+        { "n1", "a/0" }, { "n2", "a/0" }, { "n2", "b/0" }, { "n1", "c/0" }
+    };
+    shoal_assign_output_t output;
+    s_assign_avoiding (cluster, avoid, 4, &output);
+    CHECK_EQ (s_role (&output, "n1", "a/0"), SHOAL_ROLE_NONE);
+    CHECK_EQ (s_role (&output, "n2", "a/0"), SHOAL_ROLE_NONE);
+    CHECK_EQ (s_role (&output, "n2", "b/0"), SHOAL_ROLE_NONE);
+    CHECK_STR (s_active (&output, "x/0"), "n1");
+    CHECK_EQ (output.unassigned_count, 3);
+    CHECK_EQ (output.avoided_count, 1);
+    if (output.avoided_count == 1)
+        CHECK_STR (output.avoided[0], "a/0");
+    shoal_assign_output_release (&output);
+    free (cluster);
+}
+
 //  Needed moves 4 with max_warmups 2: at most 3 rounds. A task no node
 //  has state for is placed at once where balance wants it (seed 42).
 static void
@@ -2177,6 +2308,10 @@ main (void)
     RUN (test_stateful_tasks_spread_with_equal_capacities);
     RUN (test_standbys_spread_with_equal_capacities);
     RUN (test_active_load_balances_over_mixed_capacities);
+
+    RUN (test_avoided_node_holds_the_task_in_no_role);
+    RUN (test_avoid_moves_only_the_avoided_task);
+    RUN (test_a_task_avoided_everywhere_is_listed);
 
     RUN (test_convergence_takes_no_extra_rounds);
     RUN (test_random_clusters_converge);

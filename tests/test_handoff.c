@@ -32,6 +32,8 @@ s_config (void)
 {
     shoal_handoff_config_t config;
     shoal_handoff_config_loopback (&config); //  lease 300 ms, status 100 ms
+    //  A member that joins is placed at once, unless a test says otherwise.
+    config.join_settle_ms = 0;
     return config;
 }
 
@@ -110,26 +112,39 @@ s_check_actives (shoal_handoff_t *handoff, int count)
     return placed;
 }
 
-//  Member index reports, as of (term, version), the tasks it holds as the
-//  published assignment says (skipping skip, -1 for none), every one
-//  running: what a node that applied that version reports.
+//  Member index reports, as of (TERM, version), the tasks it holds as the
+//  published assignment says (skipping skip, NULL for none), every one
+//  running, and gave_up (unless NULL) in role none, failed: what a node
+//  reports once it has given up on a task, its restarts spent.
 static void
-s_report_published (shoal_handoff_t *handoff, s_member_t *members, uint64_t now, int index,
-                    const char *skip)
+s_report_holding (shoal_handoff_t *handoff, s_member_t *members, uint64_t now, int index,
+                  uint64_t version, const char *skip, const char *gave_up)
 {
     const shoal_placement_t *placements;
     size_t count = shoal_handoff_placements (handoff, &placements);
-    shoal_task_status_t *tasks = calloc (count ? count : 1, sizeof *tasks);
+    shoal_task_status_t *tasks = calloc (count + 1, sizeof *tasks);
     uint32_t held = 0;
     for (size_t i = 0; i < count; i++)
         if (placements[i].node.bytes[0] == index + 1 &&
             (!skip || strcmp (placements[i].task, skip) != 0))
             tasks[held++] = (shoal_task_status_t){ placements[i].task, placements[i].role,
                                                    SHOAL_TASK_RUNNING, 0, placements[i].epoch };
-    shoal_status_t status = { TERM, shoal_handoff_version (handoff), held, tasks,
-                              ++members[index].seq };
+    if (gave_up)
+        tasks[held++] =
+            (shoal_task_status_t){ gave_up, SHOAL_ROLE_NONE, SHOAL_TASK_FAILED, 0, { TERM, 1 } };
+    shoal_status_t status = { TERM, version, held, tasks, ++members[index].seq };
     CHECK_EQ (shoal_handoff_status (handoff, now, &members[index].id, &status), 0);
     free (tasks);
+}
+
+//  Member index reports, as of (term, version), the tasks it holds as the
+//  published assignment says (skipping skip, NULL for none), every one
+//  running: what a node that applied that version reports.
+static void
+s_report_published (shoal_handoff_t *handoff, s_member_t *members, uint64_t now, int index,
+                    const char *skip)
+{
+    s_report_holding (handoff, members, now, index, shoal_handoff_version (handoff), skip, NULL);
 }
 
 //  Member index reports it holds nothing, at (term, version).
@@ -596,10 +611,300 @@ a_failed_active_is_claimed_by_a_new_leader (void)
     shoal_handoff_destroy (&handoff);
 }
 
+//  A member leaves the view while a keep-alive for it is due, and the
+//  leader's next tick comes late (the leader was paused) after the member
+//  stopped being addressed: there is nothing to send it, and next must not
+//  ask for a tick that is already past (a shell would spin on it).
+static void
+a_late_tick_does_not_ask_for_a_past_keepalive (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    uint64_t now = 1000;
+    s_member_t members[2];
+    shoal_handoff_t *handoff = s_placed (&config, members, 2, 2, false, &now);
+    uint64_t heard = now;
+    shoal_id_t gone = s_id (1);
+    CHECK_EQ (shoal_handoff_member (handoff, heard + 10, &gone, NULL, false), 0);
+    uint64_t late = heard + config.lease_ms + 5 * config.status_ms;
+    s_report_published (handoff, members, late, 0, NULL);
+    shoal_handoff_tick (handoff, late);
+    CHECK (shoal_handoff_next (handoff) > late);
+    shoal_handoff_destroy (&handoff);
+}
+
+//  The leader may hear a member's new life before its view says so: the
+//  STATUS of a restarted member can come before its new meta. A task the
+//  leader takes from it once the new life is known may run in that life,
+//  granted to it meanwhile; the claim holds until the member says it
+//  stopped (or a lease wait from then), as any other claim does.
+static void
+a_life_learned_late_keeps_the_claims_of_its_tasks (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    uint64_t now = 1000;
+    s_member_t members[2];
+    shoal_handoff_t *handoff = s_placed (&config, members, 2, 2, false, &now);
+    int owner;
+    CHECK_EQ (s_actives (handoff, "web/0", &owner, NULL), 1);
+    //  The owner's new life already runs web/0 (its STATUS says so), when
+    //  the view brings the new life: the owner, not heard from in it as
+    //  far as the leader can tell, loses its tasks, first step.
+    s_report_published (handoff, members, now + 10, owner, NULL);
+    shoal_meta_t meta = { .name = "n", .addr = "127.0.0.1:1", .life = 2, .capacity = 1 };
+    CHECK_EQ (shoal_handoff_member (handoff, now + 20, &members[owner].id, &meta, true), 0);
+    int where;
+    CHECK_EQ (s_actives (handoff, "web/0", &where, NULL), 0);
+    uint64_t revoked = shoal_handoff_version (handoff);
+    //  The other member reports on: web/0 is not granted to it, though
+    //  the leader took office long ago.
+    s_report_published (handoff, members, now + 30, 1 - owner, NULL);
+    shoal_handoff_tick (handoff, now + 30);
+    CHECK_EQ (s_actives (handoff, "web/0", &where, NULL), 0);
+    CHECK (shoal_handoff_next (handoff) > now + 30);
+    //  The owner has applied the revocation and stopped: now web/0 is
+    //  granted again, to one of them.
+    s_report_holding (handoff, members, now + 40, owner, revoked, "web/0", NULL);
+    CHECK_EQ (s_actives (handoff, "web/0", &where, NULL), 1);
+    shoal_handoff_destroy (&handoff);
+}
+
+//  ---------------------------------------------------------------------
+//  Tasks that fail
+
+//  The tasks the leader reports failed everywhere, joined by spaces.
+static const char *
+s_failed (shoal_handoff_t *handoff)
+{
+    static char joined[256];
+    const char *const *tasks;
+    size_t count = shoal_handoff_failed (handoff, &tasks);
+    joined[0] = 0;
+    for (size_t i = 0; i < count; i++)
+        snprintf (joined + strlen (joined), sizeof joined - strlen (joined), "%s%s", i ? " " : "",
+                  tasks[i]);
+    return joined;
+}
+
+//  A member gives up on a task it runs: the leader first takes the task
+//  from it, and gives it to another member only once it has applied that
+//  (so never two actives); it never gives it back to the member that gave
+//  up, and the other tasks stay where they are.
+static void
+a_task_given_up_moves_to_another_member_in_two_steps (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    uint64_t now = 1000;
+    s_member_t members[2];
+    shoal_handoff_t *handoff = s_placed (&config, members, 2, 3, false, &now);
+    CHECK_EQ (s_check_actives (handoff, 3), 3);
+    //  The member with two tasks gives up on the first of them.
+    int held[2] = { 0, 0 }, where;
+    for (int i = 0; i < 3; i++) {
+        char name[16];
+        snprintf (name, sizeof name, "web/%d", i);
+        if (s_actives (handoff, name, &where, NULL) == 1)
+            held[where]++;
+    }
+    int owner = held[0] == 2 ? 0 : 1, other = 1 - owner;
+    CHECK_EQ (held[owner], 2);
+    static char task[16], kept[16];
+    for (int i = 0; i < 3; i++) {
+        char name[16];
+        snprintf (name, sizeof name, "web/%d", i);
+        s_actives (handoff, name, &where, NULL);
+        if (where == owner)
+            snprintf (task[0] ? kept : task, 16, "%s", name);
+    }
+    uint64_t before = shoal_handoff_version (handoff);
+
+    //  Step one: taken from the member that gave up, given to nobody yet.
+    s_report_holding (handoff, members, now + 1, owner, before, task, task);
+    CHECK_EQ (shoal_handoff_version (handoff), before + 1);
+    CHECK_EQ (s_actives (handoff, task, &where, NULL), 0);
+    CHECK_EQ (s_role (handoff, task, owner), SHOAL_ROLE_NONE);
+    CHECK_EQ (s_check_actives (handoff, 3), 2);
+    //  The member has not applied it yet: still nobody.
+    s_report_holding (handoff, members, now + 2, owner, before, task, task);
+    shoal_handoff_tick (handoff, now + 2);
+    CHECK_EQ (s_actives (handoff, task, &where, NULL), 0);
+    CHECK_EQ (s_check_actives (handoff, 3), 2);
+    //  Step two: it applied the version and dropped the task; the other
+    //  member gets it under a new epoch.
+    s_report_published (handoff, members, now + 3, owner, NULL);
+    shoal_epoch_t epoch;
+    CHECK_EQ (s_actives (handoff, task, &where, &epoch), 1);
+    CHECK_EQ (where, other);
+    CHECK_EQ (epoch.term, TERM);
+    CHECK_EQ (epoch.version, before + 2);
+    CHECK_EQ (s_check_actives (handoff, 3), 3);
+    CHECK_EQ (s_actives (handoff, kept, &where, NULL), 1);
+    CHECK_EQ (where, owner);
+
+    //  It stays off the member that gave up, in every role, as time goes by.
+    for (uint64_t at = now + 100; at < now + 2000; at += config.status_ms) {
+        s_report_published (handoff, members, at, 0, NULL);
+        s_report_published (handoff, members, at, 1, NULL);
+        shoal_handoff_tick (handoff, at);
+        CHECK_EQ (s_role (handoff, task, owner), SHOAL_ROLE_NONE);
+        CHECK_EQ (s_check_actives (handoff, 3), 3);
+    }
+    shoal_handoff_stats_t stats;
+    shoal_handoff_stats (handoff, &stats);
+    CHECK_EQ (stats.gave_up, 1);
+    CHECK_EQ (stats.revokes, 1);
+    CHECK_EQ (stats.failed_everywhere, 0);
+    CHECK_STR (s_failed (handoff), "");
+    shoal_handoff_destroy (&handoff);
+}
+
+//  Two members, one task, and each member gives up on it in turn: the task
+//  is then placed nowhere and reported failed everywhere.
+static shoal_handoff_t *
+s_failed_everywhere (const shoal_handoff_config_t *config, s_member_t *members, uint64_t *now)
+{
+    shoal_handoff_t *handoff = s_placed (config, members, 2, 1, false, now);
+    int first, second;
+    CHECK_EQ (s_actives (handoff, "web/0", &first, NULL), 1);
+    uint64_t version = shoal_handoff_version (handoff);
+    s_report_holding (handoff, members, *now + 1, first, version, "web/0", "web/0");
+    s_report_published (handoff, members, *now + 2, first, NULL);
+    CHECK_EQ (s_actives (handoff, "web/0", &second, NULL), 1);
+    CHECK_EQ (second, 1 - first);
+    CHECK_STR (s_failed (handoff), "");
+    s_report_published (handoff, members, *now + 3, second, NULL);
+    version = shoal_handoff_version (handoff);
+    s_report_holding (handoff, members, *now + 4, second, version, "web/0", "web/0");
+    s_report_published (handoff, members, *now + 5, second, NULL);
+    *now += 5;
+    return handoff;
+}
+
+//  A task that fails on every member that may hold it is placed nowhere,
+//  reported, and not granted again, however long the members go on.
+static void
+a_task_that_fails_everywhere_is_reported_and_not_retried (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    uint64_t now = 1000;
+    s_member_t members[2];
+    shoal_handoff_t *handoff = s_failed_everywhere (&config, members, &now);
+    CHECK_EQ (s_check_actives (handoff, 1), 0);
+    CHECK_EQ (s_role (handoff, "web/0", 0), SHOAL_ROLE_NONE);
+    CHECK_EQ (s_role (handoff, "web/0", 1), SHOAL_ROLE_NONE);
+    CHECK_STR (s_failed (handoff), "web/0");
+    uint64_t version = shoal_handoff_version (handoff);
+    for (uint64_t at = now + 100; at < now + 10 * s_wait (&config); at += config.status_ms) {
+        s_report_published (handoff, members, at, 0, NULL);
+        s_report_published (handoff, members, at, 1, NULL);
+        shoal_handoff_tick (handoff, at);
+        CHECK_EQ (s_check_actives (handoff, 1), 0);
+    }
+    CHECK_EQ (shoal_handoff_version (handoff), version);
+    CHECK_STR (s_failed (handoff), "web/0");
+    shoal_handoff_stats_t stats;
+    shoal_handoff_stats (handoff, &stats);
+    CHECK_EQ (stats.gave_up, 2);
+    CHECK_EQ (stats.failed_everywhere, 1);
+    CHECK_EQ (stats.grants, 2); //  once on each member, never again
+    shoal_handoff_destroy (&handoff);
+}
+
+//  A member that starts a new life runs nothing of the old one: a task it
+//  gave up on gets another chance there.
+static void
+a_new_life_gives_a_failed_task_another_chance (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    uint64_t now = 1000;
+    s_member_t members[2];
+    shoal_handoff_t *handoff = s_failed_everywhere (&config, members, &now);
+    CHECK_STR (s_failed (handoff), "web/0");
+    shoal_meta_t meta = { .name = "n", .addr = "127.0.0.1:1", .life = 2, .capacity = 1 };
+    CHECK_EQ (shoal_handoff_member (handoff, now + 10, &members[0].id, &meta, true), 0);
+    members[0].seq = 0;
+    s_report_empty (handoff, members, now + 20, 0, 0, 0);
+    int where;
+    CHECK_EQ (s_actives (handoff, "web/0", &where, NULL), 1);
+    CHECK_EQ (where, 0);
+    CHECK_STR (s_failed (handoff), "");
+    //  The other member's word stands.
+    CHECK_EQ (s_role (handoff, "web/0", 1), SHOAL_ROLE_NONE);
+    shoal_handoff_destroy (&handoff);
+}
+
+//  So does a member that leaves the view and comes back, and a member that
+//  joins.
+static void
+a_member_back_or_new_gives_a_failed_task_another_chance (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    uint64_t now = 1000;
+    s_member_t members[3];
+    shoal_handoff_t *handoff = s_failed_everywhere (&config, members, &now);
+    shoal_id_t id = s_id (1);
+    CHECK_EQ (shoal_handoff_member (handoff, now + 10, &id, NULL, false), 0);
+    CHECK_EQ (s_check_actives (handoff, 1), 0);
+    CHECK_STR (s_failed (handoff), "web/0"); //  on the one member left
+    s_join (handoff, now + 20, 1);
+    s_report_published (handoff, members, now + 30, 1, NULL);
+    int where;
+    CHECK_EQ (s_actives (handoff, "web/0", &where, NULL), 1);
+    CHECK_EQ (where, 1);
+    CHECK_STR (s_failed (handoff), "");
+    shoal_handoff_destroy (&handoff);
+
+    now = 1000;
+    handoff = s_failed_everywhere (&config, members, &now);
+    members[2] = (s_member_t){ s_id (2), 0 };
+    s_join (handoff, now + 10, 2);
+    s_report_empty (handoff, members, now + 20, 2, 0, 0);
+    CHECK_EQ (s_actives (handoff, "web/0", &where, NULL), 1);
+    CHECK_EQ (where, 2);
+    CHECK_STR (s_failed (handoff), "");
+    shoal_handoff_destroy (&handoff);
+}
+
+//  Members that join within join_settle_ms of each other are placed in one
+//  computation: no task moves to the first and then on to the second.
+static void
+members_joining_together_are_placed_together (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    config.join_settle_ms = 200;
+    uint64_t now = 1000;
+    s_member_t members[4];
+    shoal_handoff_t *handoff = s_placed (&config, members, 2, 4, false, &now);
+    CHECK_EQ (s_check_actives (handoff, 4), 4);
+    uint64_t version = shoal_handoff_version (handoff);
+    s_join (handoff, now, 2);
+    members[2] = (s_member_t){ s_id (2), 0 };
+    s_report_empty (handoff, members, now, 2, 0, 0);
+    CHECK_EQ (shoal_handoff_version (handoff), version); //  nothing yet
+    CHECK_EQ (shoal_handoff_next (handoff), now + 100);  //  a keep-alive comes first
+    s_join (handoff, now + 150, 3);
+    members[3] = (s_member_t){ s_id (3), 0 };
+    s_report_empty (handoff, members, now + 150, 3, 0, 0);
+    CHECK_EQ (shoal_handoff_version (handoff), version);
+    //  Due 200 ms after the last one came (capped at 600 ms after the first).
+    shoal_handoff_tick (handoff, now + 349);
+    CHECK_EQ (shoal_handoff_version (handoff), version);
+    shoal_handoff_tick (handoff, now + 350);
+    CHECK_EQ (shoal_handoff_version (handoff), version + 1);
+    //  One version revokes two tasks, one for each newcomer.
+    const shoal_placement_t *placements;
+    size_t count = shoal_handoff_placements (handoff, &placements);
+    int on_old = 0;
+    for (size_t i = 0; i < count; i++)
+        on_old += placements[i].role == SHOAL_ROLE_ACTIVE && placements[i].node.bytes[0] <= 2;
+    CHECK_EQ (on_old, 2);
+    shoal_handoff_destroy (&handoff);
+}
+
 int
 main (void)
 {
     RUN (configs_are_checked);
+    RUN (members_joining_together_are_placed_together);
     RUN (a_new_leader_adopts_what_members_run);
     RUN (no_task_is_granted_before_the_lease_wait);
     RUN (an_active_moves_in_two_steps);
@@ -609,5 +914,11 @@ main (void)
     RUN (bad_statuses_are_dropped);
     RUN (a_restarted_member_is_heard_again);
     RUN (a_failed_active_is_claimed_by_a_new_leader);
+    RUN (a_late_tick_does_not_ask_for_a_past_keepalive);
+    RUN (a_life_learned_late_keeps_the_claims_of_its_tasks);
+    RUN (a_task_given_up_moves_to_another_member_in_two_steps);
+    RUN (a_task_that_fails_everywhere_is_reported_and_not_retried);
+    RUN (a_new_life_gives_a_failed_task_another_chance);
+    RUN (a_member_back_or_new_gives_a_failed_task_another_chance);
     return TEST_DONE ();
 }

@@ -796,6 +796,76 @@ a_node_that_never_restarts_leaves_a_failed_task_failed (void)
     shoal_tasks_destroy (&node);
 }
 
+//  A task in its backoff is reported in its role; once the node has given
+//  up on it, in role none (still failed), so that the leader may place it
+//  elsewhere. It never starts again, even when granted anew, until the
+//  assignment drops it: then it is stopped and gone.
+static void
+a_task_given_up_is_reported_in_role_none_until_dropped (void)
+{
+    shoal_tasks_config_t config;
+    shoal_tasks_config_lan (&config);
+    config.lease_ms = 3000;
+    config.max_restarts = 1;
+    shoal_id_t self = shoal_sample_id (SELF);
+    shoal_tasks_t *node = shoal_tasks_new (&config, &self, T0);
+    s_leader (node, T0, LEADER, 1);
+    shoal_placement_t placements[] = { s_place ("job/0", SELF, SHOAL_ROLE_ACTIVE, 1, 1) };
+    shoal_assign_t assign = { .term = 1,
+                              .version = 1,
+                              .snapshot = true,
+                              .placement_count = 1,
+                              .placements = placements,
+                              .status_seq = 1 };
+    CHECK_EQ (s_assign (node, T0 + 10, LEADER, &assign), 0);
+    CHECK_EQ (shoal_tasks_report (node, T0 + 20, "job/0", SHOAL_TASK_RUNNING, 0), 0);
+
+    //  The first failure: restarted after its backoff, active all along.
+    CHECK_EQ (shoal_tasks_report (node, T0 + 100, "job/0", SHOAL_TASK_FAILED, 0), 0);
+    const shoal_status_t *status = s_status (node);
+    CHECK (status && status->task_count == 1 && status->tasks[0].role == SHOAL_ROLE_ACTIVE &&
+           status->tasks[0].state == SHOAL_TASK_FAILED);
+    shoal_tasks_tick (node, T0 + 1100);
+    const shoal_tasks_command_t *start = s_command (node, "job/0");
+    CHECK (start && start->type == SHOAL_TASKS_START && start->role == SHOAL_ROLE_ACTIVE);
+
+    //  The second in a row is one too many: given up, reported at once.
+    CHECK_EQ (shoal_tasks_report (node, T0 + 1200, "job/0", SHOAL_TASK_FAILED, 0), 0);
+    status = s_status (node);
+    CHECK (status && status->task_count == 1 && status->tasks[0].role == SHOAL_ROLE_NONE &&
+           status->tasks[0].state == SHOAL_TASK_FAILED);
+    CHECK_EQ (s_role (node, "job/0"), SHOAL_ROLE_NONE);
+    CHECK_EQ (shoal_tasks_next (node), T0 + 1200 + 1000); //  STATUS only
+    shoal_tasks_tick (node, T0 + 2200);
+    CHECK (s_command (node, "job/0") == NULL);
+
+    //  A new grant does not bring it back.
+    placements[0] = s_place ("job/0", SELF, SHOAL_ROLE_ACTIVE, 1, 2);
+    assign = (shoal_assign_t){ .term = 1,
+                               .version = 2,
+                               .base_version = 1,
+                               .placement_count = 1,
+                               .placements = placements,
+                               .status_seq = s_status_seq (node) };
+    CHECK_EQ (s_assign (node, T0 + 2300, LEADER, &assign), 0);
+    CHECK (s_command (node, "job/0") == NULL);
+    CHECK_EQ (s_role (node, "job/0"), SHOAL_ROLE_NONE);
+    CHECK_EQ (s_state (node, "job/0"), SHOAL_TASK_FAILED);
+
+    //  Dropped: stopped at once, and gone from the list.
+    placements[0] = s_place ("job/0", SELF, SHOAL_ROLE_NONE, 0, 0);
+    assign = (shoal_assign_t){
+        .term = 1, .version = 3, .base_version = 2, .placement_count = 1, .placements = placements
+    };
+    CHECK_EQ (s_assign (node, T0 + 2400, LEADER, &assign), 0);
+    const shoal_tasks_command_t *stop = s_command (node, "job/0");
+    CHECK (stop && stop->type == SHOAL_TASKS_STOP);
+    CHECK (s_listed (node, "job/0") == NULL);
+    status = s_status (node);
+    CHECK (status && status->task_count == 0 && status->applied_version == 3);
+    shoal_tasks_destroy (&node);
+}
+
 static void
 a_report_for_an_unknown_task_is_refused (void)
 {
@@ -991,6 +1061,7 @@ main (void)
     RUN (a_failed_task_restarts_with_doubling_backoff_then_stays_failed);
     RUN (a_report_of_running_ends_the_run_of_failures);
     RUN (a_node_that_never_restarts_leaves_a_failed_task_failed);
+    RUN (a_task_given_up_is_reported_in_role_none_until_dropped);
     RUN (a_report_for_an_unknown_task_is_refused);
     RUN (a_placement_list_repeating_a_task_is_dropped);
     RUN (an_active_granted_anew_takes_the_new_epoch);
