@@ -417,6 +417,16 @@ s_send (shoal_sim_t *self, uint32_t from, const shoal_msg_t *msg, uint32_t to,
     }
 }
 
+//  Sends msg from node n to the node of id to, addressed to whichever life
+//  it has, as the cores address members by id.
+static void
+s_send_id (shoal_sim_t *self, uint32_t n, const shoal_id_t *to, const shoal_msg_t *msg)
+{
+    shoal_life_t recipient = { 0 };
+    memcpy (recipient.id, to->bytes, sizeof recipient.id);
+    s_send (self, n, msg, shoal_sim_index (to), &recipient);
+}
+
 //  Node n's next tick into the queue: the sooner of its cores' deadlines.
 static void
 s_schedule (shoal_sim_t *self, uint32_t n)
@@ -611,11 +621,8 @@ s_task_outputs (shoal_sim_t *self, uint32_t n)
         s_app_command (self, n, &commands[i]);
     const shoal_tasks_send_t *sends;
     count = shoal_tasks_outbox (node->tasks, &sends);
-    for (size_t i = 0; i < count; i++) {
-        shoal_life_t recipient = { 0 };
-        memcpy (recipient.id, sends[i].to.bytes, sizeof recipient.id);
-        s_send (self, n, &sends[i].msg, shoal_sim_index (&sends[i].to), &recipient);
-    }
+    for (size_t i = 0; i < count; i++)
+        s_send_id (self, n, &sends[i].to, &sends[i].msg);
     s_acting_update (self, n);
 }
 
@@ -624,11 +631,8 @@ s_handoff_outputs (shoal_sim_t *self, uint32_t n)
 {
     const shoal_handoff_send_t *sends;
     size_t count = shoal_handoff_outbox (self->nodes[n].handoff, &sends);
-    for (size_t i = 0; i < count && self->nodes[n].handoff_acting; i++) {
-        shoal_life_t recipient = { 0 };
-        memcpy (recipient.id, sends[i].to.bytes, sizeof recipient.id);
-        s_send (self, n, &sends[i].msg, shoal_sim_index (&sends[i].to), &recipient);
-    }
+    for (size_t i = 0; i < count && self->nodes[n].handoff_acting; i++)
+        s_send_id (self, n, &sends[i].to, &sends[i].msg);
 }
 
 //  The application's step on a task came: a start or a stop is done, or a
@@ -706,54 +710,59 @@ s_handoff_start (shoal_sim_t *self, uint32_t n, uint64_t term)
 
 static int s_task_list_sync (shoal_sim_t *self, const shoal_assign_task_t *tasks, size_t count);
 
-//  Capacity for every rescale that waits at node n, from its handoff.
+//  The outputs of the last input to node n's jobs: messages to the
+//  network, answers to the requests.
+static void
+s_jobs_sent (shoal_sim_t *self, uint32_t n)
+{
+    s_node_t *node = &self->nodes[n];
+    const shoal_jobs_send_t *sends;
+    size_t count = shoal_jobs_outbox (node->jobs, &sends);
+    for (size_t i = 0; i < count; i++)
+        s_send_id (self, n, &sends[i].to, &sends[i].msg);
+    const shoal_jobs_reply_t *replies;
+    count = shoal_jobs_replies (node->jobs, &replies);
+    for (size_t i = 0; i < count; i++) {
+        uint64_t ref = replies[i].ref;
+        if (ref == 0 || ref > self->request_count)
+            continue;
+        s_request_t *request = &self->requests[ref - 1];
+        request->answered = true;
+        request->code = replies[i].rep.code;
+        request->parallelism = replies[i].rep.job_count ? replies[i].rep.jobs[0].parallelism : 0;
+    }
+}
+
+//  Capacity for every rescale that waits at node n, from its handoff: after
+//  every input to its jobs or its handoff, as a shell would.
 static void
 s_jobs_capacity (shoal_sim_t *self, uint32_t n)
 {
     s_node_t *node = &self->nodes[n];
     const shoal_jobs_wait_t *waits;
-    size_t count = shoal_jobs_waiting (node->jobs, &waits);
+    size_t count = node->jobs ? shoal_jobs_waiting (node->jobs, &waits) : 0;
     if (!count || !node->handoff || !node->handoff_acting)
         return;
     char (*names)[SHOAL_NAME_MAX + 1] = calloc (count, sizeof *names);
     for (size_t i = 0; names && i < count; i++)
         snprintf (names[i], sizeof names[i], "%s", waits[i].job);
-    for (size_t i = 0; names && i < count; i++)
+    for (size_t i = 0; names && i < count; i++) {
         shoal_jobs_capacity (node->jobs, self->now, names[i],
                              shoal_handoff_capacity (node->handoff, names[i]));
+        s_jobs_sent (self, n);
+    }
     free (names);
 }
 
-//  After an input to node n's jobs: messages to the network, answers to
-//  the requests, and, when it leads and has caught up, the handoff of its
+//  After an input to node n's jobs: its outputs, the capacity its waiting
+//  rescales need, and, when it leads and has caught up, the handoff of its
 //  term with the tasks of its specs.
 static void
 s_jobs_outputs (shoal_sim_t *self, uint32_t n)
 {
     s_node_t *node = &self->nodes[n];
-    for (int round = 0; round < 2; round++) {
-        const shoal_jobs_send_t *sends;
-        size_t count = shoal_jobs_outbox (node->jobs, &sends);
-        for (size_t i = 0; i < count; i++) {
-            shoal_life_t recipient = { 0 };
-            memcpy (recipient.id, sends[i].to.bytes, sizeof recipient.id);
-            s_send (self, n, &sends[i].msg, shoal_sim_index (&sends[i].to), &recipient);
-        }
-        const shoal_jobs_reply_t *replies;
-        count = shoal_jobs_replies (node->jobs, &replies);
-        for (size_t i = 0; i < count; i++) {
-            uint64_t ref = replies[i].ref;
-            if (ref == 0 || ref > self->request_count)
-                continue;
-            s_request_t *request = &self->requests[ref - 1];
-            request->answered = true;
-            request->code = replies[i].rep.code;
-            request->parallelism =
-                replies[i].rep.job_count ? replies[i].rep.jobs[0].parallelism : 0;
-        }
-        if (round == 0)
-            s_jobs_capacity (self, n); //  its outputs are the second round's
-    }
+    s_jobs_sent (self, n);
+    s_jobs_capacity (self, n);
     if (!shoal_jobs_ready (node->jobs))
         return;
     uint64_t term, version;
@@ -1061,11 +1070,8 @@ s_elector_outputs (shoal_sim_t *self, uint32_t n)
     }
     const shoal_elector_send_t *sends;
     size_t count = shoal_elector_outbox (node->elector, &sends);
-    for (size_t i = 0; i < count; i++) {
-        shoal_life_t recipient = { 0 };
-        memcpy (recipient.id, sends[i].to.bytes, sizeof recipient.id);
-        s_send (self, n, &sends[i].msg, shoal_sim_index (&sends[i].to), &recipient);
-    }
+    for (size_t i = 0; i < count; i++)
+        s_send_id (self, n, &sends[i].to, &sends[i].msg);
     //  Events last: the tasks' inputs below make outputs of their own, and
     //  the elector's outbox must be sent before anything else is asked of it.
     const shoal_elector_event_t *events;
@@ -1106,6 +1112,7 @@ s_outputs (shoal_sim_t *self, uint32_t n)
                 events[i].type != SHOAL_MEMBERSHIP_DEAD && events[i].type != SHOAL_MEMBERSHIP_LEFT;
             shoal_handoff_member (node->handoff, self->now, &events[i].node, events[i].meta, live);
             s_handoff_outputs (self, n);
+            s_jobs_capacity (self, n);
         }
         if (node->tasks) {
             bool live =
@@ -1137,6 +1144,7 @@ s_tick (shoal_sim_t *self, uint32_t n)
     if (node->handoff && shoal_handoff_next (node->handoff) <= self->now) {
         shoal_handoff_tick (node->handoff, self->now);
         s_handoff_outputs (self, n);
+        s_jobs_capacity (self, n);
     }
     if (node->tasks && shoal_jobs_next (node->jobs) <= self->now) {
         shoal_jobs_tick (node->jobs, self->now);
@@ -1179,6 +1187,7 @@ s_receive (shoal_sim_t *self, uint32_t n, const s_event_t *event)
         } else if (msg.type == SHOAL_MSG_STATUS && node->handoff) {
             shoal_handoff_status (node->handoff, self->now, &from, &msg.u.status);
             s_handoff_outputs (self, n);
+            s_jobs_capacity (self, n);
         }
         s_schedule (self, n);
         return;
