@@ -692,9 +692,13 @@ s_outputs_seal (shoal_jobs_t *self)
         shoal_msg_t *msg = &self->sends[i].msg;
         if (msg->type == SHOAL_MSG_CONTROL_REP)
             msg->u.control_rep = self->answers[msg->u.control_rep.id].rep;
-        else if (msg->type == SHOAL_MSG_SYNC_REPLY)
+        else if (msg->type == SHOAL_MSG_SYNC_REPLY) {
+            //  The set as it stands at the end of the input, whole.
+            msg->u.sync_reply.jobs_term = self->held.term;
+            msg->u.sync_reply.jobs_version = self->held.version;
+            msg->u.sync_reply.job_count = (uint32_t) self->held.count;
             msg->u.sync_reply.jobs = self->held.specs;
-        else if (msg->type == SHOAL_MSG_JOB)
+        } else if (msg->type == SHOAL_MSG_JOB)
             msg->u.job.spec = self->sent_specs[msg->u.job.spec.parallelism];
         else if (msg->type == SHOAL_MSG_CONTROL_REQ && msg->u.control_req.spec)
             msg->u.control_req.spec = &self->sent_specs[(uintptr_t) msg->u.control_req.spec - 1];
