@@ -1364,7 +1364,11 @@ shoal_handoff_next (const shoal_handoff_t *self)
         if (node->heard_ms && node->keepalive_ms < next &&
             (node->live || node->keepalive_ms < node->heard_ms + self->config.lease_ms))
             next = node->keepalive_ms;
-        if (node->counted && node->heard_ms + self->config.lease_ms < next)
+        //  A counted member falling silent makes the assignment dirty; once
+        //  dirty, the computation is already due (below, or at adoption),
+        //  and a silence deadline already past must not be asked for again
+        //  while the join settle holds the computation back.
+        if (!self->dirty && node->counted && node->heard_ms + self->config.lease_ms < next)
             next = node->heard_ms + self->config.lease_ms;
     }
     if (!self->wait_over && self->office_ms + self->wait_ms < next)

@@ -900,11 +900,46 @@ members_joining_together_are_placed_together (void)
     shoal_handoff_destroy (&handoff);
 }
 
+//  A counted member that falls silent while newcomers settle makes the
+//  assignment dirty; the computation waits for the settle, and next must
+//  not keep asking for the silence deadline once it has passed (the
+//  simulator spun on it: random-tasks, stateless seed 2).
+static void
+a_silence_during_the_join_settle_is_not_asked_for_again (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    config.join_settle_ms = 200;
+    uint64_t now = 1000;
+    s_member_t members[4];
+    shoal_handoff_t *handoff = s_placed (&config, members, 3, 6, false, &now);
+    uint64_t version = shoal_handoff_version (handoff);
+    uint64_t silent_at = now + config.lease_ms; //  member 2 last heard at now
+    uint64_t joined_at = silent_at - 100;        //  settles until silent_at + 100
+    for (uint64_t t = now + 100; t <= silent_at; t += 100) {
+        if (t == joined_at) {
+            s_join (handoff, t, 3);
+            members[3] = (s_member_t){ s_id (3), 0 };
+            s_report_empty (handoff, members, t, 3, 0, 0);
+        }
+        for (int i = 0; i < 2; i++)
+            s_report_published (handoff, members, t, i, NULL);
+        shoal_handoff_tick (handoff, t);
+        CHECK (shoal_handoff_next (handoff) > t);
+    }
+    CHECK_EQ (shoal_handoff_version (handoff), version); //  still settling
+    CHECK_EQ (shoal_handoff_next (handoff), joined_at + config.join_settle_ms);
+    shoal_handoff_tick (handoff, joined_at + config.join_settle_ms);
+    CHECK (shoal_handoff_version (handoff) > version);
+    CHECK (shoal_handoff_next (handoff) > joined_at + config.join_settle_ms);
+    shoal_handoff_destroy (&handoff);
+}
+
 int
 main (void)
 {
     RUN (configs_are_checked);
     RUN (members_joining_together_are_placed_together);
+    RUN (a_silence_during_the_join_settle_is_not_asked_for_again);
     RUN (a_new_leader_adopts_what_members_run);
     RUN (no_task_is_granted_before_the_lease_wait);
     RUN (an_active_moves_in_two_steps);
