@@ -2052,6 +2052,24 @@ s_sync_tick (shoal_membership_t *self, uint64_t now)
     }
 }
 
+//  A PING to a dead member, carrying its dead record (so that it refutes at
+//  once) and this node's own (so that a stranger can answer). Unaddressed: a
+//  member that restarted runs a new life and drops whatever is addressed to
+//  the old one, and two halves that restarted apart would never merge. The
+//  target keeps the probe to that member.
+static void
+s_ping_tombstone (shoal_membership_t *self, uint32_t seq, uint32_t slot)
+{
+    shoal_membership_send_t *send =
+        s_send (self, SHOAL_MSG_PING, NULL, self->members[slot].meta->addr);
+    if (!send)
+        return;
+    send->msg.u.ping.seq = seq;
+    send->msg.u.ping.target = self->members[slot].id;
+    uint32_t forced[2] = { slot, self->self_slot };
+    s_piggyback (self, send, forced, 2, NULL);
+}
+
 //  Forgets old tombstones, then pings one dead member: if it answers, the
 //  first contact that follows merges the two views.
 static void
@@ -2071,7 +2089,7 @@ s_tombstone_tick (shoal_membership_t *self, uint64_t now)
     }
     uint32_t slot;
     if (!self->leaving && s_pick (self, 1u << SHOAL_MEMBER_DEAD, NULL, &slot, 1))
-        s_ping (self, s_next_seq (self), slot);
+        s_ping_tombstone (self, s_next_seq (self), slot);
 }
 
 //  The tick came late by lateness: this node was not running (a pause, a

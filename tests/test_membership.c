@@ -1136,6 +1136,53 @@ a_healed_partition_merges_by_itself (void)
     s_net_destroy (&net);
 }
 
+//  Node index starts again: a new life, a higher incarnation, an empty table.
+static void
+s_restart (s_net_t *net, int index)
+{
+    s_node_t *node = &net->nodes[index];
+    shoal_membership_destroy (&node->core);
+    node->life++;
+    node->incarnation++;
+    s_meta_fill (node, index);
+    node->core = shoal_membership_new (&net->config, &node->id, node->incarnation, &node->meta,
+                                       net->seed * 1000 + (uint64_t) index + node->life, net->now,
+                                       net->metas);
+    CHECK (node->core != NULL);
+    node->crashed = false;
+}
+
+//  Both nodes of one side restart while the network is split, and find only
+//  each other: the other side holds them dead in lives that are over, and
+//  they know nothing of it. The other side's probes of its tombstones must
+//  reach the new lives, or the cluster stays two islands for good (the
+//  simulator's submit-leader-crash, seed 1, did).
+static void
+a_healed_partition_merges_with_members_that_restarted (void)
+{
+    shoal_membership_config_t config = s_loopback ();
+    s_net_t *net = s_cluster (&config, 4, 40);
+    for (int i = 0; i < 4; i++)
+        net->nodes[i].group = i < 2 ? 0 : 1;
+    net->partitioned = true;
+    s_run_until (net, net->now + 30000);
+    CHECK_EQ (s_state (net, 0, 2), SHOAL_MEMBER_DEAD);
+    CHECK_EQ (s_state (net, 0, 3), SHOAL_MEMBER_DEAD);
+    s_restart (net, 2);
+    s_restart (net, 3);
+    shoal_membership_join (net->nodes[3].core, net->now, net->nodes[2].addr);
+    s_collect (net, 3);
+    s_run_until (net, net->now + 5000);
+    CHECK_EQ (shoal_membership_live (net->nodes[2].core), 2);
+    CHECK_EQ (shoal_membership_live (net->nodes[3].core), 2);
+    net->partitioned = false;
+    uint64_t took = s_run_until_converged (net, 50, 60000);
+    CHECK (took != UINT64_MAX);
+    CHECK (took <= 10000); //  tombstones are pinged every 0.5 s
+    CHECK_EQ (s_incarnation (net, 0, 2), 2);
+    s_net_destroy (&net);
+}
+
 //  ---------------------------------------------------------------------
 //  Local health
 
@@ -2010,6 +2057,7 @@ main (void)
     RUN (a_leaving_node_never_forgets_itself);
     RUN (tombstones_are_forgotten_after_their_time);
     RUN (a_healed_partition_merges_by_itself);
+    RUN (a_healed_partition_merges_with_members_that_restarted);
     RUN (a_node_whose_messages_are_lost_probes_slower);
     RUN (suspicion_timeout_follows_the_formula);
     RUN (probes_go_round_robin_and_indirect_on_silence);
