@@ -7,7 +7,9 @@
 #
 #   bench/election_faults.sh [SCHEDULES [NODES [FAULTS [BUILD]]]]
 #
-# Defaults: 1000 schedules of 10 faults on 30 nodes, build/plain.
+# Defaults: 1000 schedules of 10 faults on 30 nodes, build/plain. A schedule
+# that runs longer than SHOAL_FAULTS_LIMIT seconds (600) counts as broken:
+# the simulator spinning at one virtual instant is a bug too.
 # bench/task_faults.sh runs this with the tasks (SHOAL_FAULTS_* below).
 set -u
 schedules=${1:-1000}
@@ -20,6 +22,7 @@ even_name=${SHOAL_FAULTS_EVEN_NAME:-available} # and its name in the report
 odd_name=${SHOAL_FAULTS_ODD_NAME:-quorum}
 extra=${SHOAL_FAULTS_EXTRA:-}                  # more options for every run
 benchmark=${SHOAL_FAULTS_BENCHMARK:-election_faults}
+limit=${SHOAL_FAULTS_LIMIT:-600} # seconds of wall time a schedule may take: a hang breaks it
 sim=$build/sim/shoal-sim
 if [ ! -x "$sim" ]; then
     echo "election_faults: $sim not found; build first (scripts/test builds build/plain)" >&2
@@ -31,9 +34,9 @@ failed=$(seq 1 "$schedules" | xargs -P "$(nproc)" -I{} bash -c '
     seed={}; mode=""; name=$4
     if [ $((seed % 2)) -eq 0 ]; then mode=$5; name=$6; fi
     # shellcheck disable=SC2086 # the options are words
-    "$0" --scenario "$3" --nodes "$1" --faults "$2" --seed "$seed" $mode $7 >/dev/null 2>&1 ||
-        echo "$seed $name"' "$sim" "$nodes" "$faults" "$scenario" "$odd_name" "$even" "$even_name" \
-    "$extra")
+    timeout "$8" "$0" --scenario "$3" --nodes "$1" --faults "$2" --seed "$seed" $mode $7 \
+        >/dev/null 2>&1 || echo "$seed $name"' "$sim" "$nodes" "$faults" "$scenario" "$odd_name" \
+    "$even" "$even_name" "$extra" "$limit")
 wall_ms=$((($(date +%s%N) - start) / 1000000))
 count=0
 list=""

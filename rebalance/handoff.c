@@ -101,9 +101,10 @@ struct _shoal_handoff_t {
     uint64_t version;
     uint64_t published_ms;
     bool dirty;             //  an input changed what the assignor would see
-    uint64_t join_first_ms; //  members joining: the first seen, and
+    uint64_t join_first_ms; //  members joining or leaving: the first seen, and
     uint64_t join_until_ms; //  no computation before this
-    size_t newcomers;       //  how many, at the last input
+    size_t newcomers;       //  how many joined, at the last input
+    size_t departures;      //  how many left
 
     s_node_t *nodes; //  sorted by id; never removed
     size_t node_count;
@@ -145,6 +146,7 @@ shoal_handoff_config_lan (shoal_handoff_config_t *config)
         .drift_percent = 5,
         .status_ms = 1000,
         .join_settle_ms = 2000,
+        .leave_settle_ms = 500, //  a little over two gossip rounds
         .assign = { .standbys = 0, .max_warmups = 2, .acceptable_lag = 10000, .spread_by = NULL },
     };
 }
@@ -156,6 +158,7 @@ shoal_handoff_config_loopback (shoal_handoff_config_t *config)
     config->lease_ms /= 10;
     config->status_ms /= 10;
     config->join_settle_ms /= 10;
+    config->leave_settle_ms /= 10;
 }
 
 const char *
@@ -994,32 +997,47 @@ s_begin (shoal_handoff_t *self)
 
 //  After an input: adopt when ready, compute when something changed.
 //  Members that became countable since the last computation, new ones (in
-//  this life), are placed together: the computation waits until none has come for join_settle_ms
-//  (at most three times that after the first), so that nodes started
-//  together get their tasks in one step and no task moves twice. Not before
-//  the first computation that counted anyone: a cold start places at once.
+//  this life), are placed together: the computation waits until none has
+//  come for join_settle_ms, so that nodes started together get their tasks in
+//  one step and no task moves twice. Members counted at the last computation
+//  and gone from the view since (left, or dead) are handled together the same
+//  way, after leave_settle_ms: nodes stopped together hear of each other's
+//  leave a gossip round or two apart, and a task must not move to a node
+//  that is about to leave too. The wait is at most three times the longer
+//  settle after the first change, and none before the first computation
+//  that counted anyone: a cold start places at once.
 static void
 s_joins (shoal_handoff_t *self, uint64_t now)
 {
-    size_t newcomers = 0;
+    size_t newcomers = 0, departures = 0;
     bool counted = false;
     for (size_t n = 0; n < self->node_count; n++) {
-        newcomers += !self->nodes[n].was_counted && s_countable (self, &self->nodes[n], now);
-        counted |= self->nodes[n].counted;
+        const s_node_t *node = &self->nodes[n];
+        newcomers += !node->was_counted && s_countable (self, node, now);
+        departures += node->counted && !node->live;
+        counted |= node->counted;
     }
-    if (newcomers == 0 || !counted) {
+    if ((newcomers == 0 && departures == 0) || !counted) {
         self->join_first_ms = self->join_until_ms = 0;
-        self->newcomers = 0;
+        self->newcomers = self->departures = 0;
         return;
     }
     if (self->join_first_ms == 0)
         self->join_first_ms = now;
-    if (newcomers > self->newcomers) {
-        uint64_t until = now + self->config.join_settle_ms;
-        uint64_t cap = self->join_first_ms + 3 * (uint64_t) self->config.join_settle_ms;
-        self->join_until_ms = until < cap ? until : cap;
+    uint64_t wait = 0;
+    if (newcomers > self->newcomers)
+        wait = self->config.join_settle_ms;
+    if (departures > self->departures && self->config.leave_settle_ms > wait)
+        wait = self->config.leave_settle_ms;
+    if (wait && now + wait > self->join_until_ms) {
+        uint32_t longer = self->config.join_settle_ms > self->config.leave_settle_ms
+                              ? self->config.join_settle_ms
+                              : self->config.leave_settle_ms;
+        uint64_t cap = self->join_first_ms + 3 * (uint64_t) longer;
+        self->join_until_ms = now + wait < cap ? now + wait : cap;
     }
     self->newcomers = newcomers;
+    self->departures = departures;
 }
 
 static void

@@ -69,6 +69,7 @@ typedef struct {
     uint32_t drift_percent;       //  clock drift margin, < 50
     uint32_t status_ms;           //  keep-alives at this interval (as the nodes' STATUS)
     uint32_t join_settle_ms;      //  members joining together are placed together
+    uint32_t leave_settle_ms;     //  and members leaving together are left together
     shoal_assign_config_t assign; //  spread_by, when set, must outlive the handoff
 } shoal_handoff_config_t;
 

@@ -126,6 +126,7 @@ for seed in 1 2 3; do
     run "cold-start, seed $seed" --scenario cold-start --nodes 10 --tasks 200 --seed "$seed"
     run "scale-in, seed $seed" --scenario scale-in --nodes 12 --tasks 60 --seed "$seed"
     at_most "scale-in, seed $seed" gap_max_ms 10
+    is "scale-in, seed $seed" moves 15 # the minimum: 3 nodes x 5 tasks
     run "halves with tasks, seed $seed" --scenario halves-tasks --nodes 13 --tasks 60 \
         --duration 20 --seed "$seed"
     run "rolling restart, seed $seed" --scenario rolling-restart --nodes 6 --tasks 30 \

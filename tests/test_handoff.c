@@ -32,8 +32,10 @@ s_config (void)
 {
     shoal_handoff_config_t config;
     shoal_handoff_config_loopback (&config); //  lease 300 ms, status 100 ms
-    //  A member that joins is placed at once, unless a test says otherwise.
+    //  A member that joins or leaves is handled at once, unless a test says
+    //  otherwise.
     config.join_settle_ms = 0;
+    config.leave_settle_ms = 0;
     return config;
 }
 
@@ -934,12 +936,46 @@ a_silence_during_the_join_settle_is_not_asked_for_again (void)
     shoal_handoff_destroy (&handoff);
 }
 
+//  Members that leave within leave_settle_ms of each other are handled in
+//  one computation: no task is moved onto a member that is leaving too.
+static void
+members_leaving_together_are_left_together (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    config.leave_settle_ms = 100;
+    uint64_t now = 1000;
+    s_member_t members[4];
+    shoal_handoff_t *handoff = s_placed (&config, members, 4, 8, false, &now);
+    CHECK_EQ (s_check_actives (handoff, 8), 8);
+    uint64_t version = shoal_handoff_version (handoff);
+    shoal_id_t id = s_id (2);
+    CHECK_EQ (shoal_handoff_member (handoff, now, &id, NULL, false), 0);
+    CHECK_EQ (shoal_handoff_version (handoff), version); //  nothing yet
+    CHECK_EQ (shoal_handoff_next (handoff), now + 100);
+    id = s_id (3);
+    CHECK_EQ (shoal_handoff_member (handoff, now + 60, &id, NULL, false), 0);
+    shoal_handoff_tick (handoff, now + 159);
+    CHECK_EQ (shoal_handoff_version (handoff), version);
+    CHECK_EQ (shoal_handoff_next (handoff), now + 160);
+    shoal_handoff_tick (handoff, now + 160);
+    CHECK_EQ (shoal_handoff_version (handoff), version + 1);
+    //  One version revokes the tasks of both: none is active on them.
+    const shoal_placement_t *placements;
+    size_t count = shoal_handoff_placements (handoff, &placements);
+    int on_leaving = 0;
+    for (size_t i = 0; i < count; i++)
+        on_leaving += placements[i].role == SHOAL_ROLE_ACTIVE && placements[i].node.bytes[0] >= 3;
+    CHECK_EQ (on_leaving, 0);
+    shoal_handoff_destroy (&handoff);
+}
+
 int
 main (void)
 {
     RUN (configs_are_checked);
     RUN (members_joining_together_are_placed_together);
     RUN (a_silence_during_the_join_settle_is_not_asked_for_again);
+    RUN (members_leaving_together_are_left_together);
     RUN (a_new_leader_adopts_what_members_run);
     RUN (no_task_is_granted_before_the_lease_wait);
     RUN (an_active_moves_in_two_steps);
