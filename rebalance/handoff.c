@@ -1150,6 +1150,23 @@ s_meta_set (s_node_t *node, const shoal_meta_t *meta)
     return 0;
 }
 
+//  The member restarted: what its last life ran died with it, and its
+//  STATUS seq counts from 1 again.
+static void
+s_new_life (shoal_handoff_t *self, s_node_t *node, uint64_t life, uint64_t now)
+{
+    s_reports_free (node);
+    node->seq = 0;
+    node->heard_ms = 0;
+    node->applied = (shoal_epoch_t){ 0, 0 };
+    node->applied_at_keepalive = node->applied;
+    node->life = life;
+    node->life_ms = now;
+    node->was_counted = false; //  it joins again
+    self->dirty = true;
+    s_avoids_prune (self, &node->id); //  a new life gives every task another chance
+}
+
 int
 shoal_handoff_member (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *id,
                       const shoal_meta_t *meta, bool live)
@@ -1172,20 +1189,8 @@ shoal_handoff_member (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *
         }
     }
     s_node_t *node = &self->nodes[at];
-    if (meta && meta->life != node->life) {
-        //  The member restarted: what its last life ran died with it, and
-        //  its STATUS seq counts from 1 again.
-        s_reports_free (node);
-        node->seq = 0;
-        node->heard_ms = 0;
-        node->applied = (shoal_epoch_t){ 0, 0 };
-        node->applied_at_keepalive = node->applied;
-        node->life = meta->life;
-        node->life_ms = now_ms;
-        node->was_counted = false; //  it joins again
-        self->dirty = true;
-        s_avoids_prune (self, id); //  a new life gives every task another chance
-    }
+    if (meta && meta->life != node->life)
+        s_new_life (self, node, meta->life, now_ms);
     if (!live)
         s_avoids_prune (self, id); //  and so does a member that comes back
     int rc = 0;
@@ -1257,12 +1262,18 @@ s_news (const shoal_handoff_t *self, const s_node_t *node, const s_report_t *rep
 }
 
 int
-shoal_handoff_status (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *from,
+shoal_handoff_status (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *from, uint64_t life,
                       const shoal_status_t *status)
 {
     s_begin (self);
     s_node_t *node = from ? s_node (self, from) : NULL;
-    if (!node || !status || status->seq <= node->seq || (status->task_count && !status->tasks)) {
+    if (!node || !status || life < node->life || (status->task_count && !status->tasks)) {
+        self->stats.dropped++;
+        return -1;
+    }
+    if (life > node->life)
+        s_new_life (self, node, life, now_ms);
+    if (status->seq <= node->seq) {
         self->stats.dropped++;
         return -1;
     }

@@ -111,10 +111,15 @@ int shoal_handoff_member (shoal_handoff_t *self, uint64_t now_ms, const shoal_id
 int shoal_handoff_tasks (shoal_handoff_t *self, uint64_t now_ms, const shoal_assign_task_t *tasks,
                          size_t count);
 
-//  A STATUS from the member from. Returns -1 when it was dropped (unknown
-//  member, a seq not above the last, a task repeated, no memory).
+//  A STATUS from the member from, in its life life (the envelope's sender
+//  life). A STATUS of an earlier life than the member's latest is dropped:
+//  one still in flight when the member restarted would otherwise set its
+//  seq far above what the new life sends. A later life is a restart the
+//  view has not told yet, taken as member() would. Returns -1 when it was
+//  dropped (unknown member, an earlier life, a seq not above the last, a
+//  task repeated, no memory).
 int shoal_handoff_status (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *from,
-                          const shoal_status_t *status);
+                          uint64_t life, const shoal_status_t *status);
 
 void shoal_handoff_tick (shoal_handoff_t *self, uint64_t now_ms);
 

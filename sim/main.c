@@ -863,9 +863,20 @@ s_handed_off (shoal_sim_t *sim, const uint32_t *nodes, uint32_t count)
     return true;
 }
 
+//  True when each of the count nodes in nodes has left the view.
+static bool
+s_left (shoal_sim_t *sim, const uint32_t *nodes, uint32_t count)
+{
+    for (uint32_t i = 0; i < count; i++)
+        if (!shoal_sim_left (sim, nodes[i]))
+            return false;
+    return true;
+}
+
 //  The count nodes in nodes leave gracefully, as a worker does on SIGTERM:
 //  each tells the cluster, stays until the leader has moved its tasks away
-//  (or limit_ms passed), and then its process ends.
+//  and it has told the others it left (or limit_ms passed), and then its
+//  process ends.
 static void
 s_leave (s_run_t *run, const uint32_t *nodes, uint32_t count, uint64_t limit_ms, uint64_t bound_ms)
 {
@@ -873,7 +884,8 @@ s_leave (s_run_t *run, const uint32_t *nodes, uint32_t count, uint64_t limit_ms,
     for (uint32_t i = 0; i < count; i++)
         shoal_sim_leave (sim, nodes[i]);
     uint64_t until = shoal_sim_now (sim) + limit_ms;
-    while (!s_handed_off (sim, nodes, count) && shoal_sim_now (sim) < until)
+    while (!(s_handed_off (sim, nodes, count) && s_left (sim, nodes, count)) &&
+           shoal_sim_now (sim) < until)
         s_run_until (run, shoal_sim_now (sim) + 10, bound_ms, NULL);
     for (uint32_t i = 0; i < count; i++)
         s_crash (run, nodes[i]);

@@ -71,6 +71,7 @@ typedef struct {
     uint64_t frames_at;   //  when its last frame arrives
     uint32_t group;
     bool paused;
+    bool draining;      //  leaving, and leading: moving its own tasks away first
     uint32_t gen;       //  generation of the pending tick
     uint64_t tick_at;   //  when it is due; UINT64_MAX when none
     s_event_t *backlog; //  what arrived while paused
@@ -611,6 +612,22 @@ s_app_command (shoal_sim_t *self, uint32_t n, const shoal_tasks_command_t *comma
     }
 }
 
+static void s_leave_view (shoal_sim_t *self, uint32_t n);
+
+//  A leaving leader leaves the view once it holds no task, or once it no
+//  longer leads.
+static void
+s_drain_check (shoal_sim_t *self, uint32_t n)
+{
+    s_node_t *node = &self->nodes[n];
+    const shoal_task_status_t *list;
+    if (node->draining &&
+        (!node->handoff_acting || !node->tasks || shoal_tasks_list (node->tasks, &list) == 0)) {
+        node->draining = false;
+        s_leave_view (self, n);
+    }
+}
+
 static void
 s_task_outputs (shoal_sim_t *self, uint32_t n)
 {
@@ -624,6 +641,7 @@ s_task_outputs (shoal_sim_t *self, uint32_t n)
     for (size_t i = 0; i < count; i++)
         s_send_id (self, n, &sends[i].to, &sends[i].msg);
     s_acting_update (self, n);
+    s_drain_check (self, n);
 }
 
 static void
@@ -1185,7 +1203,8 @@ s_receive (shoal_sim_t *self, uint32_t n, const s_event_t *event)
             shoal_tasks_assign (node->tasks, self->now, &from, &msg.u.assign);
             s_task_outputs (self, n);
         } else if (msg.type == SHOAL_MSG_STATUS && node->handoff) {
-            shoal_handoff_status (node->handoff, self->now, &from, &msg.u.status);
+            shoal_handoff_status (node->handoff, self->now, &from, event->sender.life,
+                                  &msg.u.status);
             s_handoff_outputs (self, n);
             s_jobs_capacity (self, n);
         }
@@ -1388,13 +1407,41 @@ shoal_sim_crash (shoal_sim_t *self, uint32_t n)
     node->gen++;
 }
 
+static void
+s_leave_view (shoal_sim_t *self, uint32_t n)
+{
+    shoal_membership_leave (self->nodes[n].core, self->now);
+    s_outputs (self, n);
+}
+
+//  As a worker leaves: a follower leaves the view at once, and the leader
+//  moves its tasks away before it does (its handoff counts it gone), so
+//  that they never wait for the next leader.
 void
 shoal_sim_leave (shoal_sim_t *self, uint32_t n)
 {
-    if (n < self->size && self->nodes[n].core && !self->nodes[n].paused) {
-        shoal_membership_leave (self->nodes[n].core, self->now);
-        s_outputs (self, n);
+    if (n >= self->size || !self->nodes[n].core || self->nodes[n].paused || self->nodes[n].draining)
+        return;
+    s_node_t *node = &self->nodes[n];
+    if (node->handoff && node->handoff_acting && node->tasks) {
+        shoal_id_t id;
+        shoal_sim_id (n, &id);
+        node->draining = true;
+        shoal_handoff_member (node->handoff, self->now, &id, NULL, false);
+        s_handoff_outputs (self, n);
+        s_jobs_capacity (self, n);
+        s_drain_check (self, n);
+        s_schedule (self, n);
+        return;
     }
+    s_leave_view (self, n);
+}
+
+bool
+shoal_sim_left (const shoal_sim_t *self, uint32_t n)
+{
+    return n < self->size && self->nodes[n].core && !self->nodes[n].draining &&
+           shoal_membership_leave_done (self->nodes[n].core);
 }
 
 void

@@ -131,7 +131,11 @@ int shoal_sim_start (shoal_sim_t *self, uint32_t node, uint32_t seed);
 void shoal_sim_crash (shoal_sim_t *self, uint32_t node);
 
 //  Has node leave gracefully; it stays up, answering, until it is done.
+//  The acting leader first moves its own tasks away, then leaves the view.
 void shoal_sim_leave (shoal_sim_t *self, uint32_t node);
+
+//  True once node has left the view and told enough members so.
+bool shoal_sim_left (const shoal_sim_t *self, uint32_t node);
 
 //  Stops node's clock for duration_ms from now.
 void shoal_sim_pause (shoal_sim_t *self, uint32_t node, uint64_t duration_ms);
