@@ -1778,8 +1778,14 @@ s_on_ping (shoal_membership_t *self, uint64_t now, const s_incoming_t *in, const
                             count + S_CORRECTIONS_MAX);
     s_held_t held = { ping->updates, ping->update_count };
     s_answer (self, SHOAL_MSG_ACK, &in->envelope->sender, addr, ping->seq, forced, count, &held);
-    //  Addressed by a member this node does not know: its table is behind.
-    if (in->addressed && slot == NONE && now >= self->stranger_digest_ms && !self->leaving) {
+    //  Addressed by a member this node does not know, or holds dead: one of
+    //  the two tables is behind. The sender may be alive at an incarnation
+    //  this node missed; the dead record the ACK carries back is then older
+    //  than its own, so it has nothing to refute, and only a tombstone probe
+    //  would ever tell this node (the simulator found a member held dead
+    //  for 17 s so, while it kept probing the node that held it dead).
+    bool behind = slot == NONE || self->members[slot].state == SHOAL_MEMBER_DEAD;
+    if (in->addressed && behind && now >= self->stranger_digest_ms && !self->leaving) {
         self->stranger_digest_ms = now + self->config.probe_interval_ms;
         s_send_digest (self, &in->envelope->sender, addr);
     }

@@ -40,7 +40,7 @@
       and its ACK carries the receiver's updates back).
     - Anti-entropy. Every sync_interval, and on first contact (an ACK from a
       member that was unknown, dead or left; a PING from a member this node
-      does not know), a DIGEST of the member table: its record hashes summed
+      does not know or holds dead), a DIGEST of the member table: its record hashes summed
       per bucket of member ids. A receiver answers only for the buckets whose
       sums differ: its records of those buckets in a SYNC-REPLY, and a
       SYNC-REQ for the sender's, so both sides end up merged by the same

@@ -1183,6 +1183,39 @@ a_healed_partition_merges_with_members_that_restarted (void)
     s_net_destroy (&net);
 }
 
+//  A member this node holds dead at an incarnation the member has left
+//  behind (it refuted while this node heard nothing) probes this node: the
+//  dead record the ACK carries back is old news to it, so it has nothing to
+//  refute. This node must sync with it then, not wait for a tombstone probe
+//  or the periodic sync (both far off here).
+static void
+a_probe_from_a_member_held_dead_brings_its_news (void)
+{
+    shoal_membership_config_t config = s_loopback ();
+    config.tombstone_probe_interval_ms = 600000;
+    config.sync_interval_ms = 600000;
+    s_net_t *net = s_cluster (&config, 2, 50);
+    int stand_in = s_net_add (net, false);
+    //  Node 1 hears itself suspected and refutes, while node 0 hears nothing.
+    net->nodes[0].deaf = true;
+    shoal_update_t update = s_update (net, 1, SHOAL_MEMBER_SUSPECT, 1, stand_in);
+    shoal_msg_t ack = { .type = SHOAL_MSG_ACK };
+    ack.u.ack.updates = &update;
+    ack.u.ack.update_count = 1;
+    s_inject (net, stand_in, 1, &ack);
+    CHECK_EQ (shoal_membership_incarnation (net->nodes[1].core), 2);
+    s_run_until (net, net->now + 100);
+    net->nodes[0].deaf = false;
+    //  Node 0 learns that node 1 died, at the incarnation it has passed.
+    update = s_update (net, 1, SHOAL_MEMBER_DEAD, 1, stand_in);
+    s_inject (net, stand_in, 0, &ack);
+    CHECK_EQ (s_state (net, 0, 1), SHOAL_MEMBER_DEAD);
+    s_run_until (net, net->now + 2000);
+    CHECK_EQ (s_state (net, 0, 1), SHOAL_MEMBER_ALIVE);
+    CHECK (s_incarnation (net, 0, 1) >= 2);
+    s_net_destroy (&net);
+}
+
 //  ---------------------------------------------------------------------
 //  Local health
 
@@ -2058,6 +2091,7 @@ main (void)
     RUN (tombstones_are_forgotten_after_their_time);
     RUN (a_healed_partition_merges_by_itself);
     RUN (a_healed_partition_merges_with_members_that_restarted);
+    RUN (a_probe_from_a_member_held_dead_brings_its_news);
     RUN (a_node_whose_messages_are_lost_probes_slower);
     RUN (suspicion_timeout_follows_the_formula);
     RUN (probes_go_round_robin_and_indirect_on_silence);
