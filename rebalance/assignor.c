@@ -1522,6 +1522,36 @@ s_spread_stateful (s_state_t *self)
     return false;
 }
 
+//  Two tasks of one weight and kind that the passes sent each to where the
+//  other was: evening moved a cheap task off a heavy node, and spreading
+//  swapped another in from the other side. With both back where they were,
+//  the loads and the stateful loads are as they are, and two moves fewer;
+//  so are the counts of their jobs when they are of one job, and when not,
+//  each job's count only moves between a node that holds fewer of it and
+//  one that holds more, which spreads it no worse. Left as they are, the
+//  next round, planning from there, may swap them again (the simulator's
+//  handoff withdrew and granted such pairs without end).
+static void
+s_unswap (s_state_t *self)
+{
+    for (uint32_t x = 0; x < self->tasks; x++) {
+        uint32_t a = self->start[x], b = self->target[x], jx = self->job_of[x];
+        if (a == NONE || b == NONE || a == b || !s_eligible (self, x, a))
+            continue;
+        for (uint32_t y = self->targets.head[a]; y != NONE; y = self->targets.next[y]) {
+            uint32_t jy = self->job_of[y];
+            if (self->start[y] != b || s_weight (self, y) != s_weight (self, x) ||
+                s_stateful (self, y) != s_stateful (self, x) || !s_eligible (self, y, b) ||
+                (jx != jy && (s_on (self, jx, a) >= s_on (self, jx, b) ||
+                              s_on (self, jy, b) >= s_on (self, jy, a))))
+                continue;
+            s_move (self, x, a);
+            s_move (self, y, b);
+            break;
+        }
+    }
+}
+
 static int
 s_targets (s_state_t *self)
 {
@@ -1588,6 +1618,7 @@ s_targets (s_state_t *self)
         if (!changed)
             break;
     }
+    s_unswap (self);
     free (order);
     return self->out_of_memory ? -1 : 0;
 }

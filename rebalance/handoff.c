@@ -84,12 +84,13 @@ typedef struct {
     uint64_t version;
 } s_claim_t;
 
-//  The node gave up on the task: it holds it in no role until it starts a
-//  new life or leaves the view, or the task is gone.
+//  A task and a node: one that gave up on it (it holds it in no role until
+//  it starts a new life or leaves the view, or the task is gone), or where a
+//  stateless task is on its way to.
 typedef struct {
     char *task;
     shoal_id_t node;
-} s_avoid_t;
+} s_pair_t;
 
 struct _shoal_handoff_t {
     shoal_handoff_config_t config;
@@ -114,8 +115,12 @@ struct _shoal_handoff_t {
     size_t placement_count;
     s_claim_t *claims;
     size_t claim_count;
-    s_avoid_t *avoids;
+    s_pair_t *avoids;
     size_t avoid_count;
+    //  Stateless tasks the last computation moves, withdrawn from their old
+    //  node and not granted yet: where they go. Sorted by task, owned.
+    s_pair_t *targets;
+    size_t target_count;
     //  The tasks that failed on every node that may hold them, as the last
     //  computation found: sorted, owned.
     char **failed;
@@ -331,6 +336,14 @@ s_placements_free (s_placement_t *placements, size_t count)
 }
 
 static void
+s_pairs_free (s_pair_t *pairs, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        free (pairs[i].task);
+    free (pairs);
+}
+
+static void
 s_claims_free (s_claim_t *claims, size_t count)
 {
     for (size_t i = 0; i < count; i++)
@@ -458,6 +471,12 @@ s_claims_review (shoal_handoff_t *self, uint64_t now)
 static int
 s_claim_add (shoal_handoff_t *self, const char *task, const shoal_id_t *node, uint64_t version)
 {
+    for (size_t i = 0; i < self->claim_count; i++)
+        if (strcmp (self->claims[i].task, task) == 0 &&
+            s_id_compare (&self->claims[i].node, node) == 0) {
+            self->claims[i].version = version; //  revoked again: this version counts
+            return 0;
+        }
     s_claim_t *claims = realloc (self->claims, (self->claim_count + 1) * sizeof *claims);
     if (!claims)
         return -1;
@@ -480,13 +499,14 @@ s_claimed_by (const shoal_handoff_t *self, const char *task, const shoal_id_t *n
     return false;
 }
 
-//  True when a node other than except may run task as active.
+//  True when a node other than except (any node, when NULL) may run task
+//  as active.
 static bool
 s_claimed (const shoal_handoff_t *self, const char *task, const shoal_id_t *except)
 {
     for (size_t i = 0; i < self->claim_count; i++)
         if (strcmp (self->claims[i].task, task) == 0 &&
-            s_id_compare (&self->claims[i].node, except) != 0)
+            (!except || s_id_compare (&self->claims[i].node, except) != 0))
             return true;
     return false;
 }
@@ -512,14 +532,14 @@ s_avoid (shoal_handoff_t *self, const char *task, const shoal_id_t *node)
 {
     if (s_avoiding (self, task, node))
         return;
-    s_avoid_t *avoids = realloc (self->avoids, (self->avoid_count + 1) * sizeof *avoids);
+    s_pair_t *avoids = realloc (self->avoids, (self->avoid_count + 1) * sizeof *avoids);
     if (!avoids)
         return;
     self->avoids = avoids;
     char *copy = strdup (task);
     if (!copy)
         return;
-    avoids[self->avoid_count++] = (s_avoid_t){ copy, *node };
+    avoids[self->avoid_count++] = (s_pair_t){ copy, *node };
     self->stats.gave_up++;
     self->dirty = true;
 }
@@ -531,7 +551,7 @@ s_avoids_prune (shoal_handoff_t *self, const shoal_id_t *node)
 {
     size_t kept = 0;
     for (size_t i = 0; i < self->avoid_count; i++) {
-        s_avoid_t *avoid = &self->avoids[i];
+        s_pair_t *avoid = &self->avoids[i];
         if ((node && s_id_compare (&avoid->node, node) == 0) || !s_task (self, avoid->task))
             free (avoid->task);
         else
@@ -687,11 +707,11 @@ s_published (const shoal_handoff_t *self, const char *task, const shoal_id_t *no
                                  : NULL;
 }
 
-//  True when some node other than except is the published active of task.
-static bool
-s_active_elsewhere (const shoal_handoff_t *self, const char *task, const shoal_id_t *except)
+//  The index of the first published placement of task, or where it would
+//  be: the placements of one task are adjacent.
+static size_t
+s_first_placement (const shoal_handoff_t *self, const char *task)
 {
-    //  The placements of one task are adjacent: find the first.
     size_t low = 0, high = self->placement_count;
     while (low < high) {
         size_t mid = low + (high - low) / 2;
@@ -700,8 +720,22 @@ s_active_elsewhere (const shoal_handoff_t *self, const char *task, const shoal_i
         else
             high = mid;
     }
-    for (size_t i = low; i < self->placement_count && strcmp (self->placements[i].task, task) == 0;
-         i++)
+    return low;
+}
+
+static bool
+s_placed (const shoal_handoff_t *self, const char *task)
+{
+    size_t first = s_first_placement (self, task);
+    return first < self->placement_count && strcmp (self->placements[first].task, task) == 0;
+}
+
+//  True when some node other than except is the published active of task.
+static bool
+s_active_elsewhere (const shoal_handoff_t *self, const char *task, const shoal_id_t *except)
+{
+    for (size_t i = s_first_placement (self, task);
+         i < self->placement_count && strcmp (self->placements[i].task, task) == 0; i++)
         if (self->placements[i].role == SHOAL_ROLE_ACTIVE &&
             s_id_compare (&self->placements[i].node, except) != 0)
             return true;
@@ -729,8 +763,8 @@ s_input (shoal_handoff_t *self, uint64_t now, shoal_assign_input_t *input)
         lags += self->nodes[n].report_count;
     shoal_assign_node_t *nodes = calloc (self->node_count ? self->node_count : 1, sizeof *nodes);
     shoal_assign_task_t *tasks = calloc (self->task_count ? self->task_count : 1, sizeof *tasks);
-    shoal_assign_holding_t *current =
-        calloc (self->placement_count ? self->placement_count : 1, sizeof *current);
+    size_t holdings = self->placement_count + self->claim_count + self->target_count;
+    shoal_assign_holding_t *current = calloc (holdings ? holdings : 1, sizeof *current);
     shoal_assign_lag_t *lag = calloc (lags ? lags : 1, sizeof *lag);
     shoal_assign_avoid_t *avoid = calloc (self->avoid_count ? self->avoid_count : 1, sizeof *avoid);
     input->nodes = nodes;
@@ -798,6 +832,30 @@ s_input (shoal_handoff_t *self, uint64_t now, shoal_assign_input_t *input)
             current[input->current_count++] =
                 (shoal_assign_holding_t){ node->name, placement->task, role };
     }
+    //  A stateless task withdrawn from its active and not granted again has
+    //  no placement. The assignor is shown it where it is, for all the
+    //  leader knows: on the member that still claims it (the move is half
+    //  done, and deciding again on it as if it ran nowhere could send it
+    //  back), then, once nobody claims it, where the last computation sent
+    //  it. Shown nowhere, it would be placed afresh, maybe where it was, and
+    //  the next computation would move it again: withdrawn, placed back,
+    //  withdrawn, without end (the simulator spun so, random-tasks seed 1).
+    size_t shown_from = input->current_count;
+    for (size_t i = 0; i < self->claim_count + self->target_count; i++) {
+        bool claim = i < self->claim_count;
+        const s_pair_t *target = claim ? NULL : &self->targets[i - self->claim_count];
+        const char *task = claim ? self->claims[i].task : target->task;
+        const s_node_t *node = s_node (self, claim ? &self->claims[i].node : &target->node);
+        if (!node || !node->counted || !s_task (self, task) || s_placed (self, task) ||
+            (!claim && s_claimed (self, task, NULL)))
+            continue;
+        bool shown = false;
+        for (size_t c = shown_from; c < input->current_count && !shown; c++)
+            shown = strcmp (current[c].task, task) == 0;
+        if (!shown)
+            current[input->current_count++] =
+                (shoal_assign_holding_t){ node->name, task, SHOAL_ROLE_ACTIVE };
+    }
     return 0;
 }
 
@@ -847,8 +905,9 @@ s_compute (shoal_handoff_t *self, uint64_t now)
     s_failed_set (self, output.avoided, output.avoided_count);
     uint64_t version = self->version + 1;
     s_placement_t *next = NULL;
-    size_t count = 0, capacity = 0;
-    bool failed = false;
+    size_t count = 0, capacity = 0, target_count = 0;
+    s_pair_t *targets = calloc (output.holding_count ? output.holding_count : 1, sizeof *targets);
+    bool failed = !targets;
     for (size_t h = 0; h < output.holding_count && !failed; h++) {
         const shoal_assign_holding_t *holding = &output.holdings[h];
         const s_node_t *named = s_named (self, holding->node);
@@ -866,6 +925,11 @@ s_compute (shoal_handoff_t *self, uint64_t now)
                 //  The first step of a move, or a wait for a lease: a
                 //  stateful task warms up meanwhile; a stateless one waits.
                 const s_task_t *task = s_task (self, holding->task);
+                if (task && !task->stateful) {
+                    char *copy = strdup (holding->task);
+                    failed = !copy;
+                    targets[target_count++] = (s_pair_t){ copy, node };
+                }
                 if (!task || !task->stateful)
                     continue;
                 role = SHOAL_ROLE_LEARNER;
@@ -878,9 +942,13 @@ s_compute (shoal_handoff_t *self, uint64_t now)
     s_input_free (&input);
     if (failed) {
         s_placements_free (next, count);
+        s_pairs_free (targets, target_count);
         self->dirty = true;
         return;
     }
+    s_pairs_free (self->targets, self->target_count);
+    self->targets = targets;
+    self->target_count = target_count;
     if (count)
         qsort (next, count, sizeof *next, s_placement_compare);
     s_publish (self, now, next, count);
@@ -1109,9 +1177,8 @@ shoal_handoff_destroy (shoal_handoff_t **self_p)
     s_placements_free (self->placements, self->placement_count);
     s_placements_free (self->retired, self->retired_count);
     s_claims_free (self->claims, self->claim_count);
-    for (size_t i = 0; i < self->avoid_count; i++)
-        free (self->avoids[i].task);
-    free (self->avoids);
+    s_pairs_free (self->avoids, self->avoid_count);
+    s_pairs_free (self->targets, self->target_count);
     s_names_free (self->failed, self->failed_count);
     free (self->sends);
     free (self->delta);

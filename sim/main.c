@@ -125,6 +125,9 @@ static const char s_usage[] =
     "                     fraction or a percentage (default 0)\n"
     "  --stateless        task scenarios: the job keeps no state (default: it\n"
     "                     does, so a move first warms a learner up)\n"
+    "  --submit           random-tasks: submit a job of 1 to 3 tasks to a random\n"
+    "                     node at the start of each fault; reports jobs_acked and\n"
+    "                     lost_jobs (answered ok, then lost: a violation)\n"
     "  --json             print the report as JSON (default: one line per field)\n"
     "  --help             print this help\n"
     "\n"
@@ -203,6 +206,7 @@ typedef struct {
     uint32_t backlog;
     uint32_t fail_ppm;
     bool stateless;
+    bool submit; //  random-tasks: a job submitted at each fault
     bool json;
 } s_options_t;
 
@@ -590,12 +594,60 @@ s_heal (shoal_sim_t *sim)
         shoal_sim_set_group (sim, n, 0);
 }
 
+//  Jobs submitted during random task faults: one per fault, the first ones.
+#define S_FAULTS_MAX 64
+
+//  How many of the count jobs answered ok (ok[j]) the acting leader does
+//  not hold with the parallelism they were submitted with.
+static uint32_t
+s_lost_jobs (s_run_t *run, char names[][8], const uint32_t *parallelism, const bool *ok,
+             uint32_t count)
+{
+    uint32_t leader = s_acting_leader (run), lost = 0;
+    const shoal_jobspec_t *specs = NULL;
+    size_t held_count =
+        leader == SHOAL_SIM_NONE ? 0 : shoal_jobs_specs (shoal_sim_jobs (run->sim, leader), &specs);
+    for (uint32_t j = 0; j < count; j++) {
+        bool held = false;
+        for (size_t i = 0; i < held_count && !held; i++)
+            held = strcmp (specs[i].name, names[j]) == 0 && specs[i].parallelism == parallelism[j];
+        lost += ok[j] && !held;
+    }
+    return lost;
+}
+
+//  Jobs submitted during random faults (random-tasks): one at the start of
+//  each fault, to a random node, answered or not.
+typedef struct {
+    char names[S_FAULTS_MAX][8];
+    uint32_t parallelism[S_FAULTS_MAX];
+    uint64_t refs[S_FAULTS_MAX];
+    uint32_t count;
+} s_submits_t;
+
+static void
+s_submit_during (s_run_t *run, s_submits_t *submits, uint64_t *random)
+{
+    if (!submits || submits->count == S_FAULTS_MAX)
+        return;
+    uint32_t j = submits->count++;
+    snprintf (submits->names[j], sizeof submits->names[j], "r%u", j);
+    submits->parallelism[j] = 1 + (uint32_t) (splitmix_next (random) % 3);
+    shoal_jobspec_t spec = { .name = submits->names[j],
+                             .parallelism = submits->parallelism[j],
+                             .stateful = splitmix_next (random) & 1,
+                             .weight = 1 };
+    shoal_control_req_t req = { .op = SHOAL_OP_SUBMIT, .spec = &spec };
+    uint32_t node = (uint32_t) (splitmix_next (random) % shoal_sim_size (run->sim));
+    submits->refs[j] = shoal_sim_request (run->sim, node, &req);
+}
+
 //  --scenario random: faults one after another, each at a random moment of
 //  up to a lease after the last, held for 1 s to 4 leases and 4 s; the
 //  node a fault strikes is the leader one time in three.
 static void
 s_random_faults (s_run_t *run, const s_options_t *options, const shoal_elector_config_t *elector,
-                 uint64_t bound, uint64_t *random)
+                 uint64_t bound, uint64_t *random, s_submits_t *submits)
 {
     shoal_sim_t *sim = run->sim;
     uint32_t nodes = options->nodes;
@@ -608,6 +660,7 @@ s_random_faults (s_run_t *run, const s_options_t *options, const shoal_elector_c
             victim = leader;
         uint64_t hold = 1000 + splitmix_next (random) % (4 * (uint64_t) elector->lease_ms + 4000);
         uint64_t end = shoal_sim_now (sim) + hold;
+        s_submit_during (run, submits, random);
         switch (splitmix_next (random) % 6) {
         case 0: //  a crash, and a restart through another node
             s_crash (run, victim);
@@ -712,7 +765,7 @@ s_leader_scenario (s_run_t *run, const s_options_t *options, const shoal_elector
         healed = shoal_sim_now (sim);
         break;
     case S_RANDOM:
-        s_random_faults (run, options, elector, bound, random);
+        s_random_faults (run, options, elector, bound, random, NULL);
         s_heal (sim);
         shoal_sim_set_loss (sim, 0);
         healed = shoal_sim_now (sim);
@@ -1039,16 +1092,8 @@ s_submit_leader_crash (s_run_t *run, uint64_t bound, uint64_t *random, s_result_
         shoal_sim_start (sim, leader, (leader + 1) % nodes);
     }
     s_run_until (run, shoal_sim_now (sim) + 20000, bound, NULL);
-    uint32_t leader = s_acting_leader (run);
-    const shoal_jobspec_t *specs = NULL;
-    size_t count =
-        leader == SHOAL_SIM_NONE ? 0 : shoal_jobs_specs (shoal_sim_jobs (sim, leader), &specs);
-    for (int j = 0; j < 5; j++) {
-        bool held = false;
-        for (size_t i = 0; i < count && !held; i++)
-            held = strcmp (specs[i].name, names[j]) == 0 && specs[i].parallelism == 4;
-        lost += ok[j] && !held;
-    }
+    const uint32_t parallelism[5] = { 4, 4, 4, 4, 4 };
+    lost = s_lost_jobs (run, names, parallelism, ok, 5);
     s_measure (result, "jobs_acked", acked);
     s_measure (result, "lost_jobs", lost);
     if (lost)
@@ -1082,6 +1127,7 @@ s_task_scenario (s_run_t *run, const s_options_t *options, const shoal_sim_confi
     uint64_t lease = config->node_tasks.lease_ms;
     run->start_ms = shoal_sim_now (sim);
     uint32_t subject = SHOAL_SIM_NONE;
+    s_submits_t *submits = NULL;
     switch (options->scenario) {
     case S_SCALE_OUT:
         for (uint32_t n = nodes - joining; n < nodes; n++)
@@ -1220,7 +1266,9 @@ s_task_scenario (s_run_t *run, const s_options_t *options, const shoal_sim_confi
         break;
     }
     default: //  random-tasks
-        s_random_faults (run, options, &config->elector, bound, random);
+        if (options->submit)
+            submits = calloc (1, sizeof *submits);
+        s_random_faults (run, options, &config->elector, bound, random, submits);
         s_heal (sim);
         shoal_sim_set_loss (sim, 0);
         s_measure (result, "faults", options->faults);
@@ -1230,6 +1278,24 @@ s_task_scenario (s_run_t *run, const s_options_t *options, const shoal_sim_confi
         s_measure (result, "subject", subject);
     result->finished = s_run_until (run, run->start_ms + limit, bound, s_tasks_balanced);
     s_measure (result, "ms_to_balanced", shoal_sim_now (sim) - run->start_ms);
+    if (submits) {
+        bool ok[S_FAULTS_MAX] = { false };
+        uint32_t acked = 0;
+        for (uint32_t j = 0; j < submits->count; j++) {
+            uint8_t code = SHOAL_REPLY_FAILED;
+            uint32_t parallelism;
+            ok[j] = submits->refs[j] &&
+                    shoal_sim_reply (sim, submits->refs[j], &code, &parallelism) == 0 &&
+                    code == SHOAL_REPLY_OK;
+            acked += ok[j];
+        }
+        uint32_t lost = s_lost_jobs (run, submits->names, submits->parallelism, ok, submits->count);
+        s_measure (result, "jobs_acked", acked);
+        s_measure (result, "lost_jobs", lost);
+        if (lost)
+            s_violation (run, "%u jobs answered ok were lost", lost);
+        free (submits);
+    }
     shoal_sim_task_stats_t after;
     shoal_sim_task_stats (sim, &after);
     s_measure (result, "double_active_ms", after.double_active_ms);
@@ -1424,14 +1490,23 @@ static int
 s_parse (int argc, char **argv, s_options_t *options)
 {
     static const struct option longs[] = {
-        { "scenario", required_argument, NULL, 's' }, { "nodes", required_argument, NULL, 'n' },
-        { "seed", required_argument, NULL, 'S' },     { "loss", required_argument, NULL, 'l' },
-        { "duration", required_argument, NULL, 'd' }, { "stall", required_argument, NULL, 'k' },
-        { "profile", required_argument, NULL, 'p' },  { "json", no_argument, NULL, 'j' },
-        { "available", no_argument, NULL, 'a' },      { "faults", required_argument, NULL, 'f' },
-        { "tasks", required_argument, NULL, 't' },    { "stateless", no_argument, NULL, 'T' },
-        { "backlog", required_argument, NULL, 'b' },  { "fail", required_argument, NULL, 'F' },
-        { "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
+        { "scenario", required_argument, NULL, 's' },
+        { "nodes", required_argument, NULL, 'n' },
+        { "seed", required_argument, NULL, 'S' },
+        { "loss", required_argument, NULL, 'l' },
+        { "duration", required_argument, NULL, 'd' },
+        { "stall", required_argument, NULL, 'k' },
+        { "profile", required_argument, NULL, 'p' },
+        { "json", no_argument, NULL, 'j' },
+        { "available", no_argument, NULL, 'a' },
+        { "faults", required_argument, NULL, 'f' },
+        { "tasks", required_argument, NULL, 't' },
+        { "stateless", no_argument, NULL, 'T' },
+        { "backlog", required_argument, NULL, 'b' },
+        { "fail", required_argument, NULL, 'F' },
+        { "submit", no_argument, NULL, 'J' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
     };
     *options = (s_options_t){
         .scenario = (s_scenario_t) -1,
@@ -1502,6 +1577,9 @@ s_parse (int argc, char **argv, s_options_t *options)
             break;
         case 'T':
             options->stateless = true;
+            break;
+        case 'J':
+            options->submit = true;
             break;
         case 'F':
             if (s_fraction (optarg, &options->fail_ppm) != 0 || options->fail_ppm >= 1000000)

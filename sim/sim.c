@@ -873,6 +873,19 @@ s_task_list_move (shoal_sim_t *self, shoal_assign_task_t *list, size_t count)
         free (node->acting);
         node->apps = apps;
         node->acting = acting;
+        //  A pending step names its task by index: one whose task moved in
+        //  the list is made again under the new index, or the application
+        //  would stop there (a learner that never warms up, a start never
+        //  reported).
+        for (size_t t = 0; t < count; t++) {
+            size_t old = s_task_index (self, list[t].id);
+            s_app_t *app = &apps[t];
+            bool warming = app->role == SHOAL_ROLE_LEARNER || app->role == SHOAL_ROLE_STANDBY;
+            bool pending = app->stopping || (!app->started && app->role != SHOAL_ROLE_NONE) ||
+                           (app->started && warming && app->lag > 0);
+            if (old < self->task_count && old != t && pending)
+                s_app_later (self, n, t, self->config.app_ms); //  voids the old one
+        }
     }
     for (size_t t = 0; t < count; t++) {
         size_t old = s_task_index (self, list[t].id);

@@ -194,6 +194,12 @@ for seed in $(seq 1 "$task_schedules"); do
     run "random faults with tasks, seed $seed" --scenario random-tasks --nodes 12 --tasks 60 \
         --faults 10 --seed "$seed"
 done
+# And with a job submitted at each fault: every job answered ok is kept.
+for seed in 1 2 3 4 5; do
+    run "random faults with submits, seed $seed" --scenario random-tasks --nodes 12 --tasks 60 \
+        --faults 10 --seed "$seed" --submit
+    is "random faults with submits, seed $seed" lost_jobs 0
+done
 
 # The same seed replays the same run, byte for byte (but for wall time).
 "$sim" --scenario crash --nodes 50 --seed 9 --json | grep -v '"wall_s"\|"simulated_s_per_wall_s"' >"$work/a"

@@ -1247,6 +1247,54 @@ test_scenario_files_satisfy_the_contract (void)
     }
 }
 
+//  Two clusters the leader met in the simulator (random-tasks, seed 1), where
+//  the assignor traded two stateless tasks between two nodes for nothing (of
+//  one job, then of two jobs of one task each), and traded them back when
+//  given its own output: the leader withdrew and granted them without end.
+//  Here no active leaves its node: the only changes are learners promoted.
+static void
+test_no_task_trades_places_for_nothing (void)
+{
+    static const char *const files[] = { "pointless-swap-same-job.json",
+                                         "pointless-swap-two-jobs.json" };
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        char path[1024];
+        snprintf (path, sizeof path, "%s/assign/regress/%s", SHOAL_TESTS_DIR, files[f]);
+        size_t size = 0;
+        char *text = s_read_file (path, &size);
+        CHECK (text != NULL);
+        shoal_assign_json_t *parsed = NULL;
+        char why[256] = "";
+        if (!text || shoal_assign_json_parse (text, size, &parsed, why, sizeof why) != 0) {
+            fprintf (stderr, "%s: %s\n", files[f], why);
+            CHECK (false);
+            free (text);
+            continue;
+        }
+        const shoal_assign_input_t *input = shoal_assign_json_input (parsed);
+        shoal_assign_output_t output;
+        CHECK_EQ (shoal_assign (input, &output, why, sizeof why), 0);
+        size_t left = 0;
+        for (size_t c = 0; c < input->current_count; c++) {
+            const shoal_assign_holding_t *was = &input->current[c];
+            if (was->role != SHOAL_ROLE_ACTIVE)
+                continue;
+            bool stays = false;
+            for (size_t h = 0; h < output.holding_count && !stays; h++)
+                stays = output.holdings[h].role == SHOAL_ROLE_ACTIVE &&
+                        strcmp (output.holdings[h].task, was->task) == 0 &&
+                        strcmp (output.holdings[h].node, was->node) == 0;
+            if (!stays)
+                fprintf (stderr, "%s: %s left its node\n", files[f], was->task);
+            left += !stays;
+        }
+        CHECK_EQ (left, 0);
+        shoal_assign_output_release (&output);
+        shoal_assign_json_destroy (&parsed);
+        free (text);
+    }
+}
+
 //  ---------------------------------------------------------------------
 //  Properties, one behaviour each
 
@@ -2286,6 +2334,7 @@ main (void)
     RUN (test_scenario_26_standby_count_capped);
     RUN (test_scenario_35_stateless_caps_123);
     RUN (test_scenario_files_satisfy_the_contract);
+    RUN (test_no_task_trades_places_for_nothing);
 
     RUN (test_output_does_not_depend_on_input_order);
     RUN (test_same_input_same_output);
