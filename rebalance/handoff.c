@@ -101,11 +101,11 @@ struct _shoal_handoff_t {
     bool adopted;
     uint64_t version;
     uint64_t published_ms;
-    bool dirty;             //  an input changed what the assignor would see
-    uint64_t join_first_ms; //  members joining or leaving: the first seen, and
-    uint64_t join_until_ms; //  no computation before this
-    size_t newcomers;       //  how many joined, at the last input
-    size_t departures;      //  how many left
+    bool dirty;               //  an input changed what the assignor would see
+    uint64_t settle_first_ms; //  members joining or leaving: the first seen, and
+    uint64_t settle_until_ms; //  no computation before this
+    size_t newcomers;         //  how many joined, at the last input
+    size_t departures;        //  how many left
 
     s_node_t *nodes; //  sorted by id; never removed
     size_t node_count;
@@ -1075,7 +1075,7 @@ s_begin (shoal_handoff_t *self)
 //  settle after the first change, and none before the first computation
 //  that counted anyone: a cold start places at once.
 static void
-s_joins (shoal_handoff_t *self, uint64_t now)
+s_settle_changes (shoal_handoff_t *self, uint64_t now)
 {
     size_t newcomers = 0, departures = 0;
     bool counted = false;
@@ -1086,23 +1086,23 @@ s_joins (shoal_handoff_t *self, uint64_t now)
         counted |= node->counted;
     }
     if ((newcomers == 0 && departures == 0) || !counted) {
-        self->join_first_ms = self->join_until_ms = 0;
+        self->settle_first_ms = self->settle_until_ms = 0;
         self->newcomers = self->departures = 0;
         return;
     }
-    if (self->join_first_ms == 0)
-        self->join_first_ms = now;
+    if (self->settle_first_ms == 0)
+        self->settle_first_ms = now;
     uint64_t wait = 0;
     if (newcomers > self->newcomers)
         wait = self->config.join_settle_ms;
     if (departures > self->departures && self->config.leave_settle_ms > wait)
         wait = self->config.leave_settle_ms;
-    if (wait && now + wait > self->join_until_ms) {
+    if (wait && now + wait > self->settle_until_ms) {
         uint32_t longer = self->config.join_settle_ms > self->config.leave_settle_ms
                               ? self->config.join_settle_ms
                               : self->config.leave_settle_ms;
-        uint64_t cap = self->join_first_ms + 3 * (uint64_t) longer;
-        self->join_until_ms = now + wait < cap ? now + wait : cap;
+        uint64_t cap = self->settle_first_ms + 3 * (uint64_t) longer;
+        self->settle_until_ms = now + wait < cap ? now + wait : cap;
     }
     self->newcomers = newcomers;
     self->departures = departures;
@@ -1113,8 +1113,8 @@ s_settle (shoal_handoff_t *self, uint64_t now)
 {
     if (!self->adopted && s_ready (self, now))
         s_adopt (self, now);
-    s_joins (self, now);
-    if (self->adopted && self->dirty && now >= self->join_until_ms)
+    s_settle_changes (self, now);
+    if (self->adopted && self->dirty && now >= self->settle_until_ms)
         s_compute (self, now);
 }
 
@@ -1469,8 +1469,8 @@ shoal_handoff_next (const shoal_handoff_t *self)
     }
     if (!self->wait_over && self->office_ms + self->wait_ms < next)
         next = self->office_ms + self->wait_ms;
-    if (self->dirty && self->adopted && self->join_until_ms && self->join_until_ms < next)
-        next = self->join_until_ms;
+    if (self->dirty && self->adopted && self->settle_until_ms && self->settle_until_ms < next)
+        next = self->settle_until_ms;
     //  A claim on an owner the leader does not hear from ends with the wait.
     for (size_t i = 0; i < self->claim_count; i++) {
         const s_node_t *node = s_node (self, &self->claims[i].node);
