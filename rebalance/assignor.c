@@ -1522,32 +1522,44 @@ s_spread_stateful (s_state_t *self)
     return false;
 }
 
-//  Two tasks of one weight and kind that the passes sent each to where the
-//  other was: evening moved a cheap task off a heavy node, and spreading
-//  swapped another in from the other side. With both back where they were,
-//  the loads and the stateful loads are as they are, and two moves fewer;
-//  so are the counts of their jobs when they are of one job, and when not,
-//  each job's count only moves between a node that holds fewer of it and
-//  one that holds more, which spreads it no worse. Left as they are, the
-//  next round, planning from there, may swap them again (the simulator's
-//  handoff withdrew and granted such pairs without end).
+//  Tasks of one weight and kind that the passes sent round a cycle of
+//  nodes, each to where another was: evening moved cheap tasks off heavy
+//  nodes, and spreading swapped others in from elsewhere. A task x moved
+//  from a to b goes back to a, and a task y that arrived on a goes on to b
+//  in its place: the loads and the stateful loads stay as they are, x's
+//  move is saved (and y's too when y came from b; y is not taken from warm
+//  state to cold), and the counts of their jobs, when they are two jobs,
+//  only move between two peers, from the one that holds more of one to the
+//  one that holds fewer, which spreads it no worse. Each step
+//  saves a move, so the loop ends. Left as they are, the next round,
+//  planning from there, may rotate them again: the simulator's handoff
+//  withdrew and granted such pairs without end (random-tasks seed 1 and 2
+//  with submits), and later cycles of three stateless tasks of two jobs
+//  (seed 1899).
 static void
 s_unswap (s_state_t *self)
 {
-    for (uint32_t x = 0; x < self->tasks; x++) {
-        uint32_t a = self->start[x], b = self->target[x], jx = self->job_of[x];
-        if (a == NONE || b == NONE || a == b || !s_eligible (self, x, a))
-            continue;
-        for (uint32_t y = self->targets.head[a]; y != NONE; y = self->targets.next[y]) {
-            uint32_t jy = self->job_of[y];
-            if (self->start[y] != b || s_weight (self, y) != s_weight (self, x) ||
-                s_stateful (self, y) != s_stateful (self, x) || !s_eligible (self, y, b) ||
-                (jx != jy && (s_on (self, jx, a) >= s_on (self, jx, b) ||
-                              s_on (self, jy, b) >= s_on (self, jy, a))))
+    bool changed = true;
+    for (uint32_t round = 0; changed && round < self->tasks; round++) {
+        changed = false;
+        for (uint32_t x = 0; x < self->tasks; x++) {
+            uint32_t a = self->start[x], b = self->target[x], jx = self->job_of[x];
+            if (a == NONE || b == NONE || a == b || !s_eligible (self, x, a))
                 continue;
-            s_move (self, x, a);
-            s_move (self, y, b);
-            break;
+            for (uint32_t y = self->targets.head[a]; y != NONE; y = self->targets.next[y]) {
+                uint32_t jy = self->job_of[y];
+                if (self->start[y] == a || s_weight (self, y) != s_weight (self, x) ||
+                    s_stateful (self, y) != s_stateful (self, x) || !s_eligible (self, y, b) ||
+                    (s_stateful (self, y) && s_warm (self, y, a) && !s_warm (self, y, b)) ||
+                    (jx != jy && !s_peers (self, a, b)) ||
+                    (jx != jy && (s_on (self, jx, a) >= s_on (self, jx, b) ||
+                                  s_on (self, jy, b) >= s_on (self, jy, a))))
+                    continue;
+                s_move (self, x, a);
+                s_move (self, y, b);
+                changed = true;
+                break;
+            }
         }
     }
 }

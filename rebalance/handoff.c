@@ -51,6 +51,7 @@ typedef struct {
     uint64_t life;                      //  its meta's: a new life runs nothing of the old
     uint64_t life_ms;                   //  when the leader learned of that life
     bool counted;                       //  the assignor counted it, at the last computation
+    bool returned;                      //  counted then, not at the one before
     bool was_counted;                   //  at any computation of this life
     uint64_t keepalive_ms;              //  the next keep-alive or snapshot is due
     shoal_epoch_t applied_at_keepalive; //  applied as it was at the last one
@@ -85,8 +86,8 @@ typedef struct {
 } s_claim_t;
 
 //  A task and a node: one that gave up on it (it holds it in no role until
-//  it starts a new life or leaves the view, or the task is gone), or where a
-//  stateless task is on its way to.
+//  it starts a new life or leaves the view, or the task is gone), or where
+//  the last computation meant the task's active to be.
 typedef struct {
     char *task;
     shoal_id_t node;
@@ -117,8 +118,10 @@ struct _shoal_handoff_t {
     size_t claim_count;
     s_pair_t *avoids;
     size_t avoid_count;
-    //  Stateless tasks the last computation moves, withdrawn from their old
-    //  node and not granted yet: where they go. Sorted by task, owned.
+    //  Where the last computation meant an active to be that is not granted
+    //  yet (the first step of a move, or the wait for a lease): a stateless
+    //  task withdrawn from its old node, a stateful one that warms up there
+    //  as a learner meanwhile. Sorted by task, then node; owned.
     s_pair_t *targets;
     size_t target_count;
     //  The tasks that failed on every node that may hold them, as the last
@@ -367,6 +370,14 @@ s_placement_compare (const void *a, const void *b)
     return order ? order : s_id_compare (&x->node, &y->node);
 }
 
+static int
+s_pair_compare (const void *a, const void *b)
+{
+    const s_pair_t *x = a, *y = b;
+    int order = strcmp (x->task, y->task);
+    return order ? order : s_id_compare (&x->node, &y->node);
+}
+
 //  ---------------------------------------------------------------------
 //  Outputs
 
@@ -509,6 +520,15 @@ s_claimed (const shoal_handoff_t *self, const char *task, const shoal_id_t *exce
             (!except || s_id_compare (&self->claims[i].node, except) != 0))
             return true;
     return false;
+}
+
+//  True when the last computation meant node to hold task's active.
+static bool
+s_target (const shoal_handoff_t *self, const char *task, const shoal_id_t *node)
+{
+    s_pair_t key = { (char *) task, *node };
+    return self->target_count &&
+           bsearch (&key, self->targets, self->target_count, sizeof key, s_pair_compare);
 }
 
 //  ---------------------------------------------------------------------
@@ -742,6 +762,45 @@ s_active_elsewhere (const shoal_handoff_t *self, const char *task, const shoal_i
     return false;
 }
 
+//  True when placement is a caught-up learner on a counted member where
+//  the last computation meant the task's active to be: it stands in for
+//  that active, held back by a claim or by the lease wait.
+static bool
+s_stands_in (const shoal_handoff_t *self, const s_placement_t *placement)
+{
+    if (placement->role != SHOAL_ROLE_LEARNER ||
+        !s_target (self, placement->task, &placement->node))
+        return false;
+    const s_node_t *node = s_node (self, &placement->node);
+    const s_report_t *report = node && node->counted ? s_report (node, placement->task) : NULL;
+    return report && report->role == SHOAL_ROLE_LEARNER &&
+           report->lag <= self->config.assign.acceptable_lag;
+}
+
+//  True when a member that claims task is counted at this computation and
+//  was not at the last one: the plan was made without it.
+static bool
+s_claimer_returned (const shoal_handoff_t *self, const char *task)
+{
+    for (size_t i = 0; i < self->claim_count; i++) {
+        const s_node_t *node = s_node (self, &self->claims[i].node);
+        if (node && node->returned && strcmp (self->claims[i].task, task) == 0)
+            return true;
+    }
+    return false;
+}
+
+//  True when some placement of task stands in for its active.
+static bool
+s_stand_in_for (const shoal_handoff_t *self, const char *task)
+{
+    for (size_t i = s_first_placement (self, task);
+         i < self->placement_count && strcmp (self->placements[i].task, task) == 0; i++)
+        if (s_stands_in (self, &self->placements[i]))
+            return true;
+    return false;
+}
+
 //  The assignor's input from the members heard from, the tasks, the
 //  published assignment and the reported lags. Arrays in *input are
 //  allocated here; s_input_free releases them.
@@ -776,7 +835,9 @@ s_input (shoal_handoff_t *self, uint64_t now, shoal_assign_input_t *input)
         return -1;
     for (size_t n = 0; n < self->node_count; n++) {
         s_node_t *node = &self->nodes[n];
-        node->counted = s_countable (self, node, now);
+        bool countable = s_countable (self, node, now);
+        node->returned = countable && !node->counted;
+        node->counted = countable;
         node->was_counted |= node->counted;
         if (node->counted)
             nodes[input->node_count++] = (shoal_assign_node_t){
@@ -813,18 +874,36 @@ s_input (shoal_handoff_t *self, uint64_t now, shoal_assign_input_t *input)
             avoid[input->avoid_count++] =
                 (shoal_assign_avoid_t){ node->name, self->avoids[i].task };
     }
+    //  The assignor is shown its own plan where a move is half done: the
+    //  active where the last computation meant it to be. Shown the old state
+    //  of some moves and the new state of others, it could find a plan that
+    //  differed from the last one, then, shown that one half done, the last
+    //  one again: two plans published in turn, each answered by every
+    //  member's STATUS, a storm (random-tasks seed 943 with submits).
+    //  - A caught-up learner that stands in for an active held back by a
+    //    claim or by the lease wait is shown as that active. Shown as a
+    //    learner beside no active, it was kept active by the assignor's
+    //    second pass while the first one sent the task's target from one
+    //    light node to another at each computation (seed 1899: 52 warm-ups
+    //    flipped between two nodes at one instant while a new leader waited
+    //    out the leases). One not caught up stays a learner: no node was
+    //    caught up when it was chosen, and the assignor may choose again.
+    //  - Otherwise, or when the old owner was not counted when the plan was
+    //    made, an old owner that has not confirmed its stop is still the
+    //    active, for the assignor to decide on it again.
     const char *promoted = NULL;
     for (size_t p = 0; p < self->placement_count; p++) {
         const s_placement_t *placement = &self->placements[p];
         const s_node_t *node = s_node (self, &placement->node);
-        //  An old owner that has not confirmed its stop is still the active
-        //  as far as the assignor is concerned: it decided the move with
-        //  that owner active, and deciding again on the half-done move
-        //  could send the task back and forth.
         uint8_t role = placement->role;
-        if (role != SHOAL_ROLE_ACTIVE && s_claimed_by (self, placement->task, &placement->node) &&
-            !s_active_elsewhere (self, placement->task, &placement->node) &&
-            (!promoted || strcmp (promoted, placement->task) != 0)) {
+        bool plan =
+            s_stand_in_for (self, placement->task) && !s_claimer_returned (self, placement->task);
+        bool shown = role != SHOAL_ROLE_ACTIVE &&
+                     (plan ? s_stands_in (self, placement)
+                           : s_claimed_by (self, placement->task, &placement->node)) &&
+                     !s_active_elsewhere (self, placement->task, &placement->node) &&
+                     (!promoted || strcmp (promoted, placement->task) != 0);
+        if (shown) {
             role = SHOAL_ROLE_ACTIVE;
             promoted = placement->task; //  one per task (placements are sorted by task)
         }
@@ -833,21 +912,21 @@ s_input (shoal_handoff_t *self, uint64_t now, shoal_assign_input_t *input)
                 (shoal_assign_holding_t){ node->name, placement->task, role };
     }
     //  A stateless task withdrawn from its active and not granted again has
-    //  no placement. The assignor is shown it where it is, for all the
-    //  leader knows: on the member that still claims it (the move is half
-    //  done, and deciding again on it as if it ran nowhere could send it
-    //  back), then, once nobody claims it, where the last computation sent
-    //  it. Shown nowhere, it would be placed afresh, maybe where it was, and
-    //  the next computation would move it again: withdrawn, placed back,
+    //  no placement. The assignor is shown it where the last computation
+    //  sent it, as above, or, when that member is not counted, or the member
+    //  that still claims it was not counted when the plan was made (it
+    //  restarted, say), on that member.
+    //  Shown nowhere, it would be placed afresh, maybe where it was, and the
+    //  next computation would move it again: withdrawn, placed back,
     //  withdrawn, without end (the simulator spun so, random-tasks seed 1).
     size_t shown_from = input->current_count;
-    for (size_t i = 0; i < self->claim_count + self->target_count; i++) {
-        bool claim = i < self->claim_count;
-        const s_pair_t *target = claim ? NULL : &self->targets[i - self->claim_count];
-        const char *task = claim ? self->claims[i].task : target->task;
-        const s_node_t *node = s_node (self, claim ? &self->claims[i].node : &target->node);
+    for (size_t i = 0; i < self->target_count + self->claim_count; i++) {
+        bool claim = i >= self->target_count;
+        const s_claim_t *holder = claim ? &self->claims[i - self->target_count] : NULL;
+        const char *task = claim ? holder->task : self->targets[i].task;
+        const s_node_t *node = s_node (self, claim ? &holder->node : &self->targets[i].node);
         if (!node || !node->counted || !s_task (self, task) || s_placed (self, task) ||
-            (!claim && s_claimed (self, task, NULL)))
+            (!claim && s_claimer_returned (self, task)))
             continue;
         bool shown = false;
         for (size_t c = shown_from; c < input->current_count && !shown; c++)
@@ -891,6 +970,7 @@ static void
 s_compute (shoal_handoff_t *self, uint64_t now)
 {
     self->dirty = false;
+    self->stats.computations++;
     s_claims_review (self, now);
     shoal_assign_input_t input;
     shoal_assign_output_t output = { 0 };
@@ -925,12 +1005,15 @@ s_compute (shoal_handoff_t *self, uint64_t now)
                 //  The first step of a move, or a wait for a lease: a
                 //  stateful task warms up meanwhile; a stateless one waits.
                 const s_task_t *task = s_task (self, holding->task);
-                if (task && !task->stateful) {
-                    char *copy = strdup (holding->task);
-                    failed = !copy;
-                    targets[target_count++] = (s_pair_t){ copy, node };
+                if (!task)
+                    continue;
+                char *copy = strdup (holding->task);
+                if (!copy) {
+                    failed = true;
+                    break;
                 }
-                if (!task || !task->stateful)
+                targets[target_count++] = (s_pair_t){ copy, node };
+                if (!task->stateful)
                     continue;
                 role = SHOAL_ROLE_LEARNER;
             } else
@@ -947,6 +1030,8 @@ s_compute (shoal_handoff_t *self, uint64_t now)
         return;
     }
     s_pairs_free (self->targets, self->target_count);
+    if (target_count)
+        qsort (targets, target_count, sizeof *targets, s_pair_compare);
     self->targets = targets;
     self->target_count = target_count;
     if (count)
@@ -1367,8 +1452,8 @@ shoal_handoff_status (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *
         return -1;
     }
     shoal_epoch_t applied = { status->term, status->applied_version };
-    bool news = node->heard_ms == 0 || s_epoch_compare (applied, node->applied) != 0 ||
-                s_news (self, node, reports, status->task_count);
+    bool moved_on = s_epoch_compare (applied, node->applied) != 0;
+    bool news = node->heard_ms == 0 || s_news (self, node, reports, status->task_count);
     bool first = node->heard_ms == 0;
     s_reports_free (node);
     node->reports = reports;
@@ -1376,7 +1461,12 @@ shoal_handoff_status (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *
     node->applied = applied;
     node->seq = status->seq;
     node->heard_ms = now_ms;
-    if (news)
+    //  A member that only applied a newer version is news when that ends a
+    //  claim of its, and only then: were every acknowledgement news, each
+    //  version would bring a computation per member, and a computation that
+    //  publishes again a version per member in turn (a storm, when the
+    //  assignor does not settle).
+    if (news || (moved_on && s_claims_review (self, now_ms)))
         self->dirty = true;
     //  A task it lists in role none, failed, it gave up on: it will not
     //  start it again, so the task may go to another node.

@@ -83,6 +83,7 @@ typedef struct {
 } shoal_handoff_send_t;
 
 typedef struct {
+    uint64_t computations;      //  runs of the assignor
     uint64_t published;         //  versions published
     uint64_t snapshots;         //  snapshots sent
     uint64_t grants;            //  actives granted under a new epoch

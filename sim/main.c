@@ -225,6 +225,7 @@ typedef struct {
     uint8_t *suspected;        //  steady: per node, ever suspected
     uint8_t *declared_dead;    //  steady: per node, ever declared dead
     json_t *violations;
+    bool stall_told; //  the livelock, if any, is among the violations
     //  Dead verdicts about nodes that were up and reachable, to check later
     //  that the verdict did not last (the subject refutes it).
     struct {
@@ -414,11 +415,24 @@ s_check_election (s_run_t *run)
         s_violation (run, "%u nodes act as leader at %llu ms", acting, (unsigned long long) now);
 }
 
+//  A simulation stopped at a livelock is a violation, told once.
+static void
+s_check_stall (s_run_t *run)
+{
+    uint64_t at;
+    if (!run->stall_told && shoal_sim_stalled (run->sim, &at)) {
+        run->stall_told = true;
+        s_violation (run, "a livelock: over %u events at %llu ms, the simulation stopped there",
+                     SHOAL_SIM_INSTANT_EVENTS_MAX, (unsigned long long) at);
+    }
+}
+
 static void
 s_check (s_run_t *run, uint64_t bound_ms)
 {
     shoal_sim_t *sim = run->sim;
     uint64_t now = shoal_sim_now (sim);
+    s_check_stall (run);
     if (run->election)
         s_check_election (run);
     for (uint32_t n = 0; n < shoal_sim_size (sim); n++) {
@@ -1698,6 +1712,7 @@ main (int argc, char **argv)
                    (json_int_t) stats.lost, "blocked", (json_int_t) stats.blocked, "undeliverable",
                    (json_int_t) stats.undeliverable, "delivered", (json_int_t) stats.delivered,
                    "codec_errors", (json_int_t) stats.codec_errors));
+    s_check_stall (&run);
     if (stats.codec_errors)
         s_violation (&run, "%llu messages failed to encode or decode",
                      (unsigned long long) stats.codec_errors);

@@ -87,6 +87,9 @@ struct _shoal_sim_t {
     s_event_t *queue; //  a binary heap
     size_t queue_count, queue_size;
     uint64_t now;
+    uint64_t instant_events; //  events run at now so far
+    bool stalled;            //  too many of them: a livelock, stopped
+    uint64_t stalled_ms;
     uint64_t seq;
     uint64_t random;
     uint64_t list_term; //  the term of the leader the task list last followed
@@ -1322,10 +1325,19 @@ s_resume (shoal_sim_t *self, uint32_t n)
 void
 shoal_sim_run (shoal_sim_t *self, uint64_t until_ms)
 {
-    while (self->queue_count && self->queue[0].time <= until_ms) {
+    while (!self->stalled && self->queue_count && self->queue[0].time <= until_ms) {
         s_event_t event = s_pop (self);
-        if (event.time > self->now)
+        if (event.time > self->now) {
             self->now = event.time;
+            self->instant_events = 0;
+        }
+        //  Cores that answer each other without end at one virtual instant
+        //  would hold the simulation there for ever: stopped, and told.
+        if (++self->instant_events > SHOAL_SIM_INSTANT_EVENTS_MAX) {
+            self->stalled = true;
+            self->stalled_ms = self->now;
+            break;
+        }
         s_node_t *node = &self->nodes[event.node];
         if (event.kind == S_DELIVER)
             s_deliver (self, &event);
@@ -1509,6 +1521,13 @@ bool
 shoal_sim_reachable (const shoal_sim_t *self, uint32_t from, uint32_t to)
 {
     return !self->blocked[self->nodes[from].group][self->nodes[to].group];
+}
+
+bool
+shoal_sim_stalled (const shoal_sim_t *self, uint64_t *at_ms)
+{
+    *at_ms = self->stalled_ms;
+    return self->stalled;
 }
 
 uint64_t

@@ -152,8 +152,15 @@ void shoal_sim_block (shoal_sim_t *self, uint32_t from, uint32_t to, bool blocke
 //  Changes the datagram loss, per million, from now on.
 void shoal_sim_set_loss (shoal_sim_t *self, uint32_t loss_ppm);
 
+//  More events than this at one virtual instant is a livelock: the
+//  simulation stops there, and shoal_sim_stalled says so.
+#define SHOAL_SIM_INSTANT_EVENTS_MAX 100000
+
 //  Runs every event due up to and including until_ms; now becomes until_ms.
 void shoal_sim_run (shoal_sim_t *self, uint64_t until_ms);
+
+//  True once the simulation stopped at a livelock; *at_ms is when.
+bool shoal_sim_stalled (const shoal_sim_t *self, uint64_t *at_ms);
 
 uint64_t shoal_sim_now (const shoal_sim_t *self);
 

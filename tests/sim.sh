@@ -195,7 +195,9 @@ for seed in $(seq 1 "$task_schedules"); do
         --faults 10 --seed "$seed"
 done
 # And with a job submitted at each fault: every job answered ok is kept.
-for seed in 1 2 3 4 5; do
+# Seed 1899 once flipped 52 stand-in learners between nodes at one instant
+# while a new leader waited out the leases (a livelock, now a violation).
+for seed in 1 2 3 4 5 1899; do
     run "random faults with submits, seed $seed" --scenario random-tasks --nodes 12 --tasks 60 \
         --faults 10 --seed "$seed" --submit
     is "random faults with submits, seed $seed" lost_jobs 0

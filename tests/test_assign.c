@@ -1247,16 +1247,19 @@ test_scenario_files_satisfy_the_contract (void)
     }
 }
 
-//  Two clusters the leader met in the simulator (random-tasks, seed 1), where
-//  the assignor traded two stateless tasks between two nodes for nothing (of
-//  one job, then of two jobs of one task each), and traded them back when
-//  given its own output: the leader withdrew and granted them without end.
-//  Here no active leaves its node: the only changes are learners promoted.
+//  Clusters the leader met in the simulator (random-tasks with submits),
+//  where the assignor traded two stateless tasks between two nodes for
+//  nothing (seed 1: of one job, then of two jobs of one task each), or sent
+//  three stateless tasks of two jobs round three nodes (seed 1899), and
+//  did it again when given its own output: the leader withdrew and granted
+//  them without end. Here no active leaves its node: the only changes are
+//  learners promoted.
 static void
 test_no_task_trades_places_for_nothing (void)
 {
     static const char *const files[] = { "pointless-swap-same-job.json",
-                                         "pointless-swap-two-jobs.json" };
+                                         "pointless-swap-two-jobs.json",
+                                         "stateless-jobs-rotate.json" };
     for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
         char path[1024];
         snprintf (path, sizeof path, "%s/assign/regress/%s", SHOAL_TESTS_DIR, files[f]);
