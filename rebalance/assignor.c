@@ -1774,18 +1774,27 @@ s_learn (s_state_t *self, uint32_t task, int64_t *deficit)
 }
 
 //  Gives learners, within max_warmups, to tasks whose active waits away
-//  from its target. The next round plans from where this one leaves each
-//  task (on its learner, or where it is active), so the warm-ups go first
-//  to moves after which no node holds more than its target load (into a
-//  node that joined, say): the next round then still wants the moves that
-//  are left. Then to both halves of a swap at once, and last to the rest,
-//  half a swap after any other move. deficit is scratch per node.
+//  from its target. Warm-ups under way keep their place. The next round
+//  plans from where this one leaves each task (on its learner, or where it
+//  is active), so the other warm-ups go first to moves after which no node holds more than its
+//  target load (into a node that joined, say): the next round then still wants the moves that are
+//  left. Then to both halves of a swap at once, and last to the rest, half a swap after any other
+//  move. deficit is scratch per node.
 static void
 s_learners (s_state_t *self, const uint64_t *target_load, int64_t *deficit)
 {
     uint32_t most = self->in->config.max_warmups;
     for (uint32_t n = 0; n < self->nodes; n++)
         deficit[n] = (int64_t) target_load[n] - (int64_t) self->load[n];
+    //  A warm-up under way to where the plan still sends its task keeps its
+    //  place first. Given to another task, the warm-up done so far is
+    //  wasted, and the next round, planning from this round's learners, may
+    //  give it back: a stateless task and two warm-ups took turns for one
+    //  node's room without end (the simulator's leader, seed 5241 with
+    //  submits).
+    for (uint32_t t = 0; t < self->tasks && self->warmups < most; t++)
+        if (s_waiting (self, t) && s_learning (self, t, self->target[t]))
+            s_learn (self, t, deficit);
     for (bool again = true; again && self->warmups < most;) {
         again = false;
         for (uint32_t t = 0; t < self->tasks && self->warmups < most; t++)
