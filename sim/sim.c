@@ -1,4 +1,7 @@
-/*  sim/sim.c: many membership cores on a virtual clock and network.
+/*  sim/sim.c: many nodes on a virtual clock and network.
+
+    Each node is a peer (peer/peer.h), whose sink sends into the network,
+    arms the node's timer and drives its application.
 
     One priority queue of events ordered by (time, sequence number) drives
     everything: a message arriving at a node, a node's timer (each node has
@@ -9,6 +12,7 @@
 #include "sim.h"
 
 #include "arena.h"
+#include "peer.h"
 #include "splitmix.h"
 #include "wire.h"
 
@@ -46,19 +50,14 @@ typedef struct {
 } s_app_t;
 
 typedef struct {
-    shoal_membership_t *core; //  NULL when down
-    shoal_elector_t *elector; //  NULL when down or without an election
-    shoal_tasks_t *tasks;     //  NULL when down or without tasks
-    shoal_handoff_t *handoff; //  while its elector acts
-    uint64_t handoff_term;    //  the term it acts with
-    bool handoff_acting;      //  false: kept, silent, for the term may come back
-    shoal_jobs_t *jobs;       //  its job specs; kept while down, as its disk would
-    shoal_epoch_t jobs_fed;   //  the name of the specs its handoff has the tasks of
-    uint64_t acting_term;     //  the term of its last LEADER event about itself
-    s_app_t *apps;            //  per task of the simulator's list
-    bool *acting;             //  per task: runs it as active now
+    shoal_sim_t *sim;
+    uint32_t index;
+    shoal_peer_t *peer; //  NULL when down
+    s_app_t *apps;      //  per task of the simulator's list
+    bool *acting;       //  per task: runs it as active now
     uint32_t priority;
-    //  What the elector persisted, for its next life.
+    //  What the elector and the jobs persisted, for its next life.
+    shoal_jobs_t *disk; //  the job specs (NULL: none yet)
     bool saved;
     uint64_t term;
     shoal_id_t leader;
@@ -71,7 +70,6 @@ typedef struct {
     uint64_t frames_at;   //  when its last frame arrives
     uint32_t group;
     bool paused;
-    bool draining;      //  leaving, and leading: moving its own tasks away first
     uint32_t gen;       //  generation of the pending tick
     uint64_t tick_at;   //  when it is due; UINT64_MAX when none
     s_event_t *backlog; //  what arrived while paused
@@ -81,6 +79,7 @@ typedef struct {
 
 struct _shoal_sim_t {
     shoal_sim_config_t config;
+    shoal_peer_config_t peer; //  every node's, from config
     uint32_t size;
     s_node_t *nodes;
     bool blocked[SHOAL_SIM_GROUPS][SHOAL_SIM_GROUPS];
@@ -248,16 +247,20 @@ s_pop (shoal_sim_t *self)
 shoal_sim_t *
 shoal_sim_new (const shoal_sim_config_t *config, uint32_t nodes, uint64_t seed)
 {
-    if (shoal_membership_config_check (&config->membership) || nodes == 0 ||
-        nodes >= SHOAL_SIM_NONE ||
-        (config->election && shoal_elector_config_check (&config->elector)) ||
-        (config->tasks && (!config->election || shoal_tasks_config_check (&config->node_tasks) ||
-                           shoal_handoff_config_check (&config->handoff))))
+    shoal_peer_config_t peer = { .membership = config->membership,
+                                 .election = config->election,
+                                 .elector = config->elector,
+                                 .tasks = config->tasks,
+                                 .node_tasks = config->node_tasks,
+                                 .handoff = config->handoff,
+                                 .jobs = config->jobs };
+    if (shoal_peer_config_check (&peer) || nodes == 0 || nodes >= SHOAL_SIM_NONE)
         return NULL;
     shoal_sim_t *self = calloc (1, sizeof *self);
     if (!self)
         return NULL;
     self->config = *config;
+    self->peer = peer;
     self->size = nodes;
     self->random = seed;
     self->nodes = calloc (nodes, sizeof *self->nodes);
@@ -270,6 +273,8 @@ shoal_sim_new (const shoal_sim_config_t *config, uint32_t nodes, uint64_t seed)
     }
     for (uint32_t n = 0; n < nodes; n++) {
         snprintf (self->nodes[n].addr, sizeof self->nodes[n].addr, "sim:%u", n);
+        self->nodes[n].sim = self;
+        self->nodes[n].index = n;
         self->nodes[n].tick_at = UINT64_MAX;
     }
     return self;
@@ -290,11 +295,8 @@ shoal_sim_destroy (shoal_sim_t **self_p)
     if (!self)
         return;
     for (uint32_t n = 0; self->nodes && n < self->size; n++) {
-        shoal_membership_destroy (&self->nodes[n].core);
-        shoal_elector_destroy (&self->nodes[n].elector);
-        shoal_tasks_destroy (&self->nodes[n].tasks);
-        shoal_handoff_destroy (&self->nodes[n].handoff);
-        shoal_jobs_destroy (&self->nodes[n].jobs);
+        shoal_peer_destroy (&self->nodes[n].peer);
+        shoal_jobs_destroy (&self->nodes[n].disk);
         free (self->nodes[n].apps);
         free (self->nodes[n].acting);
         free (self->nodes[n].voters);
@@ -330,32 +332,6 @@ shoal_sim_observe_leaders (shoal_sim_t *self, shoal_sim_leader_fn *observer, voi
     self->leader_observer_arg = arg;
 }
 
-static bool
-s_election_message (uint8_t type)
-{
-    return type == SHOAL_MSG_ELECTION || type == SHOAL_MSG_ANSWER ||
-           type == SHOAL_MSG_COORDINATOR || type == SHOAL_MSG_COORDINATOR_ACK;
-}
-
-//  A message for the jobs layer (a SYNC-REQ or SYNC-REPLY may be for both).
-static bool
-s_jobs_message (const shoal_msg_t *msg)
-{
-    switch (msg->type) {
-    case SHOAL_MSG_JOB:
-    case SHOAL_MSG_JOB_ACK:
-    case SHOAL_MSG_CONTROL_REQ:
-    case SHOAL_MSG_CONTROL_REP:
-        return true;
-    case SHOAL_MSG_SYNC_REQ:
-        return msg->u.sync_req.want & SHOAL_SYNC_JOBS;
-    case SHOAL_MSG_SYNC_REPLY:
-        return msg->u.sync_reply.parts & SHOAL_SYNC_JOBS;
-    default:
-        return false;
-    }
-}
-
 //  Sends one message from node from to node to (SHOAL_SIM_NONE: nowhere)
 //  into the network.
 static void
@@ -372,14 +348,21 @@ s_send (shoal_sim_t *self, uint32_t from, const shoal_msg_t *msg, uint32_t to,
     self->stats.sent++;
     self->stats.bytes += (uint64_t) size;
     uint8_t purpose = (uint8_t) shoal_msg_purpose (msg->type);
-    if (s_election_message (msg->type))
+    switch (shoal_peer_layer (msg)) {
+    case SHOAL_PEER_ELECTION:
         self->stats.election_sent++;
-    else if (msg->type == SHOAL_MSG_ASSIGN || msg->type == SHOAL_MSG_STATUS)
+        break;
+    case SHOAL_PEER_TASKS:
         self->stats.task_sent++;
-    else if (s_jobs_message (msg))
+        break;
+    case SHOAL_PEER_JOBS:
         self->stats.job_sent++;
-    else if (purpose == SHOAL_PURPOSE_FRAME)
-        self->stats.frame_bytes += (uint64_t) size;
+        break;
+    case SHOAL_PEER_MEMBERSHIP:
+        if (purpose == SHOAL_PURPOSE_FRAME)
+            self->stats.frame_bytes += (uint64_t) size;
+        break;
+    }
     if (to == SHOAL_SIM_NONE) {
         self->stats.undeliverable++;
         return;
@@ -422,41 +405,35 @@ s_send (shoal_sim_t *self, uint32_t from, const shoal_msg_t *msg, uint32_t to,
     }
 }
 
-//  Sends msg from node n to the node of id to, addressed to whichever life
-//  it has, as the cores address members by id.
+//  A node's peer sends a message: to a member's address (the membership's
+//  own messages), or to the node of an id.
 static void
-s_send_id (shoal_sim_t *self, uint32_t n, const shoal_id_t *to, const shoal_msg_t *msg)
+s_peer_send (void *arg, const shoal_life_t *to, const char *addr, const shoal_msg_t *msg)
 {
-    shoal_life_t recipient = { 0 };
-    memcpy (recipient.id, to->bytes, sizeof recipient.id);
-    s_send (self, n, msg, shoal_sim_index (to), &recipient);
+    s_node_t *node = arg;
+    shoal_id_t id;
+    memcpy (id.bytes, to->id, sizeof id.bytes);
+    uint32_t target = addr ? s_node_at (node->sim, addr) : shoal_sim_index (&id);
+    s_send (node->sim, node->index, msg, target, to);
 }
 
-//  Node n's next tick into the queue: the sooner of its cores' deadlines.
+//  A node's next tick into the queue, at its peer's deadline.
 static void
-s_schedule (shoal_sim_t *self, uint32_t n)
+s_schedule (void *arg, uint64_t next)
 {
-    s_node_t *node = &self->nodes[n];
-    uint64_t next = shoal_membership_next (node->core);
-    if (node->elector && shoal_elector_next (node->elector) < next)
-        next = shoal_elector_next (node->elector);
-    if (node->tasks && shoal_tasks_next (node->tasks) < next)
-        next = shoal_tasks_next (node->tasks);
-    if (node->handoff && shoal_handoff_next (node->handoff) < next)
-        next = shoal_handoff_next (node->handoff);
-    if (node->jobs && node->tasks && shoal_jobs_next (node->jobs) < next)
-        next = shoal_jobs_next (node->jobs);
+    s_node_t *node = arg;
+    shoal_sim_t *self = node->sim;
     if (next != node->tick_at) {
         node->tick_at = next;
-        s_event_t tick = { .kind = S_TICK, .node = n, .gen = ++node->gen };
+        s_event_t tick = { .kind = S_TICK, .node = node->index, .gen = ++node->gen };
         tick.time = next > self->now ? next : self->now;
         s_push (self, tick);
     }
 }
 
 //  ---------------------------------------------------------------------
-//  Tasks: each node's runner and application, the leader's handoff, and
-//  the account of who runs what as active
+//  Tasks: each node's application, the list of every task, and the
+//  account of who runs what as active
 
 //  The index of task in the list, or task_count.
 static size_t
@@ -531,17 +508,17 @@ s_acting_update (shoal_sim_t *self, uint32_t n)
     s_node_t *node = &self->nodes[n];
     if (!node->acting)
         return;
-    bool leased =
-        node->core && node->tasks && !node->paused && shoal_tasks_leased (node->tasks, self->now);
+    shoal_tasks_t *tasks = node->peer ? shoal_peer_tasks (node->peer) : NULL;
+    bool leased = tasks && !node->paused && shoal_tasks_leased (tasks, self->now);
     for (size_t t = 0; t < self->task_count; t++) {
         s_app_t *app = &node->apps[t];
         if (app->stopping && app->winding) {
             //  A lease that ran out during the stop ends it for good: the
             //  application checks the lease before it writes.
-            if (!node->tasks || self->now >= app->winding_until)
+            if (!tasks || self->now >= app->winding_until)
                 app->winding = false;
             else
-                app->winding_until = shoal_tasks_lease_end (node->tasks);
+                app->winding_until = shoal_tasks_lease_end (tasks);
         }
         bool acting = leased && (app->role == SHOAL_ROLE_ACTIVE || (app->stopping && app->winding));
         if (acting != node->acting[t]) {
@@ -564,19 +541,22 @@ s_app_later (shoal_sim_t *self, uint32_t n, size_t t, uint64_t delay_ms)
 //  The application carries out a command of its node's tasks: starting
 //  and stopping take app_ms, a promotion is at once.
 static void
-s_app_command (shoal_sim_t *self, uint32_t n, const shoal_tasks_command_t *command)
+s_app_command (void *arg, const shoal_tasks_command_t *command)
 {
+    s_node_t *node = arg;
+    shoal_sim_t *self = node->sim;
+    uint32_t n = node->index;
     size_t t = s_task_index (self, command->task);
     if (t == self->task_count)
         return; //  a task of no job here
-    s_node_t *node = &self->nodes[n];
+    shoal_tasks_t *tasks = shoal_peer_tasks (node->peer);
     s_app_t *app = &node->apps[t];
     bool active = app->role == SHOAL_ROLE_ACTIVE || app->stopping;
     //  An active told to stop under lease winds down, and may write until it
     //  reports the stop (the leader waits for that report); one told to stop
     //  because its lease ended stops acting at once: it checks the lease
     //  before it writes.
-    bool winding = shoal_tasks_leased (node->tasks, self->now) &&
+    bool winding = shoal_tasks_leased (tasks, self->now) &&
                    (app->role == SHOAL_ROLE_ACTIVE || (app->stopping && app->winding));
     switch (command->type) {
     case SHOAL_TASKS_START:
@@ -596,7 +576,7 @@ s_app_command (shoal_sim_t *self, uint32_t n, const shoal_tasks_command_t *comma
         app->role = command->role;
         app->stopping = true;
         app->winding = winding;
-        app->winding_until = shoal_tasks_lease_end (node->tasks);
+        app->winding_until = shoal_tasks_lease_end (tasks);
         app->lag = 0; //  it was the active: its state is current
         s_app_later (self, n, t, self->config.app_ms);
         break;
@@ -606,7 +586,7 @@ s_app_command (shoal_sim_t *self, uint32_t n, const shoal_tasks_command_t *comma
         if (active) {
             app->stopping = true;
             app->winding = winding;
-            app->winding_until = shoal_tasks_lease_end (node->tasks);
+            app->winding_until = shoal_tasks_lease_end (tasks);
             s_app_later (self, n, t, self->config.app_ms);
         } else
             app->gen++; //  gone: whatever it had pending is void
@@ -616,45 +596,12 @@ s_app_command (shoal_sim_t *self, uint32_t n, const shoal_tasks_command_t *comma
     }
 }
 
-static void s_leave_view (shoal_sim_t *self, uint32_t n);
-
-//  A leaving leader leaves the view once it holds no task, or once it no
-//  longer leads.
+//  A node's tasks took an input: its account follows.
 static void
-s_drain_check (shoal_sim_t *self, uint32_t n)
+s_tasks_done (void *arg)
 {
-    s_node_t *node = &self->nodes[n];
-    const shoal_task_status_t *list;
-    if (node->draining &&
-        (!node->handoff_acting || !node->tasks || shoal_tasks_list (node->tasks, &list) == 0)) {
-        node->draining = false;
-        s_leave_view (self, n);
-    }
-}
-
-static void
-s_task_outputs (shoal_sim_t *self, uint32_t n)
-{
-    s_node_t *node = &self->nodes[n];
-    const shoal_tasks_command_t *commands;
-    size_t count = shoal_tasks_commands (node->tasks, &commands);
-    for (size_t i = 0; i < count; i++)
-        s_app_command (self, n, &commands[i]);
-    const shoal_tasks_send_t *sends;
-    count = shoal_tasks_outbox (node->tasks, &sends);
-    for (size_t i = 0; i < count; i++)
-        s_send_id (self, n, &sends[i].to, &sends[i].msg);
-    s_acting_update (self, n);
-    s_drain_check (self, n);
-}
-
-static void
-s_handoff_outputs (shoal_sim_t *self, uint32_t n)
-{
-    const shoal_handoff_send_t *sends;
-    size_t count = shoal_handoff_outbox (self->nodes[n].handoff, &sends);
-    for (size_t i = 0; i < count && self->nodes[n].handoff_acting; i++)
-        s_send_id (self, n, &sends[i].to, &sends[i].msg);
+    s_node_t *node = arg;
+    s_acting_update (node->sim, node->index);
 }
 
 //  The application's step on a task came: a start or a stop is done, or a
@@ -663,7 +610,7 @@ static void
 s_app_step (shoal_sim_t *self, const s_event_t *event)
 {
     s_node_t *node = &self->nodes[event->node];
-    if (!node->tasks || event->from >= self->task_count)
+    if (!node->peer || !shoal_peer_tasks (node->peer) || event->from >= self->task_count)
         return;
     s_app_t *app = &node->apps[event->from];
     if (event->gen != app->gen)
@@ -674,9 +621,12 @@ s_app_step (shoal_sim_t *self, const s_event_t *event)
     }
     const char *task = self->task_list[event->from].id;
     uint64_t step_ms = 200;
+    //  What the application tells its node, after its own bookkeeping.
+    uint8_t state = SHOAL_TASK_RUNNING;
+    uint64_t lag = 0;
     if (app->stopping) {
         app->stopping = false;
-        shoal_tasks_report (node->tasks, self->now, task, SHOAL_TASK_STOPPED, 0);
+        state = SHOAL_TASK_STOPPED;
         if (app->role == SHOAL_ROLE_NONE)
             *app = (s_app_t){ .gen = app->gen };
     } else if (!app->started &&
@@ -687,172 +637,51 @@ s_app_step (shoal_sim_t *self, const s_event_t *event)
         //  The start failed: nothing runs until the node starts it again.
         self->task_stats.failed_starts++;
         app->role = SHOAL_ROLE_NONE;
-        shoal_tasks_report (node->tasks, self->now, task, SHOAL_TASK_FAILED, 0);
+        state = SHOAL_TASK_FAILED;
     } else {
         app->started = true;
         uint64_t made_up = self->config.restore_per_s * step_ms / 1000;
         bool warming = app->role == SHOAL_ROLE_LEARNER || app->role == SHOAL_ROLE_STANDBY;
-        shoal_tasks_report (node->tasks, self->now, task, SHOAL_TASK_RUNNING, app->lag);
+        lag = app->lag;
         if (warming && app->lag > 0) {
             app->lag = app->lag > made_up ? app->lag - made_up : 0;
             s_app_later (self, event->node, event->from, step_ms);
         }
     }
-    s_task_outputs (self, event->node);
-    s_schedule (self, event->node);
-}
-
-//  Node n acts as leader at term from now: a new handoff, told of every
-//  member its view holds and of the tasks.
-static void
-s_handoff_start (shoal_sim_t *self, uint32_t n, uint64_t term)
-{
-    s_node_t *node = &self->nodes[n];
-    shoal_handoff_destroy (&node->handoff);
-    node->handoff = shoal_handoff_new (&self->config.handoff, term,
-                                       shoal_tasks_version (node->tasks).version, self->now);
-    if (!node->handoff)
-        return;
-    node->handoff_term = term;
-    node->handoff_acting = true;
-    const shoal_assign_task_t *tasks;
-    size_t count = shoal_jobs_tasks (node->jobs, &tasks);
-    shoal_handoff_tasks (node->handoff, self->now, tasks, count);
-    shoal_jobs_name (node->jobs, &node->jobs_fed.term, &node->jobs_fed.version);
-    s_handoff_outputs (self, n);
-    for (size_t i = 0; i < shoal_membership_size (node->core); i++) {
-        shoal_membership_member_t member;
-        if (shoal_membership_member_at (node->core, i, &member) != 0)
-            continue;
-        bool live = member.state == SHOAL_MEMBER_ALIVE || member.state == SHOAL_MEMBER_SUSPECT;
-        shoal_handoff_member (node->handoff, self->now, &member.node, member.meta, live);
-        s_handoff_outputs (self, n);
-    }
+    shoal_peer_report (node->peer, self->now, task, state, lag);
 }
 
 static int s_task_list_sync (shoal_sim_t *self, const shoal_assign_task_t *tasks, size_t count);
 
-//  The outputs of the last input to node n's jobs: messages to the
-//  network, answers to the requests.
+//  A node leads at term, and its handoff places these tasks.
 static void
-s_jobs_sent (shoal_sim_t *self, uint32_t n)
+s_handoff_tasks (void *arg, uint64_t term, const shoal_assign_task_t *tasks, size_t count)
 {
-    s_node_t *node = &self->nodes[n];
-    const shoal_jobs_send_t *sends;
-    size_t count = shoal_jobs_outbox (node->jobs, &sends);
-    for (size_t i = 0; i < count; i++)
-        s_send_id (self, n, &sends[i].to, &sends[i].msg);
-    const shoal_jobs_reply_t *replies;
-    count = shoal_jobs_replies (node->jobs, &replies);
-    for (size_t i = 0; i < count; i++) {
-        uint64_t ref = replies[i].ref;
-        if (ref == 0 || ref > self->request_count)
-            continue;
-        s_request_t *request = &self->requests[ref - 1];
-        request->answered = true;
-        request->code = replies[i].rep.code;
-        request->parallelism = replies[i].rep.job_count ? replies[i].rep.jobs[0].parallelism : 0;
-    }
-}
-
-//  Capacity for every rescale that waits at node n, from its handoff: after
-//  every input to its jobs or its handoff, as a shell would.
-static void
-s_jobs_capacity (shoal_sim_t *self, uint32_t n)
-{
-    s_node_t *node = &self->nodes[n];
-    const shoal_jobs_wait_t *waits;
-    size_t count = node->jobs ? shoal_jobs_waiting (node->jobs, &waits) : 0;
-    if (!count || !node->handoff || !node->handoff_acting)
-        return;
-    char (*names)[SHOAL_NAME_MAX + 1] = calloc (count, sizeof *names);
-    for (size_t i = 0; names && i < count; i++)
-        snprintf (names[i], sizeof names[i], "%s", waits[i].job);
-    for (size_t i = 0; names && i < count; i++) {
-        shoal_jobs_capacity (node->jobs, self->now, names[i],
-                             shoal_handoff_capacity (node->handoff, names[i]));
-        s_jobs_sent (self, n);
-    }
-    free (names);
-}
-
-//  After an input to node n's jobs: its outputs, the capacity its waiting
-//  rescales need, and, when it leads and has caught up, the handoff of its
-//  term with the tasks of its specs.
-static void
-s_jobs_outputs (shoal_sim_t *self, uint32_t n)
-{
-    s_node_t *node = &self->nodes[n];
-    s_jobs_sent (self, n);
-    s_jobs_capacity (self, n);
-    if (!shoal_jobs_ready (node->jobs))
-        return;
-    uint64_t term, version;
-    shoal_jobs_name (node->jobs, &term, &version);
-    if (!node->handoff || node->handoff_term != node->acting_term) {
-        s_handoff_start (self, n, node->acting_term);
-        node->handoff_acting = node->handoff != NULL;
-    } else if (node->jobs_fed.term != term || node->jobs_fed.version != version) {
-        const shoal_assign_task_t *tasks;
-        size_t count = shoal_jobs_tasks (node->jobs, &tasks);
-        shoal_handoff_tasks (node->handoff, self->now, tasks, count);
-        node->jobs_fed = (shoal_epoch_t){ term, version };
-        s_handoff_outputs (self, n);
-    } else
-        return;
+    shoal_sim_t *self = ((s_node_t *) arg)->sim;
     //  The simulator's list of tasks follows the leader of the newest term.
     //  A former leader that has not yet noticed it lost its majority (paused,
     //  say) may still take a job that no majority will ever hold: its tasks
     //  are no one's to run, and must not count as waiting for an active
     //  (random-tasks --submit: 129 of 2,000 schedules never counted as
     //  balanced so).
-    if (node->acting_term < self->list_term)
+    if (term < self->list_term)
         return;
-    self->list_term = node->acting_term;
-    const shoal_assign_task_t *tasks;
-    size_t count = shoal_jobs_tasks (node->jobs, &tasks);
+    self->list_term = term;
     s_task_list_sync (self, tasks, count);
 }
 
-//  An elector event of node n, for its jobs, its tasks and its handoff.
+//  A node answers a request.
 static void
-s_leader_event (shoal_sim_t *self, uint32_t n, const shoal_elector_event_t *event)
+s_reply (void *arg, const shoal_jobs_reply_t *reply)
 {
-    s_node_t *node = &self->nodes[n];
-    if (!node->tasks)
+    shoal_sim_t *self = ((s_node_t *) arg)->sim;
+    uint64_t ref = reply->ref;
+    if (ref == 0 || ref > self->request_count)
         return;
-    shoal_id_t id;
-    shoal_sim_id (n, &id);
-    bool leader = event->type == SHOAL_ELECTOR_LEADER;
-    bool self_leads = leader && memcmp (&event->leader, &id, sizeof id) == 0;
-    //  A leader that stops acting keeps its handoff, silent, and takes it up
-    //  again if it acts again with the same term (the elector lets it, when
-    //  nobody took the term meanwhile): a second handoff for one term would
-    //  publish versions and grant epochs the first one had already used.
-    //  Its jobs keep their leadership the same way. The handoff starts once
-    //  the jobs have caught up (s_jobs_outputs).
-    if (self_leads) {
-        node->acting_term = event->term;
-        node->handoff_acting = node->handoff != NULL && node->handoff_term == event->term;
-        shoal_jobs_leader (node->jobs, self->now, &id, event->term, true);
-        if (node->handoff_acting) {
-            shoal_handoff_tick (node->handoff, self->now);
-            s_handoff_outputs (self, n);
-        }
-    } else if (leader) {
-        shoal_handoff_destroy (&node->handoff);
-        shoal_jobs_leader (node->jobs, self->now, &event->leader, event->term, false);
-    } else {
-        node->handoff_acting = false;
-        if (shoal_jobs_ready (node->jobs) || node->handoff)
-            shoal_jobs_leader (node->jobs, self->now, &id, node->handoff_term, false);
-        else
-            shoal_jobs_leader (node->jobs, self->now, NULL, 0, false);
-    }
-    s_jobs_outputs (self, n);
-    shoal_tasks_leader (node->tasks, self->now, leader ? &event->leader : NULL,
-                        leader ? event->term : 0);
-    s_task_outputs (self, n);
+    s_request_t *request = &self->requests[ref - 1];
+    request->answered = true;
+    request->code = reply->rep.code;
+    request->parallelism = reply->rep.job_count ? reply->rep.jobs[0].parallelism : 0;
 }
 
 //  Every node's tasks and the account follow the list: a task keeps what
@@ -998,7 +827,7 @@ shoal_sim_set_jobs (shoal_sim_t *self, const shoal_jobspec_t *specs, size_t coun
 uint64_t
 shoal_sim_request (shoal_sim_t *self, uint32_t n, const shoal_control_req_t *req)
 {
-    if (n >= self->size || !self->nodes[n].core || !self->nodes[n].tasks)
+    if (n >= self->size || !self->nodes[n].peer || !shoal_peer_tasks (self->nodes[n].peer))
         return 0;
     s_request_t *requests =
         realloc (self->requests, (self->request_count + 1) * sizeof *self->requests);
@@ -1007,12 +836,10 @@ shoal_sim_request (shoal_sim_t *self, uint32_t n, const shoal_control_req_t *req
     self->requests = requests;
     requests[self->request_count] = (s_request_t){ .node = n };
     uint64_t ref = ++self->request_count;
-    if (shoal_jobs_request (self->nodes[n].jobs, self->now, ref, req) != 0) {
+    if (shoal_peer_request (self->nodes[n].peer, self->now, ref, req) != 0) {
         self->request_count--;
         return 0;
     }
-    s_jobs_outputs (self, n);
-    s_schedule (self, n);
     return ref;
 }
 
@@ -1029,7 +856,9 @@ shoal_sim_reply (const shoal_sim_t *self, uint64_t ref, uint8_t *code, uint32_t 
 shoal_jobs_t *
 shoal_sim_jobs (const shoal_sim_t *self, uint32_t n)
 {
-    return n < self->size ? self->nodes[n].jobs : NULL;
+    if (n >= self->size)
+        return NULL;
+    return self->nodes[n].peer ? shoal_peer_jobs (self->nodes[n].peer) : self->nodes[n].disk;
 }
 
 size_t
@@ -1080,125 +909,13 @@ shoal_sim_task_actives (const shoal_sim_t *self, size_t task)
 shoal_tasks_t *
 shoal_sim_tasks (const shoal_sim_t *self, uint32_t n)
 {
-    return n < self->size ? self->nodes[n].tasks : NULL;
+    return n < self->size && self->nodes[n].peer ? shoal_peer_tasks (self->nodes[n].peer) : NULL;
 }
 
 shoal_handoff_t *
 shoal_sim_handoff (const shoal_sim_t *self, uint32_t n)
 {
-    return n < self->size ? self->nodes[n].handoff : NULL;
-}
-
-//  After an input to node n's elector: what it persists into the node's
-//  storage, its events to the observer, its messages to the network.
-static void
-s_elector_outputs (shoal_sim_t *self, uint32_t n)
-{
-    s_node_t *node = &self->nodes[n];
-    shoal_elector_saved_t saved;
-    if (shoal_elector_saved (node->elector, &saved)) {
-        shoal_id_t *voters = realloc (node->voters, (saved.voter_count + 1) * sizeof *voters);
-        if (voters) {
-            node->voters = voters;
-            memcpy (voters, saved.voters, saved.voter_count * sizeof *voters);
-            node->voter_count = saved.voter_count;
-            node->voters_version = saved.voters_version;
-            node->term = saved.term;
-            node->leader = saved.leader;
-            node->saved = true;
-        }
-        if (node->tasks) {
-            shoal_jobs_voters (node->jobs, self->now, saved.voters, saved.voter_count);
-            s_jobs_outputs (self, n);
-        }
-    }
-    const shoal_elector_send_t *sends;
-    size_t count = shoal_elector_outbox (node->elector, &sends);
-    for (size_t i = 0; i < count; i++)
-        s_send_id (self, n, &sends[i].to, &sends[i].msg);
-    //  Events last: the tasks' inputs below make outputs of their own, and
-    //  the elector's outbox must be sent before anything else is asked of it.
-    const shoal_elector_event_t *events;
-    count = shoal_elector_events (node->elector, &events);
-    shoal_elector_event_t copies[8];
-    if (count > sizeof copies / sizeof copies[0])
-        count = sizeof copies / sizeof copies[0];
-    memcpy (copies, events, count * sizeof *events);
-    for (size_t i = 0; i < count; i++) {
-        if (self->leader_observer)
-            self->leader_observer (self->leader_observer_arg, self->now, n, &copies[i]);
-        s_leader_event (self, n, &copies[i]);
-    }
-}
-
-//  After an input to node n's membership: its events to the observer and
-//  to its elector, its messages to the network, and its next tick.
-static void
-s_outputs (shoal_sim_t *self, uint32_t n)
-{
-    s_node_t *node = &self->nodes[n];
-    const shoal_membership_event_t *events;
-    size_t count = shoal_membership_events (node->core, &events);
-    self->stats.events += count;
-    for (size_t i = 0; i < count; i++) {
-        if (self->observer)
-            self->observer (self->observer_arg, self->now, n, shoal_sim_index (&events[i].node),
-                            &events[i]);
-        if (node->elector) {
-            bool live =
-                events[i].type != SHOAL_MEMBERSHIP_DEAD && events[i].type != SHOAL_MEMBERSHIP_LEFT;
-            shoal_elector_member (node->elector, self->now, &events[i].node,
-                                  events[i].meta->priority, live);
-            s_elector_outputs (self, n);
-        }
-        if (node->handoff) {
-            bool live =
-                events[i].type != SHOAL_MEMBERSHIP_DEAD && events[i].type != SHOAL_MEMBERSHIP_LEFT;
-            shoal_handoff_member (node->handoff, self->now, &events[i].node, events[i].meta, live);
-            s_handoff_outputs (self, n);
-            s_jobs_capacity (self, n);
-        }
-        if (node->tasks) {
-            bool live =
-                events[i].type != SHOAL_MEMBERSHIP_DEAD && events[i].type != SHOAL_MEMBERSHIP_LEFT;
-            shoal_jobs_member (node->jobs, self->now, &events[i].node, live);
-            s_jobs_outputs (self, n);
-        }
-    }
-    const shoal_membership_send_t *sends;
-    count = shoal_membership_outbox (node->core, &sends);
-    for (size_t i = 0; i < count; i++)
-        s_send (self, n, &sends[i].msg, s_node_at (self, sends[i].addr), &sends[i].to);
-    s_schedule (self, n);
-}
-
-//  Node n's timers, each core's when due.
-static void
-s_tick (shoal_sim_t *self, uint32_t n)
-{
-    s_node_t *node = &self->nodes[n];
-    if (node->elector && shoal_elector_next (node->elector) <= self->now) {
-        shoal_elector_tick (node->elector, self->now);
-        s_elector_outputs (self, n);
-    }
-    if (node->tasks && shoal_tasks_next (node->tasks) <= self->now) {
-        shoal_tasks_tick (node->tasks, self->now);
-        s_task_outputs (self, n);
-    }
-    if (node->handoff && shoal_handoff_next (node->handoff) <= self->now) {
-        shoal_handoff_tick (node->handoff, self->now);
-        s_handoff_outputs (self, n);
-        s_jobs_capacity (self, n);
-    }
-    if (node->tasks && shoal_jobs_next (node->jobs) <= self->now) {
-        shoal_jobs_tick (node->jobs, self->now);
-        s_jobs_outputs (self, n);
-    }
-    if (shoal_membership_next (node->core) <= self->now) {
-        shoal_membership_tick (node->core, self->now);
-        s_outputs (self, n);
-    } else
-        s_schedule (self, n); //  the membership's outputs are of an input already handled
+    return n < self->size && self->nodes[n].peer ? shoal_peer_handoff (self->nodes[n].peer) : NULL;
 }
 
 //  Node n takes in the message of event, as its shell would after opening
@@ -1206,7 +923,6 @@ s_tick (shoal_sim_t *self, uint32_t n)
 static void
 s_receive (shoal_sim_t *self, uint32_t n, const s_event_t *event)
 {
-    s_node_t *node = &self->nodes[n];
     shoal_msg_t msg;
     shoal_wire_error_t err;
     shoal_arena_reset (&self->arena);
@@ -1222,56 +938,15 @@ s_receive (shoal_sim_t *self, uint32_t n, const s_event_t *event)
     envelope.recipient = event->recipient;
     envelope.seq = event->envelope_seq;
     self->stats.delivered++;
-    shoal_id_t from;
-    memcpy (from.bytes, event->sender.id, sizeof from.bytes);
-    if (msg.type == SHOAL_MSG_ASSIGN || msg.type == SHOAL_MSG_STATUS) {
-        if (msg.type == SHOAL_MSG_ASSIGN && node->tasks) {
-            shoal_tasks_assign (node->tasks, self->now, &from, &msg.u.assign);
-            s_task_outputs (self, n);
-        } else if (msg.type == SHOAL_MSG_STATUS && node->handoff) {
-            shoal_handoff_status (node->handoff, self->now, &from, event->sender.life,
-                                  &msg.u.status);
-            s_handoff_outputs (self, n);
-            s_jobs_capacity (self, n);
-        }
-        s_schedule (self, n);
-        return;
-    }
-    if (s_jobs_message (&msg)) {
-        if (node->tasks) {
-            shoal_jobs_receive (node->jobs, self->now, &from, &msg);
-            s_jobs_outputs (self, n);
-            s_schedule (self, n);
-        }
-        if (msg.type != SHOAL_MSG_SYNC_REQ && msg.type != SHOAL_MSG_SYNC_REPLY)
-            return;
-        if (!(msg.type == SHOAL_MSG_SYNC_REQ ? msg.u.sync_req.want & SHOAL_SYNC_MEMBERS
-                                             : msg.u.sync_reply.parts & SHOAL_SYNC_MEMBERS))
-            return;
-        //  The jobs' outputs took the arena's place: decode again.
-        shoal_arena_reset (&self->arena);
-        if (shoal_msg_decode (event->data, event->size, event->purpose, &msg, &self->arena, &err) !=
-            0)
-            return;
-    }
-    if (s_election_message (msg.type)) {
-        if (node->elector) {
-            shoal_elector_receive (node->elector, self->now, &from, &msg);
-            s_elector_outputs (self, n);
-            s_schedule (self, n);
-        }
-        return;
-    }
-    shoal_membership_receive (node->core, self->now, &envelope, &msg,
-                              self->nodes[event->from].addr);
-    s_outputs (self, n);
+    shoal_peer_receive (self->nodes[n].peer, self->now, &envelope, &msg,
+                        self->nodes[event->from].addr);
 }
 
 static void
 s_deliver (shoal_sim_t *self, s_event_t *event)
 {
     s_node_t *node = &self->nodes[event->node];
-    if (!node->core) {
+    if (!node->peer) {
         self->stats.undeliverable++;
     } else if (node->paused) {
         //  The backlog is made when first needed: most nodes never pause.
@@ -1297,29 +972,11 @@ s_resume (shoal_sim_t *self, uint32_t n)
         return;
     node->paused = false;
     node->tick_at = UINT64_MAX; //  a tick due in the pause was skipped
-    for (uint32_t i = 0; i < node->backlog_count && node->core; i++)
+    for (uint32_t i = 0; i < node->backlog_count && node->peer; i++)
         s_receive (self, n, &node->backlog[i]);
     s_drop_backlog (node);
-    if (node->core) {
-        if (node->elector) {
-            shoal_elector_tick (node->elector, self->now);
-            s_elector_outputs (self, n);
-        }
-        if (node->tasks) {
-            shoal_tasks_tick (node->tasks, self->now);
-            s_task_outputs (self, n);
-        }
-        if (node->handoff) {
-            shoal_handoff_tick (node->handoff, self->now);
-            s_handoff_outputs (self, n);
-        }
-        if (node->tasks) {
-            shoal_jobs_tick (node->jobs, self->now);
-            s_jobs_outputs (self, n);
-        }
-        shoal_membership_tick (node->core, self->now);
-        s_outputs (self, n);
-    }
+    if (node->peer)
+        shoal_peer_resume (node->peer, self->now);
 }
 
 void
@@ -1345,19 +1002,85 @@ shoal_sim_run (shoal_sim_t *self, uint64_t until_ms)
             s_resume (self, event.node);
         else if (event.kind == S_APP)
             s_app_step (self, &event);
-        else if (node->core && !node->paused && event.gen == node->gen) {
+        else if (node->peer && !node->paused && event.gen == node->gen) {
             node->tick_at = UINT64_MAX;
-            s_tick (self, event.node);
+            shoal_peer_tick (node->peer, self->now);
         }
     }
     if (until_ms > self->now)
         self->now = until_ms;
 }
 
+//  A node's observers: its membership events and its elector's.
+static void
+s_member_event (void *arg, const shoal_membership_event_t *event)
+{
+    s_node_t *node = arg;
+    shoal_sim_t *self = node->sim;
+    self->stats.events++;
+    if (self->observer)
+        self->observer (self->observer_arg, self->now, node->index, shoal_sim_index (&event->node),
+                        event);
+}
+
+static void
+s_leader_event (void *arg, const shoal_elector_event_t *event)
+{
+    s_node_t *node = arg;
+    shoal_sim_t *self = node->sim;
+    if (self->leader_observer)
+        self->leader_observer (self->leader_observer_arg, self->now, node->index, event);
+}
+
+//  The node's disk takes the job specs it persists.
+static void
+s_disk_write (shoal_sim_t *self, s_node_t *node, const shoal_jobs_saved_t *saved)
+{
+    shoal_id_t id;
+    shoal_sim_id (node->index, &id);
+    shoal_jobs_t *disk = shoal_jobs_new (&self->config.jobs, &id, saved, self->now);
+    if (disk) {
+        shoal_jobs_destroy (&node->disk);
+        node->disk = disk;
+    }
+}
+
+//  What a node persists, kept for its next life.
+static void
+s_saved (void *arg, const shoal_peer_saved_t *saved)
+{
+    s_node_t *node = arg;
+    if (saved->elector) {
+        const shoal_elector_saved_t *elector = saved->elector;
+        shoal_id_t *voters = realloc (node->voters, (elector->voter_count + 1) * sizeof *voters);
+        if (voters) {
+            node->voters = voters;
+            memcpy (voters, elector->voters, elector->voter_count * sizeof *voters);
+            node->voter_count = elector->voter_count;
+            node->voters_version = elector->voters_version;
+            node->term = elector->term;
+            node->leader = elector->leader;
+            node->saved = true;
+        }
+    }
+    if (saved->jobs)
+        s_disk_write (node->sim, node, saved->jobs);
+}
+
+//  The name and specs a jobs core holds, as it would persist them.
+static shoal_jobs_saved_t
+s_jobs_held (const shoal_jobs_t *jobs)
+{
+    shoal_jobs_saved_t saved = { 0 };
+    shoal_jobs_name (jobs, &saved.term, &saved.version);
+    saved.count = shoal_jobs_specs (jobs, &saved.specs);
+    return saved;
+}
+
 int
 shoal_sim_start (shoal_sim_t *self, uint32_t n, uint32_t seed)
 {
-    if (n >= self->size || self->nodes[n].core)
+    if (n >= self->size || self->nodes[n].peer)
         return -1;
     s_node_t *node = &self->nodes[n];
     node->incarnation++;
@@ -1373,51 +1096,46 @@ shoal_sim_start (shoal_sim_t *self, uint32_t n, uint32_t seed)
                           .slots = self->config.slots };
     shoal_id_t id;
     shoal_sim_id (n, &id);
-    node->core = shoal_membership_new (&self->config.membership, &id, node->incarnation, &meta,
-                                       splitmix_next (&self->random), self->now, self->metas);
-    if (!node->core)
-        return -1;
-    if (self->config.election) {
-        shoal_elector_saved_t saved = { node->term, node->leader, node->voters_version,
-                                        node->voter_count, node->voters };
-        node->elector = shoal_elector_new (&self->config.elector, &id, node->priority,
-                                           node->saved ? &saved : NULL, self->now);
-        if (!node->elector) {
-            shoal_membership_destroy (&node->core);
-            return -1;
-        }
+    //  The job specs come from its disk: what it held when it went down,
+    //  or the initial ones at its first start.
+    if (self->config.tasks && !node->disk && self->initial) {
+        shoal_jobs_saved_t initial = s_jobs_held (self->initial);
+        s_disk_write (self, node, &initial);
     }
+    shoal_elector_saved_t elector = { node->term, node->leader, node->voters_version,
+                                      node->voter_count, node->voters };
+    shoal_jobs_saved_t jobs = node->disk ? s_jobs_held (node->disk) : (shoal_jobs_saved_t){ 0 };
+    shoal_peer_saved_t saved = { .elector = node->saved ? &elector : NULL, .jobs = &jobs };
+    shoal_peer_sink_t sink = { .arg = node,
+                               .send = s_peer_send,
+                               .command = s_app_command,
+                               .reply = s_reply,
+                               .member_event = s_member_event,
+                               .leader_event = s_leader_event,
+                               .saved = s_saved,
+                               .tasks_done = s_tasks_done,
+                               .handoff_tasks = s_handoff_tasks,
+                               .deadline = s_schedule };
+    node->peer = shoal_peer_new (&self->peer, &id, node->incarnation, &meta, &saved,
+                                 splitmix_next (&self->random), self->now, self->metas, &sink);
+    if (!node->peer)
+        return -1;
     if (self->config.tasks) {
-        //  A new life runs nothing: what the last one ran died with it.
-        node->tasks = shoal_tasks_new (&self->config.node_tasks, &id, self->now);
-        //  The specs come from its disk: what it held when it went down, or
-        //  the initial ones at its first start.
-        const shoal_jobs_t *disk = node->jobs ? node->jobs : self->initial;
-        shoal_jobs_saved_t saved = { 0 };
-        if (disk) {
-            shoal_jobs_name (disk, &saved.term, &saved.version);
-            saved.count = shoal_jobs_specs (disk, &saved.specs);
-        }
-        shoal_jobs_t *jobs = shoal_jobs_new (&self->config.jobs, &id, &saved, self->now);
-        shoal_jobs_destroy (&node->jobs);
-        node->jobs = jobs;
-        node->jobs_fed = (shoal_epoch_t){ 0, 0 };
         free (node->apps);
         free (node->acting);
         node->apps = calloc (self->task_count ? self->task_count : 1, sizeof *node->apps);
         node->acting = calloc (self->task_count ? self->task_count : 1, sizeof *node->acting);
-        if (!node->tasks || !node->jobs || !node->apps || !node->acting) {
-            shoal_tasks_destroy (&node->tasks);
-            shoal_elector_destroy (&node->elector);
-            shoal_membership_destroy (&node->core);
+        if (!node->apps || !node->acting) {
+            shoal_peer_destroy (&node->peer);
             return -1;
         }
     }
     node->tick_at = UINT64_MAX;
     node->gen++;
     if (seed != SHOAL_SIM_NONE && seed < self->size && seed != n)
-        shoal_membership_join (node->core, self->now, self->nodes[seed].addr);
-    s_outputs (self, n);
+        shoal_peer_join (node->peer, self->now, self->nodes[seed].addr);
+    else
+        s_schedule (node, shoal_peer_next (node->peer));
     return 0;
 }
 
@@ -1429,24 +1147,15 @@ shoal_sim_crash (shoal_sim_t *self, uint32_t n)
     s_node_t *node = &self->nodes[n];
     //  The next life starts above every incarnation this one took (its
     //  refutations raised it): a real node persists it.
-    if (node->core && shoal_membership_incarnation (node->core) > node->incarnation)
-        node->incarnation = shoal_membership_incarnation (node->core);
-    shoal_membership_destroy (&node->core);
-    shoal_elector_destroy (&node->elector);
-    shoal_handoff_destroy (&node->handoff);
+    shoal_membership_t *membership = node->peer ? shoal_peer_membership (node->peer) : NULL;
+    if (membership && shoal_membership_incarnation (membership) > node->incarnation)
+        node->incarnation = shoal_membership_incarnation (membership);
+    shoal_peer_destroy (&node->peer);
     s_acting_update (self, n); //  its tasks died with it
-    shoal_tasks_destroy (&node->tasks);
     s_drop_backlog (node);
     node->paused = false;
     node->tick_at = UINT64_MAX;
     node->gen++;
-}
-
-static void
-s_leave_view (shoal_sim_t *self, uint32_t n)
-{
-    shoal_membership_leave (self->nodes[n].core, self->now);
-    s_outputs (self, n);
 }
 
 //  As a worker leaves: a follower leaves the view at once, and the leader
@@ -1455,34 +1164,21 @@ s_leave_view (shoal_sim_t *self, uint32_t n)
 void
 shoal_sim_leave (shoal_sim_t *self, uint32_t n)
 {
-    if (n >= self->size || !self->nodes[n].core || self->nodes[n].paused || self->nodes[n].draining)
+    if (n >= self->size || !self->nodes[n].peer || self->nodes[n].paused)
         return;
-    s_node_t *node = &self->nodes[n];
-    if (node->handoff && node->handoff_acting && node->tasks) {
-        shoal_id_t id;
-        shoal_sim_id (n, &id);
-        node->draining = true;
-        shoal_handoff_member (node->handoff, self->now, &id, NULL, false);
-        s_handoff_outputs (self, n);
-        s_jobs_capacity (self, n);
-        s_drain_check (self, n);
-        s_schedule (self, n);
-        return;
-    }
-    s_leave_view (self, n);
+    shoal_peer_leave (self->nodes[n].peer, self->now);
 }
 
 bool
 shoal_sim_left (const shoal_sim_t *self, uint32_t n)
 {
-    return n < self->size && self->nodes[n].core && !self->nodes[n].draining &&
-           shoal_membership_leave_done (self->nodes[n].core);
+    return n < self->size && self->nodes[n].peer && shoal_peer_left (self->nodes[n].peer);
 }
 
 void
 shoal_sim_pause (shoal_sim_t *self, uint32_t n, uint64_t duration_ms)
 {
-    if (n >= self->size || !self->nodes[n].core || self->nodes[n].paused)
+    if (n >= self->size || !self->nodes[n].peer || self->nodes[n].paused)
         return;
     self->nodes[n].paused = true;
     s_acting_update (self, n); //  its tasks are frozen with it
@@ -1545,13 +1241,14 @@ shoal_sim_size (const shoal_sim_t *self)
 shoal_membership_t *
 shoal_sim_node (const shoal_sim_t *self, uint32_t n)
 {
-    return n < self->size ? self->nodes[n].core : NULL;
+    return n < self->size && self->nodes[n].peer ? shoal_peer_membership (self->nodes[n].peer)
+                                                 : NULL;
 }
 
 shoal_elector_t *
 shoal_sim_elector (const shoal_sim_t *self, uint32_t n)
 {
-    return n < self->size ? self->nodes[n].elector : NULL;
+    return n < self->size && self->nodes[n].peer ? shoal_peer_elector (self->nodes[n].peer) : NULL;
 }
 
 bool

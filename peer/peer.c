@@ -1,0 +1,663 @@
+/*  peer/peer.c: one node's cores, wired together.
+
+    Every input goes to one core; its outputs are then taken in an order
+    that never changes: what it persists, its messages, its events, each
+    event fed to the cores that follow it (whose outputs are taken the same
+    way, at once), and last the new deadline. A core's outbox is read
+    before the core is asked anything else, since the next input clears it.
+*/
+#include "peer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct _shoal_peer_t {
+    shoal_peer_config_t config;
+    shoal_peer_sink_t sink;
+    shoal_id_t id;
+    uint64_t now; //  of the input being handled
+    shoal_membership_t *membership;
+    shoal_elector_t *elector; //  NULL without an election
+    shoal_tasks_t *tasks;     //  NULL without tasks
+    shoal_jobs_t *jobs;       //  NULL without tasks
+    shoal_handoff_t *handoff; //  while its elector acts
+    uint64_t handoff_term;    //  the term it acts with
+    bool handoff_acting;      //  false: kept, silent, for the term may come back
+    shoal_epoch_t jobs_fed;   //  the name of the specs its handoff has the tasks of
+    uint64_t acting_term;     //  the term of its last LEADER event about itself
+    bool draining;            //  leaving, and leading: moving its own tasks away first
+    bool leave_due;           //  drained: leaves the view once the input is handled
+};
+
+//  ---------------------------------------------------------------------
+//  Messages
+
+//  A message for the jobs (a SYNC-REQ or SYNC-REPLY may be for both the
+//  jobs and the membership).
+static bool
+s_jobs_message (const shoal_msg_t *msg)
+{
+    switch (msg->type) {
+    case SHOAL_MSG_JOB:
+    case SHOAL_MSG_JOB_ACK:
+    case SHOAL_MSG_CONTROL_REQ:
+    case SHOAL_MSG_CONTROL_REP:
+        return true;
+    case SHOAL_MSG_SYNC_REQ:
+        return msg->u.sync_req.want & SHOAL_SYNC_JOBS;
+    case SHOAL_MSG_SYNC_REPLY:
+        return msg->u.sync_reply.parts & SHOAL_SYNC_JOBS;
+    default:
+        return false;
+    }
+}
+
+//  A SYNC-REQ or SYNC-REPLY for the membership (it may be for the jobs too).
+static bool
+s_members_sync (const shoal_msg_t *msg)
+{
+    if (msg->type == SHOAL_MSG_SYNC_REQ)
+        return msg->u.sync_req.want & SHOAL_SYNC_MEMBERS;
+    if (msg->type == SHOAL_MSG_SYNC_REPLY)
+        return msg->u.sync_reply.parts & SHOAL_SYNC_MEMBERS;
+    return false;
+}
+
+shoal_peer_layer_t
+shoal_peer_layer (const shoal_msg_t *msg)
+{
+    switch (msg->type) {
+    case SHOAL_MSG_ELECTION:
+    case SHOAL_MSG_ANSWER:
+    case SHOAL_MSG_COORDINATOR:
+    case SHOAL_MSG_COORDINATOR_ACK:
+        return SHOAL_PEER_ELECTION;
+    case SHOAL_MSG_ASSIGN:
+    case SHOAL_MSG_STATUS:
+        return SHOAL_PEER_TASKS;
+    default:
+        return s_jobs_message (msg) ? SHOAL_PEER_JOBS : SHOAL_PEER_MEMBERSHIP;
+    }
+}
+
+//  ---------------------------------------------------------------------
+//  Life
+
+const char *
+shoal_peer_config_check (const shoal_peer_config_t *config)
+{
+    const char *why = shoal_membership_config_check (&config->membership);
+    if (!why && config->election)
+        why = shoal_elector_config_check (&config->elector);
+    if (!why && config->tasks && !config->election)
+        why = "tasks need the election";
+    if (!why && config->tasks)
+        why = shoal_tasks_config_check (&config->node_tasks);
+    if (!why && config->tasks)
+        why = shoal_handoff_config_check (&config->handoff);
+    if (!why && config->tasks)
+        why = shoal_jobs_config_check (&config->jobs);
+    return why;
+}
+
+shoal_peer_t *
+shoal_peer_new (const shoal_peer_config_t *config, const shoal_id_t *id, uint64_t incarnation,
+                const shoal_meta_t *meta, const shoal_peer_saved_t *saved, uint64_t seed,
+                uint64_t now_ms, shoal_metapool_t *metas, const shoal_peer_sink_t *sink)
+{
+    if (shoal_peer_config_check (config))
+        return NULL;
+    shoal_peer_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->config = *config;
+    if (sink)
+        self->sink = *sink;
+    self->id = *id;
+    self->now = now_ms;
+    self->membership =
+        shoal_membership_new (&config->membership, id, incarnation, meta, seed, now_ms, metas);
+    bool failed = !self->membership;
+    if (!failed && config->election) {
+        self->elector = shoal_elector_new (&config->elector, id, meta->priority,
+                                           saved ? saved->elector : NULL, now_ms);
+        failed = !self->elector;
+    }
+    if (!failed && config->tasks) {
+        //  A new life runs nothing: what the last one ran died with it. The
+        //  specs come from its disk.
+        shoal_jobs_saved_t none = { 0 };
+        self->tasks = shoal_tasks_new (&config->node_tasks, id, now_ms);
+        self->jobs =
+            shoal_jobs_new (&config->jobs, id, saved && saved->jobs ? saved->jobs : &none, now_ms);
+        failed = !self->tasks || !self->jobs;
+    }
+    if (failed)
+        shoal_peer_destroy (&self);
+    return self;
+}
+
+void
+shoal_peer_destroy (shoal_peer_t **self_p)
+{
+    shoal_peer_t *self = *self_p;
+    if (!self)
+        return;
+    shoal_membership_destroy (&self->membership);
+    shoal_elector_destroy (&self->elector);
+    shoal_tasks_destroy (&self->tasks);
+    shoal_jobs_destroy (&self->jobs);
+    shoal_handoff_destroy (&self->handoff);
+    free (self);
+    *self_p = NULL;
+}
+
+//  ---------------------------------------------------------------------
+//  Outputs of each core
+
+//  Sends msg to the member with id to, whichever life it has, as the cores
+//  other than the membership address members.
+static void
+s_send_id (shoal_peer_t *self, const shoal_id_t *to, const shoal_msg_t *msg)
+{
+    shoal_life_t recipient = { 0 };
+    memcpy (recipient.id, to->bytes, sizeof recipient.id);
+    if (self->sink.send)
+        self->sink.send (self->sink.arg, &recipient, NULL, msg);
+}
+
+static void
+s_schedule (shoal_peer_t *self)
+{
+    if (self->sink.deadline)
+        self->sink.deadline (self->sink.arg, shoal_peer_next (self));
+}
+
+static void s_leave_view (shoal_peer_t *self);
+
+//  A leaving leader leaves the view once it holds no task, or once it no
+//  longer leads: at the end of the input that drained it (s_leave_if_due),
+//  not here, where the caller may be walking the membership's events,
+//  which the leave replaces.
+static void
+s_drain_check (shoal_peer_t *self)
+{
+    const shoal_task_status_t *list;
+    if (self->draining &&
+        (!self->handoff_acting || !self->tasks || shoal_tasks_list (self->tasks, &list) == 0)) {
+        self->draining = false;
+        self->leave_due = true;
+    }
+}
+
+static void
+s_leave_if_due (shoal_peer_t *self)
+{
+    if (self->leave_due) {
+        self->leave_due = false;
+        s_leave_view (self);
+    }
+}
+
+static void
+s_task_outputs (shoal_peer_t *self)
+{
+    const shoal_tasks_command_t *commands;
+    size_t count = shoal_tasks_commands (self->tasks, &commands);
+    for (size_t i = 0; i < count; i++)
+        if (self->sink.command)
+            self->sink.command (self->sink.arg, &commands[i]);
+    const shoal_tasks_send_t *sends;
+    count = shoal_tasks_outbox (self->tasks, &sends);
+    for (size_t i = 0; i < count; i++)
+        s_send_id (self, &sends[i].to, &sends[i].msg);
+    if (self->sink.tasks_done)
+        self->sink.tasks_done (self->sink.arg);
+    s_drain_check (self);
+}
+
+static void
+s_handoff_outputs (shoal_peer_t *self)
+{
+    const shoal_handoff_send_t *sends;
+    size_t count = shoal_handoff_outbox (self->handoff, &sends);
+    for (size_t i = 0; i < count && self->handoff_acting; i++)
+        s_send_id (self, &sends[i].to, &sends[i].msg);
+}
+
+//  This node acts as leader at term from now: a new handoff, told of every
+//  member its view holds and of the tasks.
+static void
+s_handoff_start (shoal_peer_t *self, uint64_t term)
+{
+    shoal_handoff_destroy (&self->handoff);
+    self->handoff = shoal_handoff_new (&self->config.handoff, term,
+                                       shoal_tasks_version (self->tasks).version, self->now);
+    if (!self->handoff)
+        return;
+    self->handoff_term = term;
+    self->handoff_acting = true;
+    const shoal_assign_task_t *tasks;
+    size_t count = shoal_jobs_tasks (self->jobs, &tasks);
+    shoal_handoff_tasks (self->handoff, self->now, tasks, count);
+    shoal_jobs_name (self->jobs, &self->jobs_fed.term, &self->jobs_fed.version);
+    s_handoff_outputs (self);
+    for (size_t i = 0; i < shoal_membership_size (self->membership); i++) {
+        shoal_membership_member_t member;
+        if (shoal_membership_member_at (self->membership, i, &member) != 0)
+            continue;
+        bool live = member.state == SHOAL_MEMBER_ALIVE || member.state == SHOAL_MEMBER_SUSPECT;
+        shoal_handoff_member (self->handoff, self->now, &member.node, member.meta, live);
+        s_handoff_outputs (self);
+    }
+}
+
+//  The outputs of the last input to the jobs: messages, answers to the
+//  requests, and what they persist.
+static void
+s_jobs_sent (shoal_peer_t *self)
+{
+    const shoal_jobs_send_t *sends;
+    size_t count = shoal_jobs_outbox (self->jobs, &sends);
+    for (size_t i = 0; i < count; i++)
+        s_send_id (self, &sends[i].to, &sends[i].msg);
+    const shoal_jobs_reply_t *replies;
+    count = shoal_jobs_replies (self->jobs, &replies);
+    for (size_t i = 0; i < count; i++)
+        if (self->sink.reply)
+            self->sink.reply (self->sink.arg, &replies[i]);
+    shoal_jobs_saved_t jobs;
+    if (shoal_jobs_saved (self->jobs, &jobs) && self->sink.saved)
+        self->sink.saved (self->sink.arg, &(shoal_peer_saved_t){ .jobs = &jobs });
+}
+
+//  Capacity for every rescale that waits, from the handoff: after every
+//  input to the jobs or the handoff.
+static void
+s_jobs_capacity (shoal_peer_t *self)
+{
+    const shoal_jobs_wait_t *waits;
+    size_t count = self->jobs ? shoal_jobs_waiting (self->jobs, &waits) : 0;
+    if (!count || !self->handoff || !self->handoff_acting)
+        return;
+    //  Each answer is an input that replaces the list: the names first.
+    char (*names)[SHOAL_NAME_MAX + 1] = calloc (count, sizeof *names);
+    for (size_t i = 0; names && i < count; i++)
+        snprintf (names[i], sizeof names[i], "%s", waits[i].job);
+    for (size_t i = 0; names && i < count; i++) {
+        shoal_jobs_capacity (self->jobs, self->now, names[i],
+                             shoal_handoff_capacity (self->handoff, names[i]));
+        s_jobs_sent (self);
+    }
+    free (names);
+}
+
+//  After an input to the jobs: their outputs, the capacity waiting
+//  rescales need, and, when this node leads and has caught up, the handoff
+//  of its term with the tasks of its specs.
+static void
+s_jobs_outputs (shoal_peer_t *self)
+{
+    s_jobs_sent (self);
+    s_jobs_capacity (self);
+    if (!shoal_jobs_ready (self->jobs))
+        return;
+    uint64_t term, version;
+    shoal_jobs_name (self->jobs, &term, &version);
+    if (!self->handoff || self->handoff_term != self->acting_term) {
+        s_handoff_start (self, self->acting_term);
+        self->handoff_acting = self->handoff != NULL;
+    } else if (self->jobs_fed.term != term || self->jobs_fed.version != version) {
+        const shoal_assign_task_t *tasks;
+        size_t count = shoal_jobs_tasks (self->jobs, &tasks);
+        shoal_handoff_tasks (self->handoff, self->now, tasks, count);
+        self->jobs_fed = (shoal_epoch_t){ term, version };
+        s_handoff_outputs (self);
+    } else
+        return;
+    const shoal_assign_task_t *tasks;
+    size_t count = shoal_jobs_tasks (self->jobs, &tasks);
+    if (self->sink.handoff_tasks)
+        self->sink.handoff_tasks (self->sink.arg, self->acting_term, tasks, count);
+}
+
+//  An elector event, for the jobs, the tasks and the handoff.
+static void
+s_leader_event (shoal_peer_t *self, const shoal_elector_event_t *event)
+{
+    if (!self->tasks)
+        return;
+    bool leader = event->type == SHOAL_ELECTOR_LEADER;
+    bool self_leads = leader && memcmp (&event->leader, &self->id, sizeof self->id) == 0;
+    //  A leader that stops acting keeps its handoff, silent, and takes it up
+    //  again if it acts again with the same term (the elector lets it, when
+    //  nobody took the term meanwhile): a second handoff for one term would
+    //  publish versions and grant epochs the first one had already used.
+    //  Its jobs keep their leadership the same way. The handoff starts once
+    //  the jobs have caught up (s_jobs_outputs).
+    if (self_leads) {
+        self->acting_term = event->term;
+        self->handoff_acting = self->handoff != NULL && self->handoff_term == event->term;
+        shoal_jobs_leader (self->jobs, self->now, &self->id, event->term, true);
+        if (self->handoff_acting) {
+            shoal_handoff_tick (self->handoff, self->now);
+            s_handoff_outputs (self);
+        }
+    } else if (leader) {
+        shoal_handoff_destroy (&self->handoff);
+        shoal_jobs_leader (self->jobs, self->now, &event->leader, event->term, false);
+    } else {
+        self->handoff_acting = false;
+        if (shoal_jobs_ready (self->jobs) || self->handoff)
+            shoal_jobs_leader (self->jobs, self->now, &self->id, self->handoff_term, false);
+        else
+            shoal_jobs_leader (self->jobs, self->now, NULL, 0, false);
+    }
+    s_jobs_outputs (self);
+    shoal_tasks_leader (self->tasks, self->now, leader ? &event->leader : NULL,
+                        leader ? event->term : 0);
+    s_task_outputs (self);
+}
+
+//  After an input to the elector: what it persists, its messages, then its
+//  events, to the observer and to the jobs, the tasks and the handoff.
+static void
+s_elector_outputs (shoal_peer_t *self)
+{
+    shoal_elector_saved_t saved;
+    if (shoal_elector_saved (self->elector, &saved)) {
+        if (self->sink.saved)
+            self->sink.saved (self->sink.arg, &(shoal_peer_saved_t){ .elector = &saved });
+        if (self->tasks) {
+            shoal_jobs_voters (self->jobs, self->now, saved.voters, saved.voter_count);
+            s_jobs_outputs (self);
+        }
+    }
+    const shoal_elector_send_t *sends;
+    size_t count = shoal_elector_outbox (self->elector, &sends);
+    for (size_t i = 0; i < count; i++)
+        s_send_id (self, &sends[i].to, &sends[i].msg);
+    //  Events last: the tasks' inputs below make outputs of their own, and
+    //  the elector's outbox must be sent before anything else is asked of it.
+    const shoal_elector_event_t *events;
+    count = shoal_elector_events (self->elector, &events);
+    shoal_elector_event_t copies[8];
+    if (count > sizeof copies / sizeof copies[0])
+        count = sizeof copies / sizeof copies[0];
+    memcpy (copies, events, count * sizeof *events);
+    for (size_t i = 0; i < count; i++) {
+        if (self->sink.leader_event)
+            self->sink.leader_event (self->sink.arg, &copies[i]);
+        s_leader_event (self, &copies[i]);
+    }
+}
+
+//  Alive and suspect members are live, dead and left ones are not.
+static bool
+s_live (const shoal_membership_event_t *event)
+{
+    return event->type != SHOAL_MEMBERSHIP_DEAD && event->type != SHOAL_MEMBERSHIP_LEFT;
+}
+
+//  After an input to the membership: its events, to the observer and to
+//  every other core, its messages, and the new deadline.
+static void
+s_outputs (shoal_peer_t *self)
+{
+    const shoal_membership_event_t *events;
+    size_t count = shoal_membership_events (self->membership, &events);
+    for (size_t i = 0; i < count; i++) {
+        if (self->sink.member_event)
+            self->sink.member_event (self->sink.arg, &events[i]);
+        if (self->elector) {
+            shoal_elector_member (self->elector, self->now, &events[i].node,
+                                  events[i].meta->priority, s_live (&events[i]));
+            s_elector_outputs (self);
+        }
+        if (self->handoff) {
+            shoal_handoff_member (self->handoff, self->now, &events[i].node, events[i].meta,
+                                  s_live (&events[i]));
+            s_handoff_outputs (self);
+            s_jobs_capacity (self);
+        }
+        if (self->tasks) {
+            shoal_jobs_member (self->jobs, self->now, &events[i].node, s_live (&events[i]));
+            s_jobs_outputs (self);
+        }
+    }
+    const shoal_membership_send_t *sends;
+    count = shoal_membership_outbox (self->membership, &sends);
+    for (size_t i = 0; i < count; i++)
+        if (self->sink.send)
+            self->sink.send (self->sink.arg, &sends[i].to, sends[i].addr, &sends[i].msg);
+    s_schedule (self);
+}
+
+static void
+s_leave_view (shoal_peer_t *self)
+{
+    shoal_membership_leave (self->membership, self->now);
+    s_outputs (self);
+}
+
+//  ---------------------------------------------------------------------
+//  Inputs
+
+int
+shoal_peer_receive (shoal_peer_t *self, uint64_t now_ms, const shoal_envelope_t *envelope,
+                    const shoal_msg_t *msg, const char *from_addr)
+{
+    self->now = now_ms;
+    shoal_id_t from;
+    memcpy (from.bytes, envelope->sender.id, sizeof from.bytes);
+    int rc = -1;
+    switch (shoal_peer_layer (msg)) {
+    case SHOAL_PEER_TASKS:
+        if (msg->type == SHOAL_MSG_ASSIGN && self->tasks) {
+            rc = shoal_tasks_assign (self->tasks, self->now, &from, &msg->u.assign);
+            s_task_outputs (self);
+        } else if (msg->type == SHOAL_MSG_STATUS && self->handoff) {
+            rc = shoal_handoff_status (self->handoff, self->now, &from, envelope->sender.life,
+                                       &msg->u.status);
+            s_handoff_outputs (self);
+            s_jobs_capacity (self);
+        }
+        s_schedule (self);
+        s_leave_if_due (self);
+        return rc;
+    case SHOAL_PEER_ELECTION:
+        if (self->elector) {
+            rc = shoal_elector_receive (self->elector, self->now, &from, msg);
+            s_elector_outputs (self);
+            s_schedule (self);
+        }
+        s_leave_if_due (self);
+        return rc;
+    case SHOAL_PEER_JOBS:
+        if (self->tasks) {
+            rc = shoal_jobs_receive (self->jobs, self->now, &from, msg);
+            s_jobs_outputs (self);
+            s_schedule (self);
+        }
+        if (!s_members_sync (msg)) {
+            s_leave_if_due (self);
+            return rc;
+        }
+        break;
+    case SHOAL_PEER_MEMBERSHIP:
+        break;
+    }
+    int taken = shoal_membership_receive (self->membership, self->now, envelope, msg, from_addr);
+    s_outputs (self);
+    s_leave_if_due (self);
+    return rc == 0 ? 0 : taken;
+}
+
+void
+shoal_peer_tick (shoal_peer_t *self, uint64_t now_ms)
+{
+    self->now = now_ms;
+    if (self->elector && shoal_elector_next (self->elector) <= self->now) {
+        shoal_elector_tick (self->elector, self->now);
+        s_elector_outputs (self);
+    }
+    if (self->tasks && shoal_tasks_next (self->tasks) <= self->now) {
+        shoal_tasks_tick (self->tasks, self->now);
+        s_task_outputs (self);
+    }
+    if (self->handoff && shoal_handoff_next (self->handoff) <= self->now) {
+        shoal_handoff_tick (self->handoff, self->now);
+        s_handoff_outputs (self);
+        s_jobs_capacity (self);
+    }
+    if (self->tasks && shoal_jobs_next (self->jobs) <= self->now) {
+        shoal_jobs_tick (self->jobs, self->now);
+        s_jobs_outputs (self);
+    }
+    if (shoal_membership_next (self->membership) <= self->now) {
+        shoal_membership_tick (self->membership, self->now);
+        s_outputs (self);
+    } else
+        s_schedule (self); //  the membership's outputs are of an input already handled
+    s_leave_if_due (self);
+}
+
+void
+shoal_peer_resume (shoal_peer_t *self, uint64_t now_ms)
+{
+    self->now = now_ms;
+    if (self->elector) {
+        shoal_elector_tick (self->elector, self->now);
+        s_elector_outputs (self);
+    }
+    if (self->tasks) {
+        shoal_tasks_tick (self->tasks, self->now);
+        s_task_outputs (self);
+    }
+    if (self->handoff) {
+        shoal_handoff_tick (self->handoff, self->now);
+        s_handoff_outputs (self);
+    }
+    if (self->tasks) {
+        shoal_jobs_tick (self->jobs, self->now);
+        s_jobs_outputs (self);
+    }
+    shoal_membership_tick (self->membership, self->now);
+    s_outputs (self);
+    s_leave_if_due (self);
+}
+
+uint64_t
+shoal_peer_next (const shoal_peer_t *self)
+{
+    uint64_t next = shoal_membership_next (self->membership);
+    if (self->elector && shoal_elector_next (self->elector) < next)
+        next = shoal_elector_next (self->elector);
+    if (self->tasks && shoal_tasks_next (self->tasks) < next)
+        next = shoal_tasks_next (self->tasks);
+    if (self->handoff && shoal_handoff_next (self->handoff) < next)
+        next = shoal_handoff_next (self->handoff);
+    if (self->jobs && shoal_jobs_next (self->jobs) < next)
+        next = shoal_jobs_next (self->jobs);
+    return next;
+}
+
+int
+shoal_peer_join (shoal_peer_t *self, uint64_t now_ms, const char *addr)
+{
+    self->now = now_ms;
+    int rc = shoal_membership_join (self->membership, self->now, addr);
+    s_outputs (self);
+    return rc;
+}
+
+int
+shoal_peer_leave (shoal_peer_t *self, uint64_t now_ms)
+{
+    if (self->draining)
+        return -1;
+    self->now = now_ms;
+    //  The leader moves its tasks away before it leaves the view, so that
+    //  they never wait for the next leader.
+    if (self->handoff && self->handoff_acting && self->tasks) {
+        self->draining = true;
+        shoal_handoff_member (self->handoff, self->now, &self->id, NULL, false);
+        s_handoff_outputs (self);
+        s_jobs_capacity (self);
+        s_drain_check (self);
+        s_schedule (self);
+        s_leave_if_due (self);
+        return 0;
+    }
+    s_leave_view (self);
+    return 0;
+}
+
+bool
+shoal_peer_left (const shoal_peer_t *self)
+{
+    return !self->draining && !self->leave_due && shoal_membership_leave_done (self->membership);
+}
+
+int
+shoal_peer_report (shoal_peer_t *self, uint64_t now_ms, const char *task, uint8_t state,
+                   uint64_t lag)
+{
+    if (!self->tasks)
+        return -1;
+    self->now = now_ms;
+    int rc = shoal_tasks_report (self->tasks, self->now, task, state, lag);
+    s_task_outputs (self);
+    s_schedule (self);
+    s_leave_if_due (self);
+    return rc;
+}
+
+int
+shoal_peer_request (shoal_peer_t *self, uint64_t now_ms, uint64_t ref,
+                    const shoal_control_req_t *req)
+{
+    if (!self->tasks)
+        return -1;
+    self->now = now_ms;
+    if (shoal_jobs_request (self->jobs, self->now, ref, req) != 0)
+        return -1;
+    s_jobs_outputs (self);
+    s_schedule (self);
+    s_leave_if_due (self);
+    return 0;
+}
+
+//  ---------------------------------------------------------------------
+//  Queries
+
+shoal_membership_t *
+shoal_peer_membership (const shoal_peer_t *self)
+{
+    return self->membership;
+}
+
+shoal_elector_t *
+shoal_peer_elector (const shoal_peer_t *self)
+{
+    return self->elector;
+}
+
+shoal_tasks_t *
+shoal_peer_tasks (const shoal_peer_t *self)
+{
+    return self->tasks;
+}
+
+shoal_handoff_t *
+shoal_peer_handoff (const shoal_peer_t *self)
+{
+    return self->handoff;
+}
+
+shoal_jobs_t *
+shoal_peer_jobs (const shoal_peer_t *self)
+{
+    return self->jobs;
+}

@@ -1,0 +1,455 @@
+/*  tests/test_peer.c: a node's cores wired together, on a network by hand.
+
+    Each test plays the shell of a few peers: their sinks put every message
+    they send, encoded as on the wire, into one queue, and the test delivers
+    the queue in order, at once (no latency, no loss), then ticks each peer
+    when its deadline comes. The application of each peer does what its
+    commands say and reports each start as running.
+*/
+
+#include "arena.h"
+#include "peer.h"
+#include "test.h"
+#include "wire.h"
+
+#include <stdlib.h>
+
+#define PEERS 3
+
+typedef struct {
+    int from, to;
+    uint8_t purpose;
+    shoal_life_t recipient;
+    long size;
+    uint8_t *data;
+} s_flight_t;
+
+typedef struct s_net s_net_t;
+
+//  One peer, and what its sink saw.
+typedef struct {
+    s_net_t *net;
+    int index;
+    shoal_peer_t *peer;
+    char addr[16];
+    uint64_t seq;
+    size_t sent;
+    size_t left_seen; //  LEFT events about other members
+    size_t saved_elector;
+    size_t placing; //  tasks its handoff places, when it leads
+    char roles[8][16];
+    uint8_t role[8]; //  per task of roles: as the application runs it
+    size_t role_count;
+    char reports[16][16]; //  to report once the input is over, in order
+    uint8_t report_states[16];
+    size_t report_count;
+} s_node_t;
+
+struct s_net {
+    s_node_t nodes[PEERS];
+    s_flight_t *queue;
+    size_t head, count, size;
+    uint64_t now;
+    uint8_t buffer[SHOAL_FRAME_MAX];
+    shoal_arena_t arena;
+};
+
+static shoal_id_t
+s_id (int index)
+{
+    shoal_id_t id;
+    memset (&id, 0, sizeof id);
+    id.bytes[0] = (uint8_t) (index + 1);
+    return id;
+}
+
+static void
+s_send (void *arg, const shoal_life_t *to, const char *addr, const shoal_msg_t *msg)
+{
+    s_node_t *node = arg;
+    s_net_t *net = node->net;
+    node->sent++;
+    int target = -1;
+    if (addr)
+        for (int i = 0; i < PEERS; i++)
+            target = strcmp (net->nodes[i].addr, addr) == 0 ? i : target;
+    else
+        target = to->id[0] - 1;
+    shoal_wire_error_t err;
+    long size = shoal_msg_encode (msg, net->buffer, sizeof net->buffer, &err);
+    CHECK (size > 0);
+    if (target < 0 || target >= PEERS || size <= 0)
+        return;
+    if (net->count == net->size) {
+        net->size = net->size ? 2 * net->size : 64;
+        net->queue = realloc (net->queue, net->size * sizeof *net->queue);
+    }
+    s_flight_t *flight = &net->queue[net->count++];
+    *flight = (s_flight_t){ .from = node->index,
+                            .to = target,
+                            .purpose = (uint8_t) shoal_msg_purpose (msg->type),
+                            .recipient = *to,
+                            .size = size,
+                            .data = malloc ((size_t) size) };
+    memcpy (flight->data, net->buffer, (size_t) size);
+}
+
+static size_t
+s_task (s_node_t *node, const char *task)
+{
+    size_t t = 0;
+    while (t < node->role_count && strcmp (node->roles[t], task) != 0)
+        t++;
+    if (t == node->role_count && t < 8)
+        snprintf (node->roles[node->role_count++], sizeof node->roles[0], "%s", task);
+    return t;
+}
+
+//  The application: it runs each task in the role it was told, and reports
+//  a start done (running) or a demotion or stop done (stopped) once the
+//  peer's input is over (a callback must not call into its peer).
+static void
+s_command (void *arg, const shoal_tasks_command_t *command)
+{
+    s_node_t *node = arg;
+    size_t t = s_task (node, command->task);
+    if (t < 8)
+        node->role[t] = command->role;
+    if (command->type == SHOAL_TASKS_PROMOTE || node->report_count == 16)
+        return;
+    node->report_states[node->report_count] =
+        command->type == SHOAL_TASKS_START ? SHOAL_TASK_RUNNING : SHOAL_TASK_STOPPED;
+    snprintf (node->reports[node->report_count++], sizeof node->reports[0], "%s", command->task);
+}
+
+static void
+s_member_event (void *arg, const shoal_membership_event_t *event)
+{
+    s_node_t *node = arg;
+    node->left_seen += event->type == SHOAL_MEMBERSHIP_LEFT;
+}
+
+static void
+s_saved (void *arg, const shoal_peer_saved_t *saved)
+{
+    s_node_t *node = arg;
+    node->saved_elector += saved->elector != NULL;
+}
+
+static void
+s_handoff_tasks (void *arg, uint64_t term, const shoal_assign_task_t *tasks, size_t count)
+{
+    s_node_t *node = arg;
+    (void) term;
+    (void) tasks;
+    node->placing = count;
+}
+
+static void
+s_config (shoal_peer_config_t *config, bool election, bool tasks)
+{
+    memset (config, 0, sizeof *config);
+    shoal_membership_config_loopback (&config->membership);
+    shoal_elector_config_loopback (&config->elector);
+    shoal_tasks_config_loopback (&config->node_tasks);
+    shoal_handoff_config_loopback (&config->handoff);
+    shoal_jobs_config_loopback (&config->jobs);
+    config->election = election;
+    config->tasks = tasks;
+}
+
+//  PEERS peers, all up at time 0, every one but the first joining through
+//  it; with tasks, each holds the job "web" of 3 tasks, as from its disk.
+static void
+s_net_start (s_net_t *net, bool election, bool tasks)
+{
+    memset (net, 0, sizeof *net);
+    CHECK_EQ (shoal_arena_init (&net->arena, SHOAL_DECODE_ARENA (SHOAL_FRAME_MAX)), 0);
+    shoal_peer_config_t config;
+    s_config (&config, election, tasks);
+    shoal_jobspec_t web = { .name = "web", .parallelism = 3, .weight = 1, .command = "" };
+    shoal_jobs_saved_t jobs = { .term = 0, .version = 1, .count = 1, .specs = &web };
+    shoal_peer_saved_t saved = { .jobs = &jobs };
+    for (int i = 0; i < PEERS; i++) {
+        s_node_t *node = &net->nodes[i];
+        node->net = net;
+        node->index = i;
+        snprintf (node->addr, sizeof node->addr, "peer:%d", i);
+        shoal_meta_t meta = {
+            .name = "n", .addr = node->addr, .life = 1, .priority = (uint32_t) i, .capacity = 1
+        };
+        shoal_peer_sink_t sink = { .arg = node,
+                                   .send = s_send,
+                                   .command = s_command,
+                                   .member_event = s_member_event,
+                                   .saved = s_saved,
+                                   .handoff_tasks = s_handoff_tasks };
+        shoal_id_t id = s_id (i);
+        node->peer = shoal_peer_new (&config, &id, 1, &meta, &saved, (uint64_t) i + 1, net->now,
+                                     NULL, &sink);
+        CHECK (node->peer != NULL);
+    }
+    for (int i = 1; i < PEERS; i++)
+        CHECK_EQ (shoal_peer_join (net->nodes[i].peer, net->now, net->nodes[0].addr), 0);
+}
+
+static void
+s_net_stop (s_net_t *net)
+{
+    for (int i = 0; i < PEERS; i++)
+        shoal_peer_destroy (&net->nodes[i].peer);
+    for (size_t i = net->head; i < net->count; i++)
+        free (net->queue[i].data);
+    free (net->queue);
+    shoal_arena_release (&net->arena);
+}
+
+static void
+s_deliver (s_net_t *net, s_flight_t *flight)
+{
+    s_node_t *node = &net->nodes[flight->to];
+    shoal_msg_t msg;
+    shoal_wire_error_t err;
+    shoal_arena_reset (&net->arena);
+    if (node->peer && shoal_msg_decode (flight->data, (size_t) flight->size, flight->purpose, &msg,
+                                        &net->arena, &err) == 0) {
+        shoal_id_t from = s_id (flight->from);
+        shoal_envelope_t envelope = { .mode = SHOAL_ENVELOPE_PLAINTEXT,
+                                      .purpose = flight->purpose,
+                                      .sender = { .life = 1 },
+                                      .recipient = flight->recipient,
+                                      .seq = ++net->nodes[flight->from].seq };
+        memcpy (envelope.sender.id, from.bytes, sizeof envelope.sender.id);
+        shoal_peer_receive (node->peer, net->now, &envelope, &msg, net->nodes[flight->from].addr);
+    }
+    free (flight->data);
+}
+
+//  Runs the network until until_ms: messages first, then the application's
+//  reports, then the peers' deadlines.
+static void
+s_net_run (s_net_t *net, uint64_t until_ms)
+{
+    while (net->now <= until_ms) {
+        while (net->head < net->count) {
+            s_flight_t flight = net->queue[net->head++];
+            s_deliver (net, &flight);
+        }
+        net->head = net->count = 0;
+        bool reported = false;
+        for (int i = 0; i < PEERS; i++) {
+            s_node_t *node = &net->nodes[i];
+            for (size_t r = 0; r < node->report_count && node->peer; r++)
+                shoal_peer_report (node->peer, net->now, node->reports[r], node->report_states[r],
+                                   0);
+            reported |= node->report_count > 0;
+            node->report_count = 0;
+        }
+        if (reported)
+            continue;
+        uint64_t next = UINT64_MAX;
+        for (int i = 0; i < PEERS; i++)
+            if (net->nodes[i].peer && shoal_peer_next (net->nodes[i].peer) < next)
+                next = shoal_peer_next (net->nodes[i].peer);
+        if (next > until_ms)
+            break;
+        if (next > net->now)
+            net->now = next;
+        for (int i = 0; i < PEERS; i++)
+            if (net->nodes[i].peer && shoal_peer_next (net->nodes[i].peer) <= net->now)
+                shoal_peer_tick (net->nodes[i].peer, net->now);
+    }
+    net->now = until_ms;
+}
+
+//  The peer every peer follows, or -1 when they do not agree.
+static int
+s_leader (s_net_t *net)
+{
+    int leader = -1;
+    for (int i = 0; i < PEERS; i++) {
+        shoal_id_t id;
+        uint64_t term;
+        if (shoal_elector_leader (shoal_peer_elector (net->nodes[i].peer), net->now, &id, &term) !=
+            0)
+            return -1;
+        if (i > 0 && leader != id.bytes[0] - 1)
+            return -1;
+        leader = id.bytes[0] - 1;
+    }
+    return leader;
+}
+
+static void
+configs_are_checked (void)
+{
+    shoal_peer_config_t config;
+    s_config (&config, true, true);
+    CHECK (shoal_peer_config_check (&config) == NULL);
+    s_config (&config, false, true);
+    CHECK (shoal_peer_config_check (&config) != NULL); //  tasks need the election
+    shoal_id_t id = s_id (0);
+    shoal_meta_t meta = { .name = "n", .addr = "peer:0", .life = 1, .capacity = 1 };
+    CHECK (shoal_peer_new (&config, &id, 1, &meta, NULL, 1, 0, NULL, NULL) == NULL);
+}
+
+static void
+three_peers_follow_one_leader (void)
+{
+    s_net_t net;
+    s_net_start (&net, true, false);
+    s_net_run (&net, 10000);
+    for (int i = 0; i < PEERS; i++)
+        CHECK_EQ (shoal_membership_live (shoal_peer_membership (net.nodes[i].peer)), PEERS);
+    int leader = s_leader (&net);
+    CHECK_EQ (leader, PEERS - 1); //  the highest priority
+    int acting = 0;
+    for (int i = 0; i < PEERS; i++) {
+        acting += shoal_elector_acting (shoal_peer_elector (net.nodes[i].peer), net.now);
+        //  The term each one acknowledged went to its disk.
+        CHECK (net.nodes[i].saved_elector > 0);
+    }
+    CHECK_EQ (acting, 1);
+    s_net_stop (&net);
+}
+
+static void
+the_tasks_of_a_job_run_once_each (void)
+{
+    s_net_t net;
+    s_net_start (&net, true, true);
+    s_net_run (&net, 20000);
+    int leader = s_leader (&net);
+    CHECK_EQ (leader, PEERS - 1);
+    CHECK (shoal_peer_handoff (net.nodes[PEERS - 1].peer) != NULL);
+    CHECK_EQ (net.nodes[PEERS - 1].placing, 3);
+    for (int i = 0; i < PEERS - 1; i++) {
+        CHECK (shoal_peer_handoff (net.nodes[i].peer) == NULL);
+        CHECK_EQ (net.nodes[i].placing, 0);
+    }
+    const char *tasks[] = { "web/0", "web/1", "web/2" };
+    for (int t = 0; t < 3; t++) {
+        int actives = 0;
+        for (int i = 0; i < PEERS; i++) {
+            size_t at = s_task (&net.nodes[i], tasks[t]);
+            actives += at < 8 && net.nodes[i].role[at] == SHOAL_ROLE_ACTIVE;
+        }
+        CHECK_EQ (actives, 1);
+    }
+    s_net_stop (&net);
+}
+
+static void
+a_follower_that_leaves_is_seen_leaving (void)
+{
+    s_net_t net;
+    s_net_start (&net, true, true);
+    s_net_run (&net, 10000);
+    CHECK_EQ (s_leader (&net), PEERS - 1);
+    s_node_t *follower = &net.nodes[0];
+    shoal_membership_t *membership = shoal_peer_membership (follower->peer);
+    shoal_id_t id = s_id (0);
+    shoal_membership_member_t self;
+    CHECK (!shoal_peer_left (follower->peer));
+    CHECK_EQ (shoal_peer_leave (follower->peer, net.now), 0);
+    //  At once, with nothing to move first: its own record says it left.
+    CHECK_EQ (shoal_membership_member (membership, &id, &self), 0);
+    CHECK_EQ (self.state, SHOAL_MEMBER_LEFT);
+    s_net_run (&net, net.now + 2000);
+    CHECK (shoal_peer_left (follower->peer));
+    for (int i = 1; i < PEERS; i++)
+        CHECK_EQ (net.nodes[i].left_seen, 1);
+    s_net_stop (&net);
+}
+
+static void
+a_leader_that_leaves_moves_its_tasks_away_first (void)
+{
+    s_net_t net;
+    s_net_start (&net, true, true);
+    s_net_run (&net, 20000);
+    CHECK_EQ (s_leader (&net), PEERS - 1);
+    s_node_t *leader = &net.nodes[PEERS - 1];
+    shoal_membership_t *membership = shoal_peer_membership (leader->peer);
+    shoal_id_t id = s_id (PEERS - 1);
+    shoal_membership_member_t self;
+    CHECK_EQ (shoal_peer_leave (leader->peer, net.now), 0);
+    CHECK_EQ (shoal_peer_leave (leader->peer, net.now), -1); //  draining already
+    CHECK_EQ (shoal_membership_member (membership, &id, &self), 0);
+    CHECK_EQ (self.state, SHOAL_MEMBER_ALIVE);
+    s_net_run (&net, net.now + 30000);
+    CHECK_EQ (shoal_membership_member (membership, &id, &self), 0);
+    CHECK_EQ (self.state, SHOAL_MEMBER_LEFT);
+    CHECK (shoal_peer_left (leader->peer));
+    const char *tasks[] = { "web/0", "web/1", "web/2" };
+    for (int t = 0; t < 3; t++) {
+        size_t at = s_task (leader, tasks[t]);
+        CHECK (at < 8 && leader->role[at] == SHOAL_ROLE_NONE);
+        int actives = 0;
+        for (int i = 0; i < PEERS - 1; i++) {
+            at = s_task (&net.nodes[i], tasks[t]);
+            actives += at < 8 && net.nodes[i].role[at] == SHOAL_ROLE_ACTIVE;
+        }
+        CHECK_EQ (actives, 1);
+    }
+    s_net_stop (&net);
+}
+
+static void
+a_peer_without_tasks_has_no_tasks_core (void)
+{
+    s_net_t net;
+    s_net_start (&net, false, false);
+    shoal_peer_t *peer = net.nodes[0].peer;
+    CHECK (shoal_peer_membership (peer) != NULL);
+    CHECK (shoal_peer_elector (peer) == NULL);
+    CHECK (shoal_peer_tasks (peer) == NULL);
+    CHECK (shoal_peer_jobs (peer) == NULL);
+    CHECK (shoal_peer_handoff (peer) == NULL);
+    CHECK_EQ (shoal_peer_report (peer, 0, "web/0", SHOAL_TASK_RUNNING, 0), -1);
+    shoal_control_req_t req = { 0 };
+    CHECK_EQ (shoal_peer_request (peer, 0, 1, &req), -1);
+    s_net_run (&net, 5000);
+    CHECK_EQ (shoal_membership_live (shoal_peer_membership (peer)), PEERS);
+    s_net_stop (&net);
+}
+
+static void
+messages_for_no_core_are_dropped (void)
+{
+    s_net_t net;
+    s_net_start (&net, false, false);
+    s_net_run (&net, 5000);
+    shoal_peer_t *peer = net.nodes[0].peer;
+    size_t sent = net.nodes[0].sent;
+    shoal_envelope_t envelope = { .mode = SHOAL_ENVELOPE_PLAINTEXT, .sender = { .life = 1 } };
+    envelope.sender.id[0] = 2;
+    shoal_msg_t msg;
+    //  An ASSIGN, a STATUS, a COORDINATOR and a JOB for cores it does not
+    //  run, and a type nobody knows.
+    uint8_t types[] = { SHOAL_MSG_ASSIGN, SHOAL_MSG_STATUS, SHOAL_MSG_COORDINATOR, SHOAL_MSG_JOB };
+    for (size_t i = 0; i < sizeof types; i++) {
+        memset (&msg, 0, sizeof msg);
+        msg.type = types[i];
+        CHECK_EQ (shoal_peer_receive (peer, net.now, &envelope, &msg, "peer:1"), -1);
+    }
+    memset (&msg, 0, sizeof msg);
+    msg.type = 0xEE;
+    shoal_peer_receive (peer, net.now, &envelope, &msg, "peer:1");
+    CHECK_EQ (net.nodes[0].sent, sent);
+    CHECK_EQ (shoal_membership_live (shoal_peer_membership (peer)), PEERS);
+    s_net_stop (&net);
+}
+
+int
+main (void)
+{
+    RUN (configs_are_checked);
+    RUN (three_peers_follow_one_leader);
+    RUN (the_tasks_of_a_job_run_once_each);
+    RUN (a_follower_that_leaves_is_seen_leaving);
+    RUN (a_leader_that_leaves_moves_its_tasks_away_first);
+    RUN (a_peer_without_tasks_has_no_tasks_core);
+    RUN (messages_for_no_core_are_dropped);
+    return TEST_DONE ();
+}
