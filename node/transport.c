@@ -1,0 +1,577 @@
+/*  node/transport.c: a node's UDP socket and ZeroMQ sockets, every message
+    sealed on the way out and opened, checked and decoded on the way in.
+*/
+
+#include "transport.h"
+
+#include <arpa/inet.h>
+#include <czmq.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+//  A DEALER to one peer, and the address it connects to.
+typedef struct {
+    zsock_t *dealer;
+    char addr[SHOAL_ADDR_MAX + 1];
+} s_link_t;
+
+struct _shoal_transport_t {
+    shoal_life_t self;
+    int udp;
+    int family;
+    uint16_t port;
+    zsock_t *router;
+    zactor_t *beacons; //  NULL while off
+    zhashx_t *links;   //  hex id -> s_link_t
+    uint32_t send_queue;
+    shoal_sealer_t *sealer;
+    shoal_opener_t *opener;
+    uint8_t *plain;  //  one encoded message, SHOAL_FRAME_MAX
+    uint8_t *sealed; //  one envelope, SHOAL_FRAME_MAX
+    shoal_transport_stats_t stats;
+};
+
+//  Splits "host:port" (host may be "[v6]") into host and port. Returns 0, or
+//  -1 when the text is not of that shape or the port is not 0..65535.
+static int
+s_split (const char *addr, char *host, size_t host_size, uint16_t *port)
+{
+    const char *colon = addr ? strrchr (addr, ':') : NULL;
+    if (!colon || colon == addr)
+        return -1;
+    const char *start = addr, *end = colon;
+    if (*start == '[') {
+        if (end[-1] != ']')
+            return -1;
+        start++, end--;
+    }
+    size_t length = (size_t) (end - start);
+    if (length == 0 || length >= host_size)
+        return -1;
+    memcpy (host, start, length);
+    host[length] = 0;
+    char *stop;
+    errno = 0;
+    unsigned long number = strtoul (colon + 1, &stop, 10);
+    if (colon[1] == 0 || *stop != 0 || errno || number > 65535)
+        return -1;
+    *port = (uint16_t) number;
+    return 0;
+}
+
+//  The socket address of "host:port"; numeric hosts only unless names is
+//  true (resolving a name may block: only at start).
+static int
+s_resolve (const char *addr, int family, bool passive, bool names, struct sockaddr_storage *out,
+           socklen_t *out_size)
+{
+    char host[SHOAL_ADDR_MAX + 1], port_text[8];
+    uint16_t port;
+    if (s_split (addr, host, sizeof host, &port) != 0)
+        return -1;
+    snprintf (port_text, sizeof port_text, "%u", port);
+    struct addrinfo hints = { .ai_family = family,
+                              .ai_socktype = SOCK_DGRAM,
+                              .ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0) |
+                                          (names ? 0 : AI_NUMERICHOST) };
+    struct addrinfo *found = NULL;
+    bool any = strcmp (host, "*") == 0;
+    if (getaddrinfo (any ? NULL : host, port_text, &hints, &found) != 0 || !found)
+        return -1;
+    memcpy (out, found->ai_addr, found->ai_addrlen);
+    *out_size = found->ai_addrlen;
+    freeaddrinfo (found);
+    return 0;
+}
+
+//  "ip:port" of a socket address.
+static void
+s_format (const struct sockaddr_storage *address, char *text, size_t size)
+{
+    char ip[INET6_ADDRSTRLEN] = "?";
+    uint16_t port = 0;
+    if (address->ss_family == AF_INET) {
+        const struct sockaddr_in *v4 = (const struct sockaddr_in *) address;
+        inet_ntop (AF_INET, &v4->sin_addr, ip, sizeof ip);
+        port = ntohs (v4->sin_port);
+        snprintf (text, size, "%s:%u", ip, port);
+    } else {
+        const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *) address;
+        inet_ntop (AF_INET6, &v6->sin6_addr, ip, sizeof ip);
+        port = ntohs (v6->sin6_port);
+        snprintf (text, size, "[%s]:%u", ip, port);
+    }
+}
+
+static void
+s_link_destroy (void **item)
+{
+    s_link_t *link = *item;
+    if (link) {
+        zsock_destroy (&link->dealer);
+        free (link);
+        *item = NULL;
+    }
+}
+
+static void
+s_hex (const uint8_t id[16], char text[33])
+{
+    static const char digits[] = "0123456789abcdef";
+    for (int i = 0; i < 16; i++) {
+        text[2 * i] = digits[id[i] >> 4];
+        text[2 * i + 1] = digits[id[i] & 15];
+    }
+    text[32] = 0;
+}
+
+//  Options every ZeroMQ socket here takes: no message above a frame, no
+//  lingering at close.
+static void
+s_socket_limits (zsock_t *socket)
+{
+    zsock_set_maxmsgsize (socket, (int) SHOAL_FRAME_MAX);
+    zsock_set_linger (socket, 0);
+}
+
+static int
+s_fail (char *why, size_t why_size, const char *format, const char *detail)
+{
+    if (why && why_size)
+        snprintf (why, why_size, format, detail);
+    return -1;
+}
+
+//  Binds the UDP socket to bind, then the ROUTER to the same port over TCP.
+//  With port 0 the system picks the UDP port, which may be taken over TCP:
+//  the caller tries again.
+static int
+s_bind (shoal_transport_t *self, const char *bind_addr, bool *retry, char *why, size_t why_size)
+{
+    *retry = false;
+    struct sockaddr_storage address;
+    socklen_t size;
+    if (s_resolve (bind_addr, AF_UNSPEC, true, true, &address, &size) != 0)
+        return s_fail (why, why_size, "bind: cannot resolve '%s' (host:port)", bind_addr);
+    self->family = address.ss_family;
+    self->udp = socket (self->family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (self->udp < 0 || bind (self->udp, (struct sockaddr *) &address, size) != 0)
+        return s_fail (why, why_size, "bind: UDP: %s", strerror (errno));
+    struct sockaddr_storage bound;
+    socklen_t bound_size = sizeof bound;
+    getsockname (self->udp, (struct sockaddr *) &bound, &bound_size);
+    char ip[INET6_ADDRSTRLEN];
+    if (self->family == AF_INET) {
+        self->port = ntohs (((struct sockaddr_in *) &bound)->sin_port);
+        inet_ntop (AF_INET, &((struct sockaddr_in *) &address)->sin_addr, ip, sizeof ip);
+    } else {
+        self->port = ntohs (((struct sockaddr_in6 *) &bound)->sin6_port);
+        inet_ntop (AF_INET6, &((struct sockaddr_in6 *) &address)->sin6_addr, ip, sizeof ip);
+    }
+    self->router = zsock_new (ZMQ_ROUTER);
+    if (!self->router)
+        return s_fail (why, why_size, "bind: %s", "no ZeroMQ socket");
+    s_socket_limits (self->router);
+    if (self->family == AF_INET6)
+        zsock_set_ipv6 (self->router, 1);
+    char endpoint[SHOAL_ADDR_MAX + 16];
+    snprintf (endpoint, sizeof endpoint, self->family == AF_INET ? "tcp://%s:%u" : "tcp://[%s]:%u",
+              ip, self->port);
+    if (zsock_bind (self->router, "%s", endpoint) < 0) {
+        *retry = zmq_errno () == EADDRINUSE;
+        return s_fail (why, why_size, "bind: TCP: %s", zmq_strerror (zmq_errno ()));
+    }
+    return 0;
+}
+
+static void
+s_unbind (shoal_transport_t *self)
+{
+    if (self->udp >= 0)
+        close (self->udp);
+    self->udp = -1;
+    zsock_destroy (&self->router);
+}
+
+shoal_transport_t *
+shoal_transport_new (const shoal_transport_config_t *config,
+                     const uint8_t nonce_prefix[SHOAL_ENVELOPE_NONCE], char *why, size_t why_size)
+{
+    if (!config || !config->bind || !config->keyring || !nonce_prefix) {
+        s_fail (why, why_size, "transport: %s", "no bind address, keyring or nonce");
+        return NULL;
+    }
+    shoal_transport_t *self = calloc (1, sizeof *self);
+    if (!self) {
+        s_fail (why, why_size, "transport: %s", "out of memory");
+        return NULL;
+    }
+    self->udp = -1;
+    self->self = config->self;
+    self->send_queue = config->send_queue ? config->send_queue : 64;
+    size_t windows = config->peers ? 2 * config->peers : 64;
+    self->sealer = shoal_sealer_new (config->keyring, &config->self, nonce_prefix);
+    self->opener = shoal_opener_new (config->keyring, &config->self, windows);
+    self->links = zhashx_new ();
+    //  Untouched pages of these cost no memory: only large messages use them.
+    self->plain = malloc (SHOAL_FRAME_MAX);
+    self->sealed = malloc (SHOAL_FRAME_MAX);
+    if (!self->sealer || !self->opener || !self->links || !self->plain || !self->sealed) {
+        s_fail (why, why_size, "transport: %s", "out of memory, or not a node's life");
+        shoal_transport_destroy (&self);
+        return NULL;
+    }
+    zhashx_set_destructor (self->links, s_link_destroy);
+    bool retry = true;
+    int rc = -1;
+    for (int attempt = 0; rc != 0 && retry && attempt < 16; attempt++) {
+        s_unbind (self);
+        rc = s_bind (self, config->bind, &retry, why, why_size);
+    }
+    if (rc != 0) {
+        shoal_transport_destroy (&self);
+        return NULL;
+    }
+    return self;
+}
+
+void
+shoal_transport_destroy (shoal_transport_t **self_p)
+{
+    shoal_transport_t *self = self_p ? *self_p : NULL;
+    if (!self)
+        return;
+    s_unbind (self);
+    zactor_destroy (&self->beacons);
+    zhashx_destroy (&self->links);
+    shoal_sealer_destroy (&self->sealer);
+    shoal_opener_destroy (&self->opener);
+    free (self->plain);
+    free (self->sealed);
+    free (self);
+    *self_p = NULL;
+}
+
+uint16_t
+shoal_transport_port (const shoal_transport_t *self)
+{
+    return self->port;
+}
+
+int
+shoal_transport_udp_fd (const shoal_transport_t *self)
+{
+    return self->udp;
+}
+
+void *
+shoal_transport_router (const shoal_transport_t *self)
+{
+    return self->router;
+}
+
+static long s_seal (shoal_transport_t *self, shoal_purpose_t purpose, const shoal_life_t *recipient,
+                    const shoal_msg_t *msg);
+
+void *
+shoal_transport_beacons (const shoal_transport_t *self)
+{
+    return self->beacons;
+}
+
+int
+shoal_transport_beacons_start (shoal_transport_t *self, uint16_t port, char *why, size_t why_size)
+{
+    if (self->beacons || port == 0)
+        return s_fail (why, why_size, "beacons: %s", port ? "already on" : "port 0");
+    self->beacons = zactor_new (zbeacon, NULL);
+    if (!self->beacons)
+        return s_fail (why, why_size, "beacons: %s", "no beacon actor");
+    zsock_send (self->beacons, "si", "CONFIGURE", (int) port);
+    char *hostname = zstr_recv (self->beacons);
+    bool usable = hostname && *hostname;
+    zstr_free (&hostname);
+    if (!usable) {
+        zactor_destroy (&self->beacons);
+        return s_fail (why, why_size,
+                       "beacons: no interface broadcasts (%s); use join seeds, or see "
+                       "ARCHITECTURE.md \"Discovery\" for loopback",
+                       getenv ("ZSYS_INTERFACE") ? getenv ("ZSYS_INTERFACE")
+                                                 : "ZSYS_INTERFACE unset");
+    }
+    zsock_send (self->beacons, "sb", "SUBSCRIBE", "", (size_t) 0);
+    return 0;
+}
+
+int
+shoal_transport_beacons_publish (shoal_transport_t *self, const shoal_msg_t *beacon,
+                                 uint32_t interval_ms)
+{
+    long sealed = self->beacons && beacon->type == SHOAL_MSG_BEACON
+                      ? s_seal (self, SHOAL_PURPOSE_BEACON, NULL, beacon)
+                      : -1;
+    if (sealed < 0 || (size_t) sealed > SHOAL_BEACON_MAX) {
+        self->stats.send_dropped++;
+        return -1;
+    }
+    zsock_send (self->beacons, "sbi", "PUBLISH", self->sealed, (size_t) sealed, (int) interval_ms);
+    self->stats.sent[SHOAL_PURPOSE_BEACON - 1]++;
+    self->stats.bytes_sent += (uint64_t) sealed;
+    return 0;
+}
+
+//  A recipient that names nobody is no recipient: the envelope goes
+//  unaddressed.
+static const shoal_life_t *
+s_addressee (const shoal_life_t *recipient)
+{
+    static const uint8_t zero[16];
+    return recipient && recipient->life && memcmp (recipient->id, zero, 16) != 0 ? recipient : NULL;
+}
+
+//  Encodes and seals msg for purpose. Returns the envelope's size in
+//  self->sealed, or -1.
+static long
+s_seal (shoal_transport_t *self, shoal_purpose_t purpose, const shoal_life_t *recipient,
+        const shoal_msg_t *msg)
+{
+    shoal_wire_error_t err;
+    long size = shoal_msg_encode (msg, self->plain, SHOAL_FRAME_MAX, &err);
+    if (size < 0)
+        return -1;
+    return shoal_sealer_seal (self->sealer, purpose, s_addressee (recipient), self->plain,
+                              (size_t) size, self->sealed, SHOAL_FRAME_MAX);
+}
+
+int
+shoal_transport_datagram (shoal_transport_t *self, const char *addr, const shoal_life_t *recipient,
+                          const shoal_msg_t *msg)
+{
+    struct sockaddr_storage address;
+    socklen_t size;
+    long sealed = -1;
+    if (s_resolve (addr, self->family, false, false, &address, &size) == 0)
+        sealed = s_seal (self, SHOAL_PURPOSE_DATAGRAM, recipient, msg);
+    if (sealed < 0 || sendto (self->udp, self->sealed, (size_t) sealed, 0,
+                              (struct sockaddr *) &address, size) != sealed) {
+        self->stats.send_dropped++;
+        return -1;
+    }
+    self->stats.sent[SHOAL_PURPOSE_DATAGRAM - 1]++;
+    self->stats.bytes_sent += (uint64_t) sealed;
+    return 0;
+}
+
+//  The DEALER to recipient, connected to addr: made on first use, made again
+//  when the address changed.
+static s_link_t *
+s_link (shoal_transport_t *self, const uint8_t id[16], const char *addr)
+{
+    char key[33];
+    s_hex (id, key);
+    s_link_t *link = zhashx_lookup (self->links, key);
+    if (link && strcmp (link->addr, addr) == 0)
+        return link;
+    zhashx_delete (self->links, key);
+    char host[SHOAL_ADDR_MAX + 1];
+    uint16_t port;
+    if (s_split (addr, host, sizeof host, &port) != 0 || port == 0)
+        return NULL;
+    link = calloc (1, sizeof *link);
+    if (!link)
+        return NULL;
+    snprintf (link->addr, sizeof link->addr, "%s", addr);
+    link->dealer = zsock_new (ZMQ_DEALER);
+    if (link->dealer) {
+        s_socket_limits (link->dealer);
+        zsock_set_immediate (link->dealer, 1);
+        zsock_set_sndhwm (link->dealer, (int) self->send_queue);
+        zsock_set_sndtimeo (link->dealer, 0);
+        if (strchr (host, ':'))
+            zsock_set_ipv6 (link->dealer, 1);
+    }
+    const char *format = strchr (host, ':') ? "tcp://[%s]:%u" : "tcp://%s:%u";
+    if (!link->dealer || zsock_connect (link->dealer, format, host, port) < 0) {
+        zsock_destroy (&link->dealer);
+        free (link);
+        return NULL;
+    }
+    if (zhashx_insert (self->links, key, link) != 0) {
+        s_link_destroy ((void **) &link);
+        return NULL;
+    }
+    return link;
+}
+
+int
+shoal_transport_frame (shoal_transport_t *self, const char *addr, const shoal_life_t *recipient,
+                       const shoal_msg_t *msg)
+{
+    const shoal_life_t *to = s_addressee (recipient);
+    s_link_t *link = to && addr ? s_link (self, to->id, addr) : NULL;
+    long sealed = link ? s_seal (self, SHOAL_PURPOSE_FRAME, to, msg) : -1;
+    if (sealed < 0 || zmq_send (zsock_resolve (link->dealer), self->sealed, (size_t) sealed,
+                                ZMQ_DONTWAIT) != sealed) {
+        self->stats.send_dropped++;
+        return -1;
+    }
+    self->stats.sent[SHOAL_PURPOSE_FRAME - 1]++;
+    self->stats.bytes_sent += (uint64_t) sealed;
+    return 0;
+}
+
+void
+shoal_transport_forget (shoal_transport_t *self, const uint8_t id[16])
+{
+    char key[33];
+    s_hex (id, key);
+    zhashx_delete (self->links, key);
+}
+
+//  Opens and decodes size bytes in self->sealed that came on purpose.
+//  Returns 1 with *in filled, or 0 when dropped (counted).
+static int
+s_accept (shoal_transport_t *self, shoal_purpose_t purpose, size_t size, shoal_arena_t *arena,
+          shoal_transport_in_t *in)
+{
+    size_t payload = 0;
+    shoal_open_result_t result =
+        shoal_opener_open (self->opener, purpose, self->sealed, size, self->plain, SHOAL_FRAME_MAX,
+                           &payload, &in->envelope);
+    if (result != SHOAL_OPEN_OK) {
+        self->stats.refused[result]++;
+        return 0;
+    }
+    shoal_wire_error_t err;
+    shoal_arena_reset (arena);
+    if (shoal_msg_decode (self->plain, payload, purpose, &in->msg, arena, &err) != 0) {
+        self->stats.undecodable++;
+        return 0;
+    }
+    self->stats.received[purpose - 1]++;
+    self->stats.bytes_received += size;
+    return 1;
+}
+
+static int
+s_receive_datagram (shoal_transport_t *self, shoal_arena_t *arena, shoal_transport_in_t *in)
+{
+    struct sockaddr_storage from;
+    socklen_t from_size = sizeof from;
+    //  One byte more than a datagram may be tells an oversized one apart.
+    ssize_t size = recvfrom (self->udp, self->sealed, SHOAL_DATAGRAM_MAX + 1, MSG_TRUNC,
+                             (struct sockaddr *) &from, &from_size);
+    if (size < 0)
+        return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+    if ((size_t) size > SHOAL_DATAGRAM_MAX) {
+        self->stats.refused[SHOAL_OPEN_SIZE]++;
+        return 0;
+    }
+    s_format (&from, in->from, sizeof in->from);
+    return s_accept (self, SHOAL_PURPOSE_DATAGRAM, (size_t) size, arena, in);
+}
+
+//  Reads one whole ZeroMQ message from socket without waiting for it to
+//  come: part 1 into first, part 2 into second, each only when it fits (its
+//  size is reported either way). Returns the number of parts, 0 when none
+//  was ready, -1 on a socket error.
+static int
+s_recv_two (void *socket, void *first, size_t first_capacity, size_t *first_size, void *second,
+            size_t second_capacity, size_t *second_size)
+{
+    zmq_msg_t part;
+    zmq_msg_init (&part);
+    int parts = 0;
+    bool more = true;
+    while (more) {
+        if (zmq_msg_recv (&part, socket, parts ? 0 : ZMQ_DONTWAIT) < 0) {
+            if (!parts && (zmq_errno () == EAGAIN || zmq_errno () == EINTR))
+                parts = 0;
+            else
+                parts = -1;
+            break;
+        }
+        parts++;
+        more = zmq_msg_more (&part);
+        size_t size = zmq_msg_size (&part);
+        void *into = parts == 1 ? first : parts == 2 ? second : NULL;
+        size_t capacity = parts == 1 ? first_capacity : second_capacity;
+        if (parts <= 2)
+            *(parts == 1 ? first_size : second_size) = size;
+        if (into && size <= capacity)
+            memcpy (into, zmq_msg_data (&part), size);
+    }
+    zmq_msg_close (&part);
+    return parts;
+}
+
+//  A frame from the ROUTER: the sender's routing id, then what it sent, one
+//  frame. Anything else is read whole and dropped.
+static int
+s_receive_frame (shoal_transport_t *self, shoal_arena_t *arena, shoal_transport_in_t *in)
+{
+    uint8_t routing[256];
+    size_t routing_size = 0, size = 0;
+    int parts = s_recv_two (zsock_resolve (self->router), routing, sizeof routing, &routing_size,
+                            self->sealed, SHOAL_FRAME_MAX, &size);
+    if (parts <= 0)
+        return parts;
+    if (parts != 2 || size > SHOAL_FRAME_MAX) {
+        self->stats.malformed++;
+        return 0;
+    }
+    in->from[0] = 0;
+    return s_accept (self, SHOAL_PURPOSE_FRAME, size, arena, in);
+}
+
+//  A beacon from the beacon actor: the sender's IP address, then the data.
+static int
+s_receive_beacon (shoal_transport_t *self, shoal_arena_t *arena, shoal_transport_in_t *in)
+{
+    if (!self->beacons)
+        return 0;
+    char ip[INET6_ADDRSTRLEN + 1] = "";
+    size_t ip_size = 0, size = 0;
+    int parts = s_recv_two (zsock_resolve (self->beacons), ip, sizeof ip - 1, &ip_size,
+                            self->sealed, SHOAL_BEACON_MAX, &size);
+    if (parts <= 0)
+        return parts;
+    if (parts != 2 || ip_size == 0 || ip_size >= sizeof ip || size > SHOAL_BEACON_MAX) {
+        self->stats.malformed++;
+        return 0;
+    }
+    ip[ip_size] = 0;
+    if (s_accept (self, SHOAL_PURPOSE_BEACON, size, arena, in) != 1)
+        return 0;
+    const char *format = strchr (ip, ':') ? "[%s]:%u" : "%s:%u";
+    snprintf (in->from, sizeof in->from, format, ip, in->msg.u.beacon.port);
+    return 1;
+}
+
+int
+shoal_transport_receive (shoal_transport_t *self, shoal_purpose_t carrier, shoal_arena_t *arena,
+                         shoal_transport_in_t *in)
+{
+    switch (carrier) {
+    case SHOAL_PURPOSE_DATAGRAM:
+        return s_receive_datagram (self, arena, in);
+    case SHOAL_PURPOSE_FRAME:
+        return s_receive_frame (self, arena, in);
+    case SHOAL_PURPOSE_BEACON:
+        return s_receive_beacon (self, arena, in);
+    default:
+        return -1;
+    }
+}
+
+void
+shoal_transport_stats (const shoal_transport_t *self, shoal_transport_stats_t *stats)
+{
+    *stats = self->stats;
+}

@@ -1,0 +1,128 @@
+/*  node/transport.h: a node's sockets, sealed and decoded.
+
+    Two carriers, as ARCHITECTURE.md "Layers" and docs/wire.md say:
+    - datagrams (SWIM: PING, ACK, NACK) over one UDP socket on the node's
+      port, at most SHOAL_DATAGRAM_MAX bytes sealed;
+    - frames (digests, election, jobs, assignments, status) over ZeroMQ: one
+      ROUTER bound on the same port number over TCP, and one DEALER per peer
+      that connects to the peer's ROUTER. Every socket caps a message at
+      SHOAL_FRAME_MAX (ZMQ_MAXMSGSIZE), so a peer cannot make this node buffer
+      more. DEALERs queue only to a finished connection (ZMQ_IMMEDIATE), a
+      few messages deep, and never block (send timeout 0): a message that
+      does not fit is dropped and counted. The cores resend what matters
+      (keep-alives, snapshots, digests), so a drop costs a delay, never a
+      wrong state.
+
+    Every message goes out sealed in the envelope of gossip/envelope.h (or
+    in plaintext when the keyring holds no key) and comes in opened,
+    authenticated, checked against replays and decoded with the wire
+    codec's limits before anyone looks at it. What fails any step is dropped
+    and counted by reason; nothing from the network can make this module
+    allocate beyond its fixed buffers, block, or crash.
+
+    Not thread-safe: the node's actor owns it. The UDP descriptor, the
+    ROUTER socket and the beacon actor are for the actor's poller; receive
+    reads one message from whichever is ready.
+*/
+
+#ifndef SHOAL_TRANSPORT_H
+#define SHOAL_TRANSPORT_H
+
+#include "arena.h"
+#include "envelope.h"
+#include "wire.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    const char *bind;               //  "host:port" for UDP and TCP; port 0: any free port
+    const shoal_keyring_t *keyring; //  shared, not owned; no key: plaintext
+    shoal_life_t self;              //  this node's life
+    size_t peers;                   //  replay windows per carrier (the cluster's size, or more)
+    uint32_t send_queue;            //  messages a DEALER holds for a slow peer
+} shoal_transport_config_t;
+
+typedef struct {
+    uint64_t sent[3];     //  envelopes sent, by purpose (beacon, datagram, frame)
+    uint64_t received[3]; //  envelopes accepted
+    uint64_t bytes_sent;
+    uint64_t bytes_received;
+    uint64_t send_dropped; //  refused by a full queue, no route or a message too large
+    uint64_t refused[SHOAL_OPEN_RESULT_COUNT]; //  envelopes dropped, by reason
+    uint64_t undecodable;                      //  authentic, but the payload broke the codec
+    uint64_t malformed; //  ZeroMQ messages not of one frame, beacons not of two
+} shoal_transport_stats_t;
+
+typedef struct _shoal_transport_t shoal_transport_t;
+
+//  Binds the sockets. nonce_prefix must be fresh random bytes for this life
+//  (see shoal_sealer_new). Returns NULL with a one-line reason in why.
+shoal_transport_t *shoal_transport_new (const shoal_transport_config_t *config,
+                                        const uint8_t nonce_prefix[SHOAL_ENVELOPE_NONCE], char *why,
+                                        size_t why_size);
+void shoal_transport_destroy (shoal_transport_t **self_p);
+
+//  The port bound (useful with port 0).
+uint16_t shoal_transport_port (const shoal_transport_t *self);
+
+//  For the poller: the UDP socket's descriptor, the ROUTER (a zsock_t) and
+//  the beacon actor (a zactor_t; NULL while beacons are off).
+int shoal_transport_udp_fd (const shoal_transport_t *self);
+void *shoal_transport_router (const shoal_transport_t *self);
+void *shoal_transport_beacons (const shoal_transport_t *self);
+
+//  Beacons: sealed UDP broadcasts on port, shared by every node of the host
+//  (czmq's zbeacon). They need an interface with broadcast: on a machine
+//  with only loopback, a broadcast route on lo and ZSYS_INTERFACE='*'
+//  (ARCHITECTURE.md "Discovery"). Returns 0, or -1 with the reason in why
+//  (no such interface: zbeacon found none that broadcasts).
+int shoal_transport_beacons_start (shoal_transport_t *self, uint16_t port, char *why,
+                                   size_t why_size);
+
+//  Broadcasts beacon (a BEACON message), sealed afresh, every interval_ms
+//  from now on, in place of the last one. Publish again from time to time
+//  (and whenever the beacon changes): a listener takes each sealed beacon
+//  once and refuses its copies as replays. Returns 0, or -1.
+int shoal_transport_beacons_publish (shoal_transport_t *self, const shoal_msg_t *beacon,
+                                     uint32_t interval_ms);
+
+//  Seals msg to recipient (NULL: unaddressed, as first contact) and sends it
+//  as a datagram to addr ("host:port", numeric, at most SHOAL_ADDR_MAX
+//  characters as wire.h has it). Returns 0, or -1 when the
+//  message cannot be encoded or sealed, addr is not a numeric address, or
+//  the socket refused it (counted in send_dropped).
+int shoal_transport_datagram (shoal_transport_t *self, const char *addr,
+                              const shoal_life_t *recipient, const shoal_msg_t *msg);
+
+//  Seals msg to recipient and sends it as a frame to that node's ROUTER at
+//  addr ("host:port" of its TCP port). The DEALER for recipient's id is made
+//  on first use and made again when addr changes. Returns 0, or -1 as above.
+int shoal_transport_frame (shoal_transport_t *self, const char *addr, const shoal_life_t *recipient,
+                           const shoal_msg_t *msg);
+
+//  Closes the DEALER to the node id (it left, or died): its queue is dropped.
+void shoal_transport_forget (shoal_transport_t *self, const uint8_t id[16]);
+
+//  One message that arrived and passed every check: its envelope, the
+//  decoded message (strings and lists in the arena given to receive, valid
+//  until that arena is reset) and where it came from.
+typedef struct {
+    shoal_envelope_t envelope;
+    shoal_msg_t msg;
+    //  "ip:port" of a datagram's sender; of a beacon, the sender's address
+    //  with the port the beacon names; "" for a frame.
+    char from[SHOAL_ADDR_MAX + 1];
+} shoal_transport_in_t;
+
+//  Reads one message of carrier (SHOAL_PURPOSE_DATAGRAM, _FRAME or _BEACON)
+//  without waiting. Returns 1 with *in filled when a message was accepted,
+//  0 when nothing was ready or what came was dropped (counted), -1 on a
+//  socket error.
+int shoal_transport_receive (shoal_transport_t *self, shoal_purpose_t carrier, shoal_arena_t *arena,
+                             shoal_transport_in_t *in);
+
+void shoal_transport_stats (const shoal_transport_t *self, shoal_transport_stats_t *stats);
+
+#endif
