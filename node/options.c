@@ -9,6 +9,7 @@
 */
 
 #include "options.h"
+#include "why.h"
 
 #include "wire.h"
 
@@ -190,21 +191,6 @@ s_list (shoal_options_t *self, const s_option_t *option)
 //  ---------------------------------------------------------------------
 //  Reasons and text
 
-static int s_fail (char *why, size_t why_size, const char *format, ...)
-    __attribute__ ((format (printf, 3, 4)));
-
-static int
-s_fail (char *why, size_t why_size, const char *format, ...)
-{
-    if (why && why_size) {
-        va_list args;
-        va_start (args, format);
-        vsnprintf (why, why_size, format, args);
-        va_end (args);
-    }
-    return -1;
-}
-
 //  Text written into a buffer of size bytes; used counts what did not fit
 //  too, so that the caller learns how much room it would have needed.
 typedef struct {
@@ -336,14 +322,15 @@ s_parse_name (const char *key, const char *text, size_t min, size_t max, char *o
 {
     size_t length = strlen (text);
     if (length < min)
-        return s_fail (why, why_size, "%s: empty", key);
+        return shoal_why (why, why_size, "%s: empty", key);
     if (length > max)
-        return s_fail (why, why_size, "%s: '%s' is longer than %zu characters", key,
-                       s_quote (text).text, max);
+        return shoal_why (why, why_size, "%s: '%s' is longer than %zu characters", key,
+                          s_quote (text).text, max);
     for (size_t i = 0; i < length; i++)
         if (!s_is_name_char (text[i]))
-            return s_fail (why, why_size, "%s: '%s' has a character other than A-Z a-z 0-9 . _ -",
-                           key, s_quote (text).text);
+            return shoal_why (why, why_size,
+                              "%s: '%s' has a character other than A-Z a-z 0-9 . _ -", key,
+                              s_quote (text).text);
     memcpy (out, text, length + 1);
     return 0;
 }
@@ -384,7 +371,7 @@ s_parse_hostport (const char *key, const char *text, bool optional, shoal_option
 {
     memset (out, 0, sizeof *out);
     if (*text == '\0')
-        return optional ? 0 : s_fail (why, why_size, "%s: empty; give a host:port", key);
+        return optional ? 0 : shoal_why (why, why_size, "%s: empty; give a host:port", key);
     const char *host = text;
     const char *colon;
     size_t host_length;
@@ -392,27 +379,27 @@ s_parse_hostport (const char *key, const char *text, bool optional, shoal_option
     if (ipv6) {
         const char *close = strchr (text, ']');
         if (!close)
-            return s_fail (why, why_size, "%s: '%s' opens a bracket it does not close", key,
-                           s_quote (text).text);
+            return shoal_why (why, why_size, "%s: '%s' opens a bracket it does not close", key,
+                              s_quote (text).text);
         host = text + 1;
         host_length = (size_t) (close - host);
         colon = close[1] == ':' ? close + 1 : NULL;
         if (close[1] != ':' && close[1] != '\0')
-            return s_fail (why, why_size, "%s: '%s' has text after the bracket", key,
-                           s_quote (text).text);
+            return shoal_why (why, why_size, "%s: '%s' has text after the bracket", key,
+                              s_quote (text).text);
     } else {
         colon = strrchr (text, ':');
         host_length = colon ? (size_t) (colon - text) : strlen (text);
         if (colon && memchr (text, ':', host_length))
-            return s_fail (why, why_size, "%s: an IPv6 address goes in brackets, as in [::1]:7946",
-                           key);
+            return shoal_why (why, why_size,
+                              "%s: an IPv6 address goes in brackets, as in [::1]:7946", key);
     }
     if (!colon)
-        return s_fail (why, why_size, "%s: '%s' has no port; give a host:port", key,
-                       s_quote (text).text);
+        return shoal_why (why, why_size, "%s: '%s' has no port; give a host:port", key,
+                          s_quote (text).text);
     if (host_length == 0)
-        return s_fail (why, why_size, "%s: '%s' has no host; give a host:port", key,
-                       s_quote (text).text);
+        return shoal_why (why, why_size, "%s: '%s' has no host; give a host:port", key,
+                          s_quote (text).text);
     bool valid;
     if (ipv6) {
         char address[INET6_ADDRSTRLEN];
@@ -426,17 +413,17 @@ s_parse_hostport (const char *key, const char *text, bool optional, shoal_option
     } else
         valid = s_is_host (host, host_length);
     if (!valid)
-        return s_fail (why, why_size,
-                       "%s: '%s' does not name a host by a DNS name, an IPv4 address or an "
-                       "[IPv6] address",
-                       key, s_quote (text).text);
+        return shoal_why (why, why_size,
+                          "%s: '%s' does not name a host by a DNS name, an IPv4 address or an "
+                          "[IPv6] address",
+                          key, s_quote (text).text);
     uint64_t port;
     int digits = s_digits (colon + 1, strlen (colon + 1), &port);
     if (digits < 0)
-        return s_fail (why, why_size, "%s: '%s' is not a port", key, s_quote (colon + 1).text);
+        return shoal_why (why, why_size, "%s: '%s' is not a port", key, s_quote (colon + 1).text);
     if (digits > 0 || port == 0 || port > 65535)
-        return s_fail (why, why_size, "%s: port %s is out of range (1 to 65535)", key,
-                       s_quote (colon + 1).text);
+        return shoal_why (why, why_size, "%s: port %s is out of range (1 to 65535)", key,
+                          s_quote (colon + 1).text);
     memcpy (out->host, host, host_length);
     out->port = (uint16_t) port;
     return 0;
@@ -460,8 +447,8 @@ s_parse_endpoint (const char *key, const char *text, char *out, char *why, size_
     if (tcp && s_parse_hostport (key, text + 6, false, &unused, why, why_size) != 0)
         return -1;
     if (!ipc && !tcp && *text != '\0')
-        return s_fail (why, why_size, "%s: '%s' is not ipc://PATH or tcp://HOST:PORT", key,
-                       s_quote (text).text);
+        return shoal_why (why, why_size, "%s: '%s' is not ipc://PATH or tcp://HOST:PORT", key,
+                          s_quote (text).text);
     strcpy (out, text);
     return 0;
 }
@@ -494,11 +481,11 @@ s_parse_duration (const char *key, const char *text, uint64_t *ms, char *why, si
     uint64_t count;
     int rc = s_digits (text, digits, &count);
     if (rc >= 0 && *unit_name == '\0')
-        return s_fail (why, why_size, "%s: %s needs a unit: ms, s, m or h (as in %ss)", key,
-                       s_quote (text).text, s_quote (text).text);
+        return shoal_why (why, why_size, "%s: %s needs a unit: ms, s, m or h (as in %ss)", key,
+                          s_quote (text).text, s_quote (text).text);
     if (rc < 0 || unit == UNIT_COUNT)
-        return s_fail (why, why_size, "%s: '%s' is not a whole number of ms, s, m or h", key,
-                       s_quote (text).text);
+        return shoal_why (why, why_size, "%s: '%s' is not a whole number of ms, s, m or h", key,
+                          s_quote (text).text);
     if (rc > 0 || count > UINT64_MAX / s_units[unit].ms)
         count = UINT64_MAX;
     else
@@ -516,8 +503,8 @@ s_parse_bool (const char *key, const char *text, bool *flag, char *why, size_t w
             *flag = i % 2 == 1;
             return 0;
         }
-    return s_fail (why, why_size, "%s: '%s' is not true/false, yes/no, on/off or 1/0", key,
-                   s_quote (text).text);
+    return shoal_why (why, why_size, "%s: '%s' is not true/false, yes/no, on/off or 1/0", key,
+                      s_quote (text).text);
 }
 
 //  The index-th word of a choice's range, "a|b|c", and its length.
@@ -541,8 +528,8 @@ s_parse_choice (const s_option_t *option, const char *text, uint64_t *index, cha
     for (*index = 0; (word = s_choice_word (option->info.range, *index, &length)); ++*index)
         if (strlen (text) == length && memcmp (text, word, length) == 0)
             return 0;
-    return s_fail (why, why_size, "%s: '%s' is not one of %s", option->info.key,
-                   s_quote (text).text, option->info.range);
+    return shoal_why (why, why_size, "%s: '%s' is not one of %s", option->info.key,
+                      s_quote (text).text, option->info.range);
 }
 
 //  A number or a duration within the option's bounds, written in its own
@@ -560,8 +547,8 @@ s_check_bounds (const s_option_t *option, const char *text, uint64_t number, cha
         s_write_duration (&writer, limit);
     else
         s_write (&writer, "%" PRIu64, limit);
-    return s_fail (why, why_size, "%s: %s is %s %s", option->info.key, s_quote (text).text,
-                   number < option->min ? "below the minimum" : "over the maximum", bound);
+    return shoal_why (why, why_size, "%s: %s is %s %s", option->info.key, s_quote (text).text,
+                      number < option->min ? "below the minimum" : "over the maximum", bound);
 }
 
 //  Parses text as the scalar option's value.
@@ -575,7 +562,7 @@ s_parse (const s_option_t *option, const char *text, s_value_t *value, char *why
         return s_parse_name (key, text, option->min, option->max, value->text, why, why_size);
     case K_PATH:
         if (strlen (text) < option->min)
-            return s_fail (why, why_size, "%s: empty", key);
+            return shoal_why (why, why_size, "%s: empty", key);
         strcpy (value->text, text);
         return 0;
     case K_ENDPOINT:
@@ -586,20 +573,20 @@ s_parse (const s_option_t *option, const char *text, s_value_t *value, char *why
         s_writer_t writer = { NULL, 0, 0 };
         s_write_hostport (&writer, &value->hostport);
         if (writer.used > option->max)
-            return s_fail (why, why_size, "%s: '%s' is longer than %" PRIu64 " bytes", key,
-                           s_quote (text).text, option->max);
+            return shoal_why (why, why_size, "%s: '%s' is longer than %" PRIu64 " bytes", key,
+                              s_quote (text).text, option->max);
         return 0;
     }
     case K_NUMBER: {
         int rc = s_digits (text, strlen (text), &value->number);
         if (rc < 0)
-            return s_fail (why, why_size, "%s: '%s' is not a whole number", key,
-                           s_quote (text).text);
+            return shoal_why (why, why_size, "%s: '%s' is not a whole number", key,
+                              s_quote (text).text);
         if (rc > 0)
             value->number = UINT64_MAX;
         if (rc > 0 && option->max == UINT64_MAX)
-            return s_fail (why, why_size, "%s: %s is over the maximum %" PRIu64, key,
-                           s_quote (text).text, option->max);
+            return shoal_why (why, why_size, "%s: %s is over the maximum %" PRIu64, key,
+                              s_quote (text).text, option->max);
         return s_check_bounds (option, text, value->number, why, why_size);
     }
     case K_DURATION:
@@ -730,7 +717,7 @@ s_parse_item (const s_option_t *option, const char *text, void *item, char *why,
     shoal_option_label_t *label = item;
     const char *equals = strchr (text, '=');
     if (!equals)
-        return s_fail (why, why_size, "%s: '%s' is not key=value", key, s_quote (text).text);
+        return shoal_why (why, why_size, "%s: '%s' is not key=value", key, s_quote (text).text);
     char side[SHOAL_OPTIONS_VALUE_MAX + 1];
     memcpy (side, text, (size_t) (equals - text));
     side[equals - text] = '\0';
@@ -776,11 +763,11 @@ s_set_list (shoal_options_t *self, const s_option_t *option, const char *value, 
     for (const char *comma = value; (comma = strchr (comma, ',')); comma++)
         added++;
     if (kept + added > option->max)
-        return s_fail (why, why_size, "%s: more than %" PRIu64 " items", option->info.key,
-                       option->max);
+        return shoal_why (why, why_size, "%s: more than %" PRIu64 " items", option->info.key,
+                          option->max);
     shoal_option_list_t fresh = { kept + added, NULL };
     if (fresh.count && !(fresh.items = calloc (fresh.count, option->size)))
-        return s_fail (why, why_size, "%s: out of memory", option->info.key);
+        return shoal_why (why, why_size, "%s: out of memory", option->info.key);
     if (kept)
         memcpy (fresh.items, list->items, kept * option->size);
 
@@ -798,24 +785,24 @@ s_set_list (shoal_options_t *self, const s_option_t *option, const char *value, 
         text[length] = '\0';
         void *item = (char *) fresh.items + i * option->size;
         if (length == 0)
-            rc = s_fail (why, why_size, "%s: an empty item in '%s'", option->info.key,
-                         s_quote (value).text);
+            rc = shoal_why (why, why_size, "%s: an empty item in '%s'", option->info.key,
+                            s_quote (value).text);
         else
             rc = s_parse_item (option, text, item, why, why_size);
         const char *identity = rc == 0 ? s_item_identity (option, item) : NULL;
         for (size_t j = 0; identity && j < i; j++)
             if (strcmp (identity,
                         s_item_identity (option, (char *) fresh.items + j * option->size)) == 0)
-                rc = s_fail (why, why_size, "%s: %s %s given twice", option->info.key,
-                             option->kind == K_LABELS ? "key" : "job", identity);
+                rc = shoal_why (why, why_size, "%s: %s %s given twice", option->info.key,
+                                option->kind == K_LABELS ? "key" : "job", identity);
         at = next;
     }
     if (rc == 0) {
         s_writer_t writer = { NULL, 0, 0 };
         s_write_list (&writer, option, &fresh);
         if (writer.used > SHOAL_OPTIONS_VALUE_MAX)
-            rc = s_fail (why, why_size, "%s: the list, written out, is longer than %d bytes",
-                         option->info.key, SHOAL_OPTIONS_VALUE_MAX);
+            rc = shoal_why (why, why_size, "%s: the list, written out, is longer than %d bytes",
+                            option->info.key, SHOAL_OPTIONS_VALUE_MAX);
     }
     if (rc != 0) {
         free (fresh.items);
@@ -887,12 +874,12 @@ s_unknown (const char *key, char *why, size_t why_size)
     for (size_t i = 0; plain && i < length; i++)
         plain = s_is_name_char (key[i]);
     if (!plain)
-        return s_fail (why, why_size, "no option by that name (keys are words like data-dir)");
+        return shoal_why (why, why_size, "no option by that name (keys are words like data-dir)");
     const s_option_t *likely = s_likely (key, length);
     if (likely)
-        return s_fail (why, why_size, "no option named '%s' (did you mean '%s'?)", key,
-                       likely->info.key);
-    return s_fail (why, why_size, "no option named '%s'", key);
+        return shoal_why (why, why_size, "no option named '%s' (did you mean '%s'?)", key,
+                          likely->info.key);
+    return shoal_why (why, why_size, "no option named '%s'", key);
 }
 
 static int
@@ -901,12 +888,13 @@ s_apply (shoal_options_t *self, const s_option_t *option, const char *value, cha
 {
     size_t length = strnlen (value, SHOAL_OPTIONS_VALUE_MAX + 1);
     if (length > SHOAL_OPTIONS_VALUE_MAX)
-        return s_fail (why, why_size, "%s: the value is longer than %d bytes", option->info.key,
-                       SHOAL_OPTIONS_VALUE_MAX);
+        return shoal_why (why, why_size, "%s: the value is longer than %d bytes", option->info.key,
+                          SHOAL_OPTIONS_VALUE_MAX);
     if (!s_is_utf8 ((const unsigned char *) value, length))
-        return s_fail (why, why_size, "%s: the value is not UTF-8 text", option->info.key);
+        return shoal_why (why, why_size, "%s: the value is not UTF-8 text", option->info.key);
     if (s_has_control (value, length, false))
-        return s_fail (why, why_size, "%s: the value holds a control character", option->info.key);
+        return shoal_why (why, why_size, "%s: the value holds a control character",
+                          option->info.key);
     if (s_is_list (option))
         return s_set_list (self, option, value, why, why_size);
     s_value_t parsed;
@@ -925,7 +913,7 @@ shoal_options_set (shoal_options_t *self, const char *key, const char *value, ch
     if (!option)
         return s_unknown (key, why, why_size);
     if (!value)
-        return s_fail (why, why_size, "%s: no value given", key);
+        return shoal_why (why, why_size, "%s: no value given", key);
     return s_apply (self, option, value, why, why_size);
 }
 
@@ -1031,14 +1019,14 @@ s_unquote (const char *at, size_t length, char *value, char *why, size_t why_siz
     size_t i = 0, used = 0;
     for (;;) {
         if (i == length)
-            return s_fail (why, why_size, "a quoted value without its closing quote");
+            return shoal_why (why, why_size, "a quoted value without its closing quote");
         char c = at[i++];
         if (c == '"')
             break;
         if (c == '\\') {
             c = i < length ? at[i++] : '\0';
             if (c != '"' && c != '\\')
-                return s_fail (why, why_size, "in quotes, \\ only escapes \" and \\");
+                return shoal_why (why, why_size, "in quotes, \\ only escapes \" and \\");
         }
         value[used++] = c;
     }
@@ -1046,7 +1034,7 @@ s_unquote (const char *at, size_t length, char *value, char *why, size_t why_siz
     while (i < length && s_is_blank (at[i]))
         i++;
     if (i < length)
-        return s_fail (why, why_size, "text after a quoted value");
+        return shoal_why (why, why_size, "text after a quoted value");
     return 0;
 }
 
@@ -1055,13 +1043,13 @@ static int
 s_load_line (shoal_options_t *self, const char *line, size_t length, char *why, size_t why_size)
 {
     if (length > SHOAL_OPTIONS_LINE_MAX)
-        return s_fail (why, why_size, "a line longer than %d bytes", SHOAL_OPTIONS_LINE_MAX);
+        return shoal_why (why, why_size, "a line longer than %d bytes", SHOAL_OPTIONS_LINE_MAX);
     if (memchr (line, '\0', length))
-        return s_fail (why, why_size, "a NUL byte");
+        return shoal_why (why, why_size, "a NUL byte");
     if (!s_is_utf8 ((const unsigned char *) line, length))
-        return s_fail (why, why_size, "not UTF-8 text");
+        return shoal_why (why, why_size, "not UTF-8 text");
     if (s_has_control (line, length, true))
-        return s_fail (why, why_size, "a control character");
+        return shoal_why (why, why_size, "a control character");
     size_t at = 0;
     while (at < length && s_is_blank (line[at]))
         at++;
@@ -1074,7 +1062,7 @@ s_load_line (shoal_options_t *self, const char *line, size_t length, char *why, 
     while (at < length && s_is_blank (line[at]))
         at++;
     if (at == length || line[at] != '=' || key_length == 0)
-        return s_fail (why, why_size, "not a line of key = value");
+        return shoal_why (why, why_size, "not a line of key = value");
     at++;
     while (at < length && s_is_blank (line[at]))
         at++;
@@ -1102,10 +1090,10 @@ shoal_options_load_text (shoal_options_t *self, const char *name, const char *te
     assert (text || size == 0);
     name = name ? name : "config";
     if (size > SHOAL_OPTIONS_FILE_MAX)
-        return s_fail (why, why_size, "%s: larger than %d bytes", name, SHOAL_OPTIONS_FILE_MAX);
+        return shoal_why (why, why_size, "%s: larger than %d bytes", name, SHOAL_OPTIONS_FILE_MAX);
     shoal_options_t *copy = s_copy (self);
     if (!copy)
-        return s_fail (why, why_size, "%s: out of memory", name);
+        return shoal_why (why, why_size, "%s: out of memory", name);
     size_t at = size >= 3 && memcmp (text, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
     unsigned line = 0;
     int rc = 0;
@@ -1122,7 +1110,7 @@ shoal_options_load_text (shoal_options_t *self, const char *name, const char *te
     }
     if (rc != 0) {
         shoal_options_destroy (&copy);
-        return s_fail (why, why_size, "%s:%u: %s", name, line, reason);
+        return shoal_why (why, why_size, "%s:%u: %s", name, line, reason);
     }
     s_adopt (self, &copy);
     return 0;
@@ -1133,10 +1121,10 @@ shoal_options_load_file (shoal_options_t *self, const char *path, char *why, siz
 {
     assert (self);
     if (!path)
-        return s_fail (why, why_size, "no config file given");
+        return shoal_why (why, why_size, "no config file given");
     int fd = open (path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return s_fail (why, why_size, "%s: cannot open: %s", path, strerror (errno));
+        return shoal_why (why, why_size, "%s: cannot open: %s", path, strerror (errno));
     //  One byte more than a file may hold, to tell a file at the bound from
     //  one over it without trusting its size, which a pipe does not have.
     char *text = malloc (SHOAL_OPTIONS_FILE_MAX + 1);
@@ -1152,9 +1140,9 @@ shoal_options_load_file (shoal_options_t *self, const char *path, char *why, siz
     close (fd);
     int rc;
     if (!text)
-        rc = s_fail (why, why_size, "%s: out of memory", path);
+        rc = shoal_why (why, why_size, "%s: out of memory", path);
     else if (got < 0)
-        rc = s_fail (why, why_size, "%s: cannot read: %s", path, strerror (error));
+        rc = shoal_why (why, why_size, "%s: cannot read: %s", path, strerror (error));
     else
         rc = shoal_options_load_text (self, path, text, size, why, why_size);
     free (text);
@@ -1225,7 +1213,7 @@ s_load_variable (shoal_options_t *self, const char *name, size_t length, const c
     if (option && strlen (exact) == length && memcmp (exact, name, length) == 0) {
         char reason[256];
         if (s_apply (self, option, value, reason, sizeof reason) != 0)
-            return s_fail (why, why_size, "%.*s: %s", (int) length, name, reason);
+            return shoal_why (why, why_size, "%.*s: %s", (int) length, name, reason);
         return 0;
     }
     if (s_is_reserved (name, length))
@@ -1236,8 +1224,8 @@ s_load_variable (shoal_options_t *self, const char *name, size_t length, const c
     char variable[WORD_MAX + PREFIX_LENGTH + 1];
     s_writer_t writer = { variable, sizeof variable, 0 };
     s_write_variable (&writer, likely);
-    return s_fail (why, why_size, "%.*s is not an option's variable (did you mean %s?)",
-                   (int) length, name, variable);
+    return shoal_why (why, why_size, "%.*s is not an option's variable (did you mean %s?)",
+                      (int) length, name, variable);
 }
 
 int
@@ -1246,7 +1234,7 @@ shoal_options_load_env (shoal_options_t *self, char *const *envp, char *why, siz
     assert (self);
     shoal_options_t *copy = s_copy (self);
     if (!copy)
-        return s_fail (why, why_size, "out of memory");
+        return shoal_why (why, why_size, "out of memory");
     int rc = 0;
     for (size_t i = 0; rc == 0 && envp && envp[i]; i++) {
         const char *equals = strchr (envp[i], '=');

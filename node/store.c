@@ -8,6 +8,7 @@
 */
 
 #include "store.h"
+#include "why.h"
 
 #include "bigendian.h"
 
@@ -16,7 +17,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sodium.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,21 +53,6 @@ struct _shoal_store_t {
     int lock_fd; //  LOCK, flocked while the store is open
 };
 
-static int s_fail (char *why, size_t why_size, const char *format, ...)
-    __attribute__ ((format (printf, 3, 4)));
-
-static int
-s_fail (char *why, size_t why_size, const char *format, ...)
-{
-    if (why && why_size) {
-        va_list args;
-        va_start (args, format);
-        vsnprintf (why, why_size, format, args);
-        va_end (args);
-    }
-    return -1;
-}
-
 //  ---------------------------------------------------------------------
 //  Names
 
@@ -96,14 +81,14 @@ static int
 s_check_name (const char *name, char *why, size_t why_size)
 {
     if (!name)
-        return s_fail (why, why_size, "no file name given");
+        return shoal_why (why, why_size, "no file name given");
     const char *fault = s_name_fault (name, strnlen (name, SHOAL_STORE_NAME_MAX + 1));
     if (fault)
-        return s_fail (why, why_size, "%s", fault);
+        return shoal_why (why, why_size, "%s", fault);
     //  Renaming a file over LOCK would hand the lock to a new inode that
     //  nobody holds, and a second node could take it.
     if (strcmp (name, LOCK_NAME) == 0)
-        return s_fail (why, why_size, "LOCK is the data directory's lock, not a store file");
+        return shoal_why (why, why_size, "LOCK is the data directory's lock, not a store file");
     return 0;
 }
 
@@ -141,15 +126,15 @@ s_sync_parent (const char *dir, char *why, size_t why_size)
         length--;
     char *parent = length ? strndup (dir, length) : strdup (".");
     if (!parent)
-        return s_fail (why, why_size, "out of memory");
+        return shoal_why (why, why_size, "out of memory");
     int fd = open (parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int rc = fd >= 0 && fsync (fd) == 0 ? 0 : -1;
     int error = errno;
     if (fd >= 0)
         close (fd);
     if (rc != 0)
-        s_fail (why, why_size, "created %s, but cannot sync its parent %s: %s", dir, parent,
-                strerror (error));
+        shoal_why (why, why_size, "created %s, but cannot sync its parent %s: %s", dir, parent,
+                   strerror (error));
     free (parent);
     return rc;
 }
@@ -159,14 +144,14 @@ s_open_directory (shoal_store_t *self, char *why, size_t why_size)
 {
     bool created = mkdir (self->path, 0700) == 0;
     if (!created && errno != EEXIST)
-        return s_fail (why, why_size, "cannot create the data directory %s: %s", self->path,
-                       strerror (errno));
+        return shoal_why (why, why_size, "cannot create the data directory %s: %s", self->path,
+                          strerror (errno));
     self->dir_fd = open (self->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (self->dir_fd < 0 && errno == ENOTDIR)
-        return s_fail (why, why_size, "%s exists and is not a directory", self->path);
+        return shoal_why (why, why_size, "%s exists and is not a directory", self->path);
     if (self->dir_fd < 0)
-        return s_fail (why, why_size, "cannot open the data directory %s: %s", self->path,
-                       strerror (errno));
+        return shoal_why (why, why_size, "cannot open the data directory %s: %s", self->path,
+                          strerror (errno));
     return created ? s_sync_parent (self->path, why, why_size) : 0;
 }
 
@@ -176,14 +161,15 @@ s_lock (shoal_store_t *self, char *why, size_t why_size)
     self->lock_fd =
         openat (self->dir_fd, LOCK_NAME, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (self->lock_fd < 0)
-        return s_fail (why, why_size, "cannot open %s/" LOCK_NAME ": %s", self->path,
-                       strerror (errno));
+        return shoal_why (why, why_size, "cannot open %s/" LOCK_NAME ": %s", self->path,
+                          strerror (errno));
     if (flock (self->lock_fd, LOCK_EX | LOCK_NB) == 0)
         return 0;
     if (errno == EWOULDBLOCK)
-        return s_fail (why, why_size, "the data directory %s is in use by another node",
-                       self->path);
-    return s_fail (why, why_size, "cannot lock %s/" LOCK_NAME ": %s", self->path, strerror (errno));
+        return shoal_why (why, why_size, "the data directory %s is in use by another node",
+                          self->path);
+    return shoal_why (why, why_size, "cannot lock %s/" LOCK_NAME ": %s", self->path,
+                      strerror (errno));
 }
 
 //  A crash between creating a temp file and renaming it leaves the temp
@@ -197,8 +183,8 @@ s_remove_stale (shoal_store_t *self, char *why, size_t why_size)
         int error = errno;
         if (fd >= 0)
             close (fd);
-        return s_fail (why, why_size, "cannot list the data directory %s: %s", self->path,
-                       strerror (error));
+        return shoal_why (why, why_size, "cannot list the data directory %s: %s", self->path,
+                          strerror (error));
     }
     int rc = 0;
     struct dirent *entry;
@@ -206,13 +192,13 @@ s_remove_stale (shoal_store_t *self, char *why, size_t why_size)
     while (rc == 0 && (entry = readdir (entries))) {
         if (s_is_temp_name (entry->d_name) && unlinkat (self->dir_fd, entry->d_name, 0) != 0 &&
             errno != ENOENT)
-            rc = s_fail (why, why_size, "cannot remove the stale temp file %s/%s: %s", self->path,
-                         entry->d_name, strerror (errno));
+            rc = shoal_why (why, why_size, "cannot remove the stale temp file %s/%s: %s",
+                            self->path, entry->d_name, strerror (errno));
         errno = 0;
     }
     if (rc == 0 && errno != 0)
-        rc = s_fail (why, why_size, "cannot list the data directory %s: %s", self->path,
-                     strerror (errno));
+        rc = shoal_why (why, why_size, "cannot list the data directory %s: %s", self->path,
+                        strerror (errno));
     closedir (entries);
     return rc;
 }
@@ -223,16 +209,16 @@ shoal_store_open (const char *dir, shoal_store_t **store, char *why, size_t why_
     assert (store);
     *store = NULL;
     if (!dir || !*dir)
-        return s_fail (why, why_size, "no data directory given");
+        return shoal_why (why, why_size, "no data directory given");
     if (sodium_init () < 0)
-        return s_fail (why, why_size, "libsodium cannot start");
+        return shoal_why (why, why_size, "libsodium cannot start");
     shoal_store_t *self = calloc (1, sizeof *self);
     if (!self)
-        return s_fail (why, why_size, "out of memory");
+        return shoal_why (why, why_size, "out of memory");
     self->dir_fd = -1;
     self->lock_fd = -1;
     self->path = strdup (dir);
-    int rc = self->path ? 0 : s_fail (why, why_size, "out of memory");
+    int rc = self->path ? 0 : shoal_why (why, why_size, "out of memory");
     if (rc == 0)
         rc = s_open_directory (self, why, why_size);
     if (rc == 0)
@@ -330,11 +316,11 @@ s_create_temp (shoal_store_t *self, const char *name, char temp[TEMP_NAME_SIZE],
         if (fd >= 0)
             return fd;
         if (errno != EEXIST)
-            return s_fail (why, why_size, "%s/%s: cannot create a temp file: %s", self->path, name,
-                           strerror (errno));
+            return shoal_why (why, why_size, "%s/%s: cannot create a temp file: %s", self->path,
+                              name, strerror (errno));
     }
-    return s_fail (why, why_size, "%s/%s: cannot create a temp file: every name drawn is taken",
-                   self->path, name);
+    return shoal_why (why, why_size, "%s/%s: cannot create a temp file: every name drawn is taken",
+                      self->path, name);
 }
 
 int
@@ -346,8 +332,8 @@ shoal_store_write (shoal_store_t *self, const char *name, const void *data, size
     if (s_check_name (name, why, why_size))
         return -1;
     if (size > SHOAL_STORE_SIZE_MAX)
-        return s_fail (why, why_size, "%s/%s: a payload of %zu bytes is over the bound of %u",
-                       self->path, name, size, SHOAL_STORE_SIZE_MAX);
+        return shoal_why (why, why_size, "%s/%s: a payload of %zu bytes is over the bound of %u",
+                          self->path, name, size, SHOAL_STORE_SIZE_MAX);
 
     uint8_t header[SHOAL_STORE_HEADER];
     uint8_t checksum[SHOAL_STORE_CHECKSUM];
@@ -377,15 +363,16 @@ shoal_store_write (shoal_store_t *self, const char *name, const void *data, size
     }
     if (failed) {
         unlinkat (self->dir_fd, temp, 0);
-        return s_fail (why, why_size, "%s/%s: cannot %s the new content, the old is kept: %s",
-                       self->path, name, failed, strerror (error));
+        return shoal_why (why, why_size, "%s/%s: cannot %s the new content, the old is kept: %s",
+                          self->path, name, failed, strerror (error));
     }
     //  The rename is durable only once the directory is.
     if (fsync (self->dir_fd) != 0)
-        return s_fail (why, why_size,
-                       "%s/%s: replaced, but the directory cannot be synced, so a crash may bring "
-                       "back the old content: %s",
-                       self->path, name, strerror (errno));
+        return shoal_why (
+            why, why_size,
+            "%s/%s: replaced, but the directory cannot be synced, so a crash may bring "
+            "back the old content: %s",
+            self->path, name, strerror (errno));
     return 0;
 }
 
@@ -422,57 +409,58 @@ s_read_file (shoal_store_t *self, const char *name, int fd, void **data, size_t 
     const char *path = self->path;
     struct stat status;
     if (fstat (fd, &status) != 0)
-        return s_fail (why, why_size, "%s/%s: cannot stat: %s", path, name, strerror (errno));
+        return shoal_why (why, why_size, "%s/%s: cannot stat: %s", path, name, strerror (errno));
     if (!S_ISREG (status.st_mode))
-        return s_fail (why, why_size, "%s/%s: not a regular file", path, name);
+        return shoal_why (why, why_size, "%s/%s: not a regular file", path, name);
 
     uint8_t header[SHOAL_STORE_HEADER];
     size_t got;
     if (s_read_all (fd, header, sizeof header, &got) != 0)
-        return s_fail (why, why_size, "%s/%s: cannot read: %s", path, name, strerror (errno));
+        return shoal_why (why, why_size, "%s/%s: cannot read: %s", path, name, strerror (errno));
     if (memcmp (header, SHOAL_STORE_MAGIC, got < MAGIC_SIZE ? got : MAGIC_SIZE) != 0)
-        return s_fail (why, why_size, "%s/%s: wrong magic, not a shoal store file", path, name);
+        return shoal_why (why, why_size, "%s/%s: wrong magic, not a shoal store file", path, name);
     if (got < sizeof header)
-        return s_fail (why, why_size, "%s/%s: truncated: %zu bytes, shorter than a header", path,
-                       name, got);
+        return shoal_why (why, why_size, "%s/%s: truncated: %zu bytes, shorter than a header", path,
+                          name, got);
     if (header[VERSION_AT] != SHOAL_STORE_VERSION)
-        return s_fail (why, why_size, "%s/%s: unknown format version %u (this build reads %d)",
-                       path, name, header[VERSION_AT], SHOAL_STORE_VERSION);
+        return shoal_why (why, why_size, "%s/%s: unknown format version %u (this build reads %d)",
+                          path, name, header[VERSION_AT], SHOAL_STORE_VERSION);
     for (int i = 0; i < RESERVED_SIZE; i++)
         if (header[RESERVED_AT + i] != 0)
-            return s_fail (why, why_size, "%s/%s: reserved byte %d is set", path, name,
-                           RESERVED_AT + i);
+            return shoal_why (why, why_size, "%s/%s: reserved byte %d is set", path, name,
+                              RESERVED_AT + i);
     uint64_t length = shoal__get_be (header + LENGTH_AT, LENGTH_SIZE);
     if (length > SHOAL_STORE_SIZE_MAX)
-        return s_fail (why, why_size,
-                       "%s/%s: the length field says %llu bytes of payload, over the bound of %u",
-                       path, name, (unsigned long long) length, SHOAL_STORE_SIZE_MAX);
+        return shoal_why (
+            why, why_size,
+            "%s/%s: the length field says %llu bytes of payload, over the bound of %u", path, name,
+            (unsigned long long) length, SHOAL_STORE_SIZE_MAX);
     uint64_t expected = EMPTY_FILE_SIZE + length;
     if ((uint64_t) status.st_size != expected)
-        return s_fail (why, why_size,
-                       "%s/%s: %s: the length field says %llu bytes of payload, which makes a "
-                       "file of %llu bytes, and the file has %lld",
-                       path, name, (uint64_t) status.st_size < expected ? "truncated" : "too long",
-                       (unsigned long long) length, (unsigned long long) expected,
-                       (long long) status.st_size);
+        return shoal_why (
+            why, why_size,
+            "%s/%s: %s: the length field says %llu bytes of payload, which makes a "
+            "file of %llu bytes, and the file has %lld",
+            path, name, (uint64_t) status.st_size < expected ? "truncated" : "too long",
+            (unsigned long long) length, (unsigned long long) expected, (long long) status.st_size);
 
     uint8_t *payload = malloc (length ? length : 1);
     if (!payload)
-        return s_fail (why, why_size, "%s/%s: out of memory for %llu bytes", path, name,
-                       (unsigned long long) length);
+        return shoal_why (why, why_size, "%s/%s: out of memory for %llu bytes", path, name,
+                          (unsigned long long) length);
     uint8_t stored[SHOAL_STORE_CHECKSUM], computed[SHOAL_STORE_CHECKSUM];
     size_t got_checksum;
     int rc = 0;
     if (s_read_all (fd, payload, length, &got) != 0 ||
         s_read_all (fd, stored, sizeof stored, &got_checksum) != 0)
-        rc = s_fail (why, why_size, "%s/%s: cannot read: %s", path, name, strerror (errno));
+        rc = shoal_why (why, why_size, "%s/%s: cannot read: %s", path, name, strerror (errno));
     else if (got != length || got_checksum != sizeof stored)
-        rc = s_fail (why, why_size, "%s/%s: truncated while it was being read", path, name);
+        rc = shoal_why (why, why_size, "%s/%s: truncated while it was being read", path, name);
     else {
         s_checksum (header, payload, length, computed);
         if (memcmp (stored, computed, sizeof stored) != 0)
-            rc =
-                s_fail (why, why_size, "%s/%s: checksum mismatch, the file is corrupt", path, name);
+            rc = shoal_why (why, why_size, "%s/%s: checksum mismatch, the file is corrupt", path,
+                            name);
     }
     if (rc != 0) {
         free (payload);
@@ -499,7 +487,8 @@ shoal_store_read (shoal_store_t *self, const char *name, void **data, size_t *si
     if (fd < 0 && errno == ENOENT)
         return 1;
     if (fd < 0)
-        return s_fail (why, why_size, "%s/%s: cannot open: %s", self->path, name, strerror (errno));
+        return shoal_why (why, why_size, "%s/%s: cannot open: %s", self->path, name,
+                          strerror (errno));
     int rc = s_read_file (self, name, fd, data, size, why, why_size);
     close (fd);
     return rc;
@@ -516,12 +505,13 @@ shoal_store_remove (shoal_store_t *self, const char *name, char *why, size_t why
         return -1;
     if (unlinkat (self->dir_fd, name, 0) != 0)
         return errno == ENOENT ? 0
-                               : s_fail (why, why_size, "%s/%s: cannot remove: %s", self->path,
-                                         name, strerror (errno));
+                               : shoal_why (why, why_size, "%s/%s: cannot remove: %s", self->path,
+                                            name, strerror (errno));
     if (fsync (self->dir_fd) != 0)
-        return s_fail (why, why_size,
-                       "%s/%s: removed, but the directory cannot be synced, so a crash may bring "
-                       "it back: %s",
-                       self->path, name, strerror (errno));
+        return shoal_why (
+            why, why_size,
+            "%s/%s: removed, but the directory cannot be synced, so a crash may bring "
+            "it back: %s",
+            self->path, name, strerror (errno));
     return 0;
 }

@@ -3,6 +3,7 @@
 */
 
 #include "transport.h"
+#include "why.h"
 
 #include <arpa/inet.h>
 #include <czmq.h>
@@ -140,14 +141,6 @@ s_socket_limits (zsock_t *socket)
     zsock_set_linger (socket, 0);
 }
 
-static int
-s_fail (char *why, size_t why_size, const char *format, const char *detail)
-{
-    if (why && why_size)
-        snprintf (why, why_size, format, detail);
-    return -1;
-}
-
 //  Binds the UDP socket to bind, then the ROUTER to the same port over TCP.
 //  With port 0 the system picks the UDP port, which may be taken over TCP:
 //  the caller tries again.
@@ -158,11 +151,11 @@ s_bind (shoal_transport_t *self, const char *bind_addr, bool *retry, char *why, 
     struct sockaddr_storage address;
     socklen_t size;
     if (s_resolve (bind_addr, AF_UNSPEC, true, true, &address, &size) != 0)
-        return s_fail (why, why_size, "bind: cannot resolve '%s' (host:port)", bind_addr);
+        return shoal_why (why, why_size, "bind: cannot resolve '%s' (host:port)", bind_addr);
     self->family = address.ss_family;
     self->udp = socket (self->family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (self->udp < 0 || bind (self->udp, (struct sockaddr *) &address, size) != 0)
-        return s_fail (why, why_size, "bind: UDP: %s", strerror (errno));
+        return shoal_why (why, why_size, "bind: UDP: %s", strerror (errno));
     struct sockaddr_storage bound;
     socklen_t bound_size = sizeof bound;
     getsockname (self->udp, (struct sockaddr *) &bound, &bound_size);
@@ -176,7 +169,7 @@ s_bind (shoal_transport_t *self, const char *bind_addr, bool *retry, char *why, 
     }
     self->router = zsock_new (ZMQ_ROUTER);
     if (!self->router)
-        return s_fail (why, why_size, "bind: %s", "no ZeroMQ socket");
+        return shoal_why (why, why_size, "bind: %s", "no ZeroMQ socket");
     s_socket_limits (self->router);
     if (self->family == AF_INET6)
         zsock_set_ipv6 (self->router, 1);
@@ -185,7 +178,7 @@ s_bind (shoal_transport_t *self, const char *bind_addr, bool *retry, char *why, 
               ip, self->port);
     if (zsock_bind (self->router, "%s", endpoint) < 0) {
         *retry = zmq_errno () == EADDRINUSE;
-        return s_fail (why, why_size, "bind: TCP: %s", zmq_strerror (zmq_errno ()));
+        return shoal_why (why, why_size, "bind: TCP: %s", zmq_strerror (zmq_errno ()));
     }
     return 0;
 }
@@ -204,12 +197,12 @@ shoal_transport_new (const shoal_transport_config_t *config,
                      const uint8_t nonce_prefix[SHOAL_ENVELOPE_NONCE], char *why, size_t why_size)
 {
     if (!config || !config->bind || !config->keyring || !nonce_prefix) {
-        s_fail (why, why_size, "transport: %s", "no bind address, keyring or nonce");
+        shoal_why (why, why_size, "transport: %s", "no bind address, keyring or nonce");
         return NULL;
     }
     shoal_transport_t *self = calloc (1, sizeof *self);
     if (!self) {
-        s_fail (why, why_size, "transport: %s", "out of memory");
+        shoal_why (why, why_size, "transport: %s", "out of memory");
         return NULL;
     }
     self->udp = -1;
@@ -223,7 +216,7 @@ shoal_transport_new (const shoal_transport_config_t *config,
     self->plain = malloc (SHOAL_FRAME_MAX);
     self->sealed = malloc (SHOAL_FRAME_MAX);
     if (!self->sealer || !self->opener || !self->links || !self->plain || !self->sealed) {
-        s_fail (why, why_size, "transport: %s", "out of memory, or not a node's life");
+        shoal_why (why, why_size, "transport: %s", "out of memory, or not a node's life");
         shoal_transport_destroy (&self);
         return NULL;
     }
@@ -289,21 +282,21 @@ int
 shoal_transport_beacons_start (shoal_transport_t *self, uint16_t port, char *why, size_t why_size)
 {
     if (self->beacons || port == 0)
-        return s_fail (why, why_size, "beacons: %s", port ? "already on" : "port 0");
+        return shoal_why (why, why_size, "beacons: %s", port ? "already on" : "port 0");
     self->beacons = zactor_new (zbeacon, NULL);
     if (!self->beacons)
-        return s_fail (why, why_size, "beacons: %s", "no beacon actor");
+        return shoal_why (why, why_size, "beacons: %s", "no beacon actor");
     zsock_send (self->beacons, "si", "CONFIGURE", (int) port);
     char *hostname = zstr_recv (self->beacons);
     bool usable = hostname && *hostname;
     zstr_free (&hostname);
     if (!usable) {
         zactor_destroy (&self->beacons);
-        return s_fail (why, why_size,
-                       "beacons: no interface broadcasts (%s); use join seeds, or see "
-                       "ARCHITECTURE.md \"Discovery\" for loopback",
-                       getenv ("ZSYS_INTERFACE") ? getenv ("ZSYS_INTERFACE")
-                                                 : "ZSYS_INTERFACE unset");
+        return shoal_why (why, why_size,
+                          "beacons: no interface broadcasts (%s); use join seeds, or see "
+                          "ARCHITECTURE.md \"Discovery\" for loopback",
+                          getenv ("ZSYS_INTERFACE") ? getenv ("ZSYS_INTERFACE")
+                                                    : "ZSYS_INTERFACE unset");
     }
     zsock_send (self->beacons, "sb", "SUBSCRIBE", "", (size_t) 0);
     return 0;
