@@ -690,7 +690,17 @@ s_publish (shoal_handoff_t *self, uint64_t now, s_placement_t *next, size_t next
             node->snapshot_due = true;
         else
             node->delta_due = true;
-        node->keepalive_ms = now + self->config.status_ms;
+        //  The delta is the keep-alive of a member it brings up to date. One
+        //  that was behind still has its keep-alive come, where a member
+        //  that missed a delta is found (no further on than at the last
+        //  one) and sent a snapshot. Pushed back by every delta, it never
+        //  came while versions came faster than status_ms, and a member
+        //  that had missed one stayed behind for minutes (random-tasks
+        //  seed 5841 with submits).
+        bool was_current =
+            node->applied.term == self->term && node->applied.version + 1 == self->version;
+        if (second || was_current)
+            node->keepalive_ms = now + self->config.status_ms;
     }
 }
 

@@ -1007,6 +1007,38 @@ a_status_of_an_earlier_life_is_dropped (void)
     shoal_handoff_destroy (&handoff);
 }
 
+//  A member that lost a delta is sent a snapshot within two keep-alive
+//  periods even while new versions come faster than that: each delta
+//  serves as the keep-alive of the members it brings up to date only.
+//  (Pushed back by every delta, the check never came, and a member stayed
+//  behind for minutes.)
+static void
+a_laggard_gets_a_snapshot_while_versions_keep_coming (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    uint64_t now = 1000;
+    s_member_t members[2];
+    shoal_handoff_t *handoff = s_placed (&config, members, 2, 4, false, &now);
+    uint64_t version = shoal_handoff_version (handoff);
+    s_report_empty (handoff, members, now, 1, TERM, version - 1); //  lost a delta
+    bool snapshot = false;
+    int tasks = 4;
+    uint64_t until = now + 2 * config.status_ms;
+    for (uint64_t at = now + 10; at <= until && !snapshot; at += 10) {
+        s_tasks (handoff, at, ++tasks, false);              //  a new version every 10 ms
+        s_report_published (handoff, members, at, 0, NULL); //  member 0 keeps up
+        if (shoal_handoff_next (handoff) <= at)
+            shoal_handoff_tick (handoff, at);
+        const shoal_handoff_send_t *sends;
+        size_t count = shoal_handoff_outbox (handoff, &sends);
+        for (size_t i = 0; i < count; i++)
+            snapshot |= sends[i].to.bytes[0] == 2 && sends[i].msg.u.assign.snapshot;
+    }
+    CHECK (tasks > 6); //  versions did keep coming
+    CHECK (snapshot);
+    shoal_handoff_destroy (&handoff);
+}
+
 //  A member that only acknowledges a newer version, holding what it held,
 //  brings no computation: one per member per version, each of which could
 //  publish again, made a storm of any assignor that did not settle.
@@ -1125,6 +1157,7 @@ main (void)
     RUN (caught_up_stand_ins_hold_still_during_the_lease_wait);
     RUN (an_acknowledgement_alone_is_not_news);
     RUN (keepalives_echo_the_last_status_and_laggards_get_a_snapshot);
+    RUN (a_laggard_gets_a_snapshot_while_versions_keep_coming);
     RUN (bad_statuses_are_dropped);
     RUN (a_restarted_member_is_heard_again);
     RUN (a_failed_active_is_claimed_by_a_new_leader);
