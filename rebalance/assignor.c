@@ -1522,20 +1522,19 @@ s_spread_stateful (s_state_t *self)
     return false;
 }
 
-//  Tasks of one weight and kind that the passes sent round a cycle of
-//  nodes, each to where another was: evening moved cheap tasks off heavy
-//  nodes, and spreading swapped others in from elsewhere. A task x moved
-//  from a to b goes back to a, and a task y that arrived on a goes on to b
-//  in its place: the loads and the stateful loads stay as they are, x's
-//  move is saved (and y's too when y came from b; y is not taken from warm
-//  state to cold), and the counts of their jobs, when they are two jobs,
-//  only move between two peers, from the one that holds more of one to the
-//  one that holds fewer, which spreads it no worse. Each step
-//  saves a move, so the loop ends. Left as they are, the next round,
-//  planning from there, may rotate them again: the simulator's handoff
-//  withdrew and granted such pairs without end (random-tasks seed 1 and 2
-//  with submits), and later cycles of three stateless tasks of two jobs
-//  (seed 1899).
+//  Tasks of one weight and kind that the passes sent round a cycle of nodes,
+//  each to where another was: evening moved cheap tasks off heavy nodes, and
+//  spreading swapped others in from elsewhere. A task x moved from a to b
+//  goes back to a, and a task y that arrived on a goes on to b in its place:
+//  the loads and the stateful loads stay as they are, x's move is saved (and
+//  y's too when y came from b; y is not taken from warm state to cold), and
+//  the counts of their jobs, when they are two jobs, only move between two
+//  peers, from the one that holds more of one to the one that holds fewer,
+//  which spreads it no worse. Each step saves a move, so the loop ends. Left
+//  as they are, the next round, planning from there, may rotate them again:
+//  the simulator's handoff withdrew and granted such pairs without end
+//  (random-tasks seed 1 and 2 with submits), and later cycles of three
+//  stateless tasks of two jobs (seed 1899).
 static void
 s_unswap (s_state_t *self)
 {
@@ -1773,13 +1772,14 @@ s_learn (s_state_t *self, uint32_t task, int64_t *deficit)
     deficit[self->active[task]] += s_weight (self, task);
 }
 
-//  Gives learners, within max_warmups, to tasks whose active waits away
-//  from its target. Warm-ups under way keep their place. The next round
-//  plans from where this one leaves each task (on its learner, or where it
-//  is active), so the other warm-ups go first to moves after which no node holds more than its
-//  target load (into a node that joined, say): the next round then still wants the moves that are
-//  left. Then to both halves of a swap at once, and last to the rest, half a swap after any other
-//  move. deficit is scratch per node.
+//  Gives learners, within max_warmups, to tasks whose active waits away from
+//  its target. Warm-ups under way keep their place. The next round plans from
+//  where this one leaves each task (on its learner, or where it is active),
+//  so the other warm-ups go first to moves after which no node holds more
+//  than its target load (into a node that joined, say): the next round then
+//  still wants the moves that are left. Then to both halves of a swap at
+//  once, and last to the rest, half a swap after any other move. deficit is
+//  scratch per node.
 static void
 s_learners (s_state_t *self, const uint64_t *target_load, int64_t *deficit)
 {
