@@ -13,6 +13,15 @@ shoal_sample_id (uint8_t fill)
     return id;
 }
 
+shoal_id_t
+shoal_sample_index_id (int index)
+{
+    shoal_id_t id;
+    memset (&id, 0, sizeof id);
+    id.bytes[0] = (uint8_t) (index + 1);
+    return id;
+}
+
 static shoal_hash_t
 s_hash (uint8_t seed)
 {

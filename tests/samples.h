@@ -23,4 +23,8 @@ const char *shoal_sample_describe (int type);
 //  A node id made of one repeated byte, for readable tests.
 shoal_id_t shoal_sample_id (uint8_t fill);
 
+//  The id of the index-th node of a test's cluster: byte 0 is index + 1,
+//  the rest zero, so id.bytes[0] - 1 gives the index back.
+shoal_id_t shoal_sample_index_id (int index);
+
 #endif

@@ -8,6 +8,7 @@
     leader at once in quorum mode.
 */
 
+#include "samples.h"
 #include "arena.h"
 #include "elector.h"
 #include "test.h"
@@ -52,15 +53,6 @@ typedef struct {
     uint64_t messages; //  election messages sent
     int two_acting;    //  milliseconds with two leaders acting (quorum mode)
 } s_net_t;
-
-static shoal_id_t
-s_id (int index)
-{
-    shoal_id_t id;
-    memset (&id, 0, sizeof id);
-    id.bytes[0] = (uint8_t) (index + 1);
-    return id;
-}
 
 static bool
 s_reach (const s_net_t *net, int a, int b)
@@ -157,7 +149,7 @@ s_net_new (const shoal_elector_config_t *config, int count)
     net->count = count;
     net->now = 1000;
     for (int i = 0; i < count; i++)
-        net->nodes[i].id = s_id (i);
+        net->nodes[i].id = shoal_sample_index_id (i);
     return net;
 }
 
@@ -310,7 +302,7 @@ configs_are_checked (void)
     CHECK (shoal_elector_config_check (&config) == NULL);
     config.lease_ms = config.heartbeat_ms;
     CHECK (strstr (shoal_elector_config_check (&config), "lease_ms") != NULL);
-    shoal_id_t id = s_id (0);
+    shoal_id_t id = shoal_sample_index_id (0);
     CHECK (shoal_elector_new (&config, &id, 0, NULL, 0) == NULL);
     shoal_elector_config_lan (&config);
     config.drift_percent = 60;
@@ -578,7 +570,7 @@ stale_and_strange_messages_are_refused (void)
     shoal_elector_stats (follower, &before);
 
     //  From a stranger: dropped.
-    shoal_id_t stranger = s_id (11);
+    shoal_id_t stranger = shoal_sample_index_id (11);
     shoal_msg_t msg = { .type = SHOAL_MSG_COORDINATOR };
     msg.u.coordinator = (shoal_coordinator_t){ .term = 99, .priority = 0, .round = 1 };
     CHECK_EQ (shoal_elector_receive (follower, net->now, &stranger, &msg), -1);

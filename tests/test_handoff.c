@@ -6,6 +6,7 @@
     names two actives for one task.
 */
 
+#include "samples.h"
 #include "handoff.h"
 #include "test.h"
 
@@ -18,15 +19,6 @@ typedef struct {
     uint64_t seq;
     uint64_t life; //  as its meta says: 0 unless a test restarts it
 } s_member_t;
-
-static shoal_id_t
-s_id (int index)
-{
-    shoal_id_t id;
-    memset (&id, 0, sizeof id);
-    id.bytes[0] = (uint8_t) (index + 1);
-    return id;
-}
 
 static shoal_handoff_config_t
 s_config (void)
@@ -51,7 +43,7 @@ static void
 s_join (shoal_handoff_t *handoff, uint64_t now, int index)
 {
     shoal_meta_t meta = { .name = "n", .addr = "127.0.0.1:1", .capacity = 1 };
-    shoal_id_t id = s_id (index);
+    shoal_id_t id = shoal_sample_index_id (index);
     CHECK_EQ (shoal_handoff_member (handoff, now, &id, &meta, true), 0);
 }
 
@@ -170,7 +162,7 @@ s_placed (const shoal_handoff_config_t *config, s_member_t *members, int count, 
     shoal_handoff_t *handoff = shoal_handoff_new (config, TERM, 0, *now);
     CHECK (handoff != NULL);
     for (int i = 0; i < count; i++) {
-        members[i] = (s_member_t){ s_id (i), 0, 0 };
+        members[i] = (s_member_t){ shoal_sample_index_id (i), 0, 0 };
         s_join (handoff, *now, i);
     }
     s_tasks (handoff, *now, task_count, stateful);
@@ -215,7 +207,8 @@ a_new_leader_adopts_what_members_run (void)
     shoal_handoff_config_t config = s_config ();
     uint64_t now = 1000;
     shoal_handoff_t *handoff = shoal_handoff_new (&config, TERM, 5, now);
-    s_member_t members[2] = { { s_id (0), 0, 0 }, { s_id (1), 0, 0 } };
+    s_member_t members[2] = { { shoal_sample_index_id (0), 0, 0 },
+                              { shoal_sample_index_id (1), 0, 0 } };
     s_join (handoff, now, 0);
     s_join (handoff, now, 1);
     s_tasks (handoff, now, 2, false);
@@ -273,7 +266,7 @@ no_task_is_granted_before_the_lease_wait (void)
     shoal_handoff_t *handoff = shoal_handoff_new (&config, TERM, 0, now);
     s_member_t members[2];
     for (int i = 0; i < 2; i++) {
-        members[i] = (s_member_t){ s_id (i), 0, 0 };
+        members[i] = (s_member_t){ shoal_sample_index_id (i), 0, 0 };
         s_join (handoff, now, i);
     }
     s_tasks (handoff, now, 4, false);
@@ -312,7 +305,7 @@ an_active_moves_in_two_steps (void)
     CHECK_EQ (s_check_actives (handoff, 4), 4);
     uint64_t before = shoal_handoff_version (handoff);
 
-    members[2] = (s_member_t){ s_id (2), 0, 0 };
+    members[2] = (s_member_t){ shoal_sample_index_id (2), 0, 0 };
     s_join (handoff, now, 2);
     s_report_empty (handoff, members, now, 2, 0, 0);
     //  One task is revoked from its owner, and nobody runs it yet.
@@ -396,7 +389,7 @@ an_unreachable_owner_is_replaced_after_its_lease (void)
     CHECK_EQ (s_check_actives (handoff, 4), 4);
     uint64_t heard = now;
     now += 50;
-    shoal_id_t gone = s_id (0);
+    shoal_id_t gone = shoal_sample_index_id (0);
     CHECK_EQ (shoal_handoff_member (handoff, now, &gone, NULL, false), 0);
     CHECK_EQ (s_check_actives (handoff, 4), 2); //  taken away, not given
     CHECK (shoal_handoff_next (handoff) <= heard + s_wait (&config));
@@ -433,7 +426,7 @@ a_stateful_task_warms_a_learner_first (void)
     s_member_t members[3];
     shoal_handoff_t *handoff = s_placed (&config, members, 2, 4, true, &now);
     CHECK_EQ (s_check_actives (handoff, 4), 4);
-    members[2] = (s_member_t){ s_id (2), 0, 0 };
+    members[2] = (s_member_t){ shoal_sample_index_id (2), 0, 0 };
     s_join (handoff, now, 2);
     s_report_empty (handoff, members, now, 2, 0, 0);
     //  A learner on the newcomer; every task still has its active.
@@ -533,7 +526,7 @@ bad_statuses_are_dropped (void)
     shoal_handoff_t *handoff = s_placed (&config, members, 2, 2, false, &now);
     uint64_t version = shoal_handoff_version (handoff);
     shoal_status_t status = { TERM, version, 0, NULL, 99 };
-    shoal_id_t stranger = s_id (7);
+    shoal_id_t stranger = shoal_sample_index_id (7);
     CHECK_EQ (shoal_handoff_status (handoff, now, &stranger, 0, &status), -1);
     status.seq = members[0].seq; //  replayed
     CHECK_EQ (shoal_handoff_status (handoff, now, &members[0].id, members[0].life, &status), -1);
@@ -591,7 +584,8 @@ a_failed_active_is_claimed_by_a_new_leader (void)
     shoal_handoff_config_t config = s_config ();
     uint64_t now = 1000;
     shoal_handoff_t *handoff = shoal_handoff_new (&config, TERM, 5, now);
-    s_member_t members[2] = { { s_id (0), 0, 0 }, { s_id (1), 0, 0 } };
+    s_member_t members[2] = { { shoal_sample_index_id (0), 0, 0 },
+                              { shoal_sample_index_id (1), 0, 0 } };
     s_join (handoff, now, 0);
     s_join (handoff, now, 1);
     s_tasks (handoff, now, 1, false);
@@ -633,7 +627,7 @@ a_late_tick_does_not_ask_for_a_past_keepalive (void)
     s_member_t members[2];
     shoal_handoff_t *handoff = s_placed (&config, members, 2, 2, false, &now);
     uint64_t heard = now;
-    shoal_id_t gone = s_id (1);
+    shoal_id_t gone = shoal_sample_index_id (1);
     CHECK_EQ (shoal_handoff_member (handoff, heard + 10, &gone, NULL, false), 0);
     uint64_t late = heard + config.lease_ms + 5 * config.status_ms;
     s_report_published (handoff, members, late, 0, NULL);
@@ -853,7 +847,7 @@ a_member_back_or_new_gives_a_failed_task_another_chance (void)
     uint64_t now = 1000;
     s_member_t members[3];
     shoal_handoff_t *handoff = s_failed_everywhere (&config, members, &now);
-    shoal_id_t id = s_id (1);
+    shoal_id_t id = shoal_sample_index_id (1);
     CHECK_EQ (shoal_handoff_member (handoff, now + 10, &id, NULL, false), 0);
     CHECK_EQ (s_check_actives (handoff, 1), 0);
     CHECK_STR (s_failed (handoff), "web/0"); //  on the one member left
@@ -867,7 +861,7 @@ a_member_back_or_new_gives_a_failed_task_another_chance (void)
 
     now = 1000;
     handoff = s_failed_everywhere (&config, members, &now);
-    members[2] = (s_member_t){ s_id (2), 0, 0 };
+    members[2] = (s_member_t){ shoal_sample_index_id (2), 0, 0 };
     s_join (handoff, now + 10, 2);
     s_report_empty (handoff, members, now + 20, 2, 0, 0);
     CHECK_EQ (s_actives (handoff, "web/0", &where, NULL), 1);
@@ -889,12 +883,12 @@ members_joining_together_are_placed_together (void)
     CHECK_EQ (s_check_actives (handoff, 4), 4);
     uint64_t version = shoal_handoff_version (handoff);
     s_join (handoff, now, 2);
-    members[2] = (s_member_t){ s_id (2), 0, 0 };
+    members[2] = (s_member_t){ shoal_sample_index_id (2), 0, 0 };
     s_report_empty (handoff, members, now, 2, 0, 0);
     CHECK_EQ (shoal_handoff_version (handoff), version); //  nothing yet
     CHECK_EQ (shoal_handoff_next (handoff), now + 100);  //  a keep-alive comes first
     s_join (handoff, now + 150, 3);
-    members[3] = (s_member_t){ s_id (3), 0, 0 };
+    members[3] = (s_member_t){ shoal_sample_index_id (3), 0, 0 };
     s_report_empty (handoff, members, now + 150, 3, 0, 0);
     CHECK_EQ (shoal_handoff_version (handoff), version);
     //  Due 200 ms after the last one came (capped at 600 ms after the first).
@@ -930,7 +924,7 @@ a_silence_during_the_join_settle_is_not_asked_for_again (void)
     for (uint64_t t = now + 100; t <= silent_at; t += 100) {
         if (t == joined_at) {
             s_join (handoff, t, 3);
-            members[3] = (s_member_t){ s_id (3), 0, 0 };
+            members[3] = (s_member_t){ shoal_sample_index_id (3), 0, 0 };
             s_report_empty (handoff, members, t, 3, 0, 0);
         }
         for (int i = 0; i < 2; i++)
@@ -958,11 +952,11 @@ members_leaving_together_are_left_together (void)
     shoal_handoff_t *handoff = s_placed (&config, members, 4, 8, false, &now);
     CHECK_EQ (s_check_actives (handoff, 8), 8);
     uint64_t version = shoal_handoff_version (handoff);
-    shoal_id_t id = s_id (2);
+    shoal_id_t id = shoal_sample_index_id (2);
     CHECK_EQ (shoal_handoff_member (handoff, now, &id, NULL, false), 0);
     CHECK_EQ (shoal_handoff_version (handoff), version); //  nothing yet
     CHECK_EQ (shoal_handoff_next (handoff), now + 100);
-    id = s_id (3);
+    id = shoal_sample_index_id (3);
     CHECK_EQ (shoal_handoff_member (handoff, now + 60, &id, NULL, false), 0);
     shoal_handoff_tick (handoff, now + 159);
     CHECK_EQ (shoal_handoff_version (handoff), version);
@@ -1099,7 +1093,7 @@ caught_up_stand_ins_hold_still_during_the_lease_wait (void)
     shoal_handoff_t *handoff = shoal_handoff_new (&config, TERM, 0, now);
     s_member_t members[3];
     for (int i = 0; i < 3; i++) {
-        members[i] = (s_member_t){ s_id (i), 0, 0 };
+        members[i] = (s_member_t){ shoal_sample_index_id (i), 0, 0 };
         s_join (handoff, now, i);
     }
     s_tasks (handoff, now, 6, true);

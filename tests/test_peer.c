@@ -7,6 +7,7 @@
     commands say and reports each start as running.
 */
 
+#include "samples.h"
 #include "arena.h"
 #include "peer.h"
 #include "test.h"
@@ -56,15 +57,6 @@ struct s_net {
 //  One encoded message, at file scope: 4 MiB on the stack of every test
 //  overflowed it where the tests are inlined into main (clang, ASan).
 static uint8_t s_buffer[SHOAL_FRAME_MAX];
-
-static shoal_id_t
-s_id (int index)
-{
-    shoal_id_t id;
-    memset (&id, 0, sizeof id);
-    id.bytes[0] = (uint8_t) (index + 1);
-    return id;
-}
 
 static void
 s_send (void *arg, const shoal_life_t *to, const char *addr, const shoal_msg_t *msg)
@@ -187,7 +179,7 @@ s_net_start (s_net_t *net, bool election, bool tasks)
                                    .member_event = s_member_event,
                                    .saved = s_saved,
                                    .handoff_tasks = s_handoff_tasks };
-        shoal_id_t id = s_id (i);
+        shoal_id_t id = shoal_sample_index_id (i);
         node->peer = shoal_peer_new (&config, &id, 1, &meta, &saved, (uint64_t) i + 1, net->now,
                                      NULL, &sink);
         CHECK (node->peer != NULL);
@@ -216,7 +208,7 @@ s_deliver (s_net_t *net, s_flight_t *flight)
     shoal_arena_reset (&net->arena);
     if (node->peer && shoal_msg_decode (flight->data, (size_t) flight->size, flight->purpose, &msg,
                                         &net->arena, &err) == 0) {
-        shoal_id_t from = s_id (flight->from);
+        shoal_id_t from = shoal_sample_index_id (flight->from);
         shoal_envelope_t envelope = { .mode = SHOAL_ENVELOPE_PLAINTEXT,
                                       .purpose = flight->purpose,
                                       .sender = { .life = 1 },
@@ -291,7 +283,7 @@ configs_are_checked (void)
     CHECK (shoal_peer_config_check (&config) == NULL);
     s_config (&config, false, true);
     CHECK (shoal_peer_config_check (&config) != NULL); //  tasks need the election
-    shoal_id_t id = s_id (0);
+    shoal_id_t id = shoal_sample_index_id (0);
     shoal_meta_t meta = { .name = "n", .addr = "peer:0", .life = 1, .capacity = 1 };
     CHECK (shoal_peer_new (&config, &id, 1, &meta, NULL, 1, 0, NULL, NULL) == NULL);
 }
@@ -351,7 +343,7 @@ a_follower_that_leaves_is_seen_leaving (void)
     CHECK_EQ (s_leader (&net), PEERS - 1);
     s_node_t *follower = &net.nodes[0];
     shoal_membership_t *membership = shoal_peer_membership (follower->peer);
-    shoal_id_t id = s_id (0);
+    shoal_id_t id = shoal_sample_index_id (0);
     shoal_membership_member_t self;
     CHECK (!shoal_peer_left (follower->peer));
     CHECK_EQ (shoal_peer_leave (follower->peer, net.now), 0);
@@ -374,7 +366,7 @@ a_leader_that_leaves_moves_its_tasks_away_first (void)
     CHECK_EQ (s_leader (&net), PEERS - 1);
     s_node_t *leader = &net.nodes[PEERS - 1];
     shoal_membership_t *membership = shoal_peer_membership (leader->peer);
-    shoal_id_t id = s_id (PEERS - 1);
+    shoal_id_t id = shoal_sample_index_id (PEERS - 1);
     shoal_membership_member_t self;
     CHECK_EQ (shoal_peer_leave (leader->peer, net.now), 0);
     CHECK_EQ (shoal_peer_leave (leader->peer, net.now), -1); //  draining already
