@@ -719,6 +719,21 @@ shoal_msg_encode (const shoal_msg_t *msg, uint8_t *out, size_t capacity, shoal_w
     return (long) sink.size;
 }
 
+int
+shoal_wire_jobspec_encode (struct msgpack_packer *packer, const shoal_jobspec_t *spec,
+                           shoal_wire_error_t *err)
+{
+    s_encoder_t encoder = { .packer = *packer, .trail = { .err = err } };
+    if (s_encode_struct (&encoder, &s_jobspec, (const uint8_t *) spec)) {
+        if (!encoder.trail.failed) {
+            encoder.trail.depth = 0;
+            s_fail (&encoder.trail, "the packer refused to write");
+        }
+        return -1;
+    }
+    return 0;
+}
+
 //  ---------------------------------------------------------------------
 //  Decoder
 
@@ -938,6 +953,17 @@ s_decode_struct (s_decoder_t *self, const s_schema_t *schema, uint8_t *base)
     if (count != schema->field_count)
         return s_fail (&self->trail, "%u fields, expected %zu", count, schema->field_count);
     return s_decode_fields (self, schema, base);
+}
+
+int
+shoal_wire_jobspec_decode (shoal_reader_t *reader, shoal_arena_t *arena, shoal_jobspec_t *spec,
+                           shoal_wire_error_t *err)
+{
+    s_decoder_t decoder = { .reader = *reader, .arena = arena, .trail = { .err = err } };
+    memset (spec, 0, sizeof *spec);
+    int rc = s_decode_struct (&decoder, &s_jobspec, (uint8_t *) spec);
+    *reader = decoder.reader;
+    return rc;
 }
 
 int

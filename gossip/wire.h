@@ -17,6 +17,7 @@
 
 #include "arena.h"
 #include "envelope.h"
+#include "reader.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -428,5 +429,23 @@ size_t shoal_msg_size_max (int type);
 //  Every message type, for tests and tools that walk them all.
 extern const uint8_t shoal_msg_types[];
 extern const size_t shoal_msg_type_count;
+
+//  ---------------------------------------------------------------------
+//  One job spec, outside a message
+
+//  A node persists its job specs (node/persist.h) in the very form a JOB
+//  carries them: these are the wire's own encoder and decoder of one spec,
+//  with the same limits. The encoder
+//  appends spec to packer (msgpack-c's); the decoder reads one spec from
+//  reader into spec, its strings and labels in arena. Both return 0, or -1
+//  with err naming the field ("require[2]: 70 bytes, limit 64"); after a
+//  failed decode the reader's position is unspecified. A change to the
+//  jobspec's form changes the persisted format too: raise
+//  SHOAL_PERSIST_VERSION with it.
+struct msgpack_packer;
+int shoal_wire_jobspec_encode (struct msgpack_packer *packer, const shoal_jobspec_t *spec,
+                               shoal_wire_error_t *err);
+int shoal_wire_jobspec_decode (shoal_reader_t *reader, shoal_arena_t *arena, shoal_jobspec_t *spec,
+                               shoal_wire_error_t *err);
 
 #endif

@@ -12,6 +12,7 @@
 #include "fuzz.h"
 
 #include "bigendian.h"
+#include "persist.h"
 #include "samples.h"
 #include "shoal.h"
 #include "wire.h"
@@ -1251,6 +1252,105 @@ s_jobs_seeds (void)
     s_jobs_available_seed ();
 }
 
+//  ---------------------------------------------------------------------
+//  fuzz_persist: the payloads of the data directory's records, each at its
+//  smallest, as a node writes it and at its limits, then a few damaged.
+
+//  Writes the payload an encoder made; exits when it made none, since the
+//  seed would not be what its name says.
+static void
+s_persist_write (const char *name, int rc, uint8_t *data, size_t size, const char *why)
+{
+    if (rc != 0) {
+        fprintf (stderr, "make_corpus: the %s seed does not encode: %s\n", name, why);
+        exit (EXIT_FAILURE);
+    }
+    s_write ("fuzz_persist", name, data, size);
+    free (data);
+}
+
+static int
+s_spec_order (const void *a, const void *b)
+{
+    return strcmp (((const shoal_jobspec_t *) a)->name, ((const shoal_jobspec_t *) b)->name);
+}
+
+static void
+s_persist_seeds (void)
+{
+    char why[256] = "";
+    uint8_t *data;
+    size_t size;
+    int rc;
+
+    shoal_persist_identity_t identity = { shoal_sample_id (0x42), 3, 70000 };
+    rc = shoal_persist_identity_encode (&identity, &data, &size, why, sizeof why);
+    s_persist_write ("identity", rc, data, size, why);
+    identity = (shoal_persist_identity_t){ shoal_sample_id (0xff), UINT64_MAX, UINT64_MAX };
+    rc = shoal_persist_identity_encode (&identity, &data, &size, why, sizeof why);
+    s_persist_write ("identity-largest", rc, data, size, why);
+
+    shoal_id_t voters[] = { shoal_sample_id (0x01), shoal_sample_id (0x02),
+                            shoal_sample_id (0x03) };
+    shoal_elector_saved_t elector = { 1000, voters[1], 2, 3, voters };
+    rc = shoal_persist_elector_encode (&elector, &data, &size, why, sizeof why);
+    //  The same with the last two voters swapped: out of order.
+    uint8_t swapped[256];
+    if (rc == 0 && size <= sizeof swapped) {
+        memcpy (swapped, data, size);
+        memcpy (swapped + size - 18, data + size - 36, 18);
+        memcpy (swapped + size - 36, data + size - 18, 18);
+        s_write ("fuzz_persist", "elector-unsorted", swapped, size);
+    }
+    s_persist_write ("elector", rc, data, size, why);
+    elector = (shoal_elector_saved_t){ 0 };
+    rc = shoal_persist_elector_encode (&elector, &data, &size, why, sizeof why);
+    s_persist_write ("elector-empty", rc, data, size, why);
+
+    shoal_msg_t sample;
+    shoal_sample_msg (SHOAL_MSG_SYNC_REPLY, &sample);
+    shoal_jobspec_t specs[SHOAL_JOBS_MAX];
+    size_t count = sample.u.sync_reply.job_count;
+    memcpy (specs, sample.u.sync_reply.jobs, count * sizeof *specs);
+    qsort (specs, count, sizeof *specs, s_spec_order);
+    shoal_jobs_saved_t jobs = { 5, 300, count, specs };
+    rc = shoal_persist_jobs_encode (&jobs, &data, &size, why, sizeof why);
+    if (rc == 0)
+        s_write ("fuzz_persist", "jobs-truncated", data, size / 2);
+    s_persist_write ("jobs", rc, data, size, why);
+    jobs = (shoal_jobs_saved_t){ 0 };
+    rc = shoal_persist_jobs_encode (&jobs, &data, &size, why, sizeof why);
+    s_persist_write ("jobs-empty", rc, data, size, why);
+
+    //  One spec with every field at its limit.
+    static char keys[SHOAL_LABELS_MAX][SHOAL_LABEL_MAX + 1];
+    static char value[SHOAL_LABEL_MAX + 1];
+    static char name[SHOAL_NAME_MAX + 1];
+    static char command[SHOAL_COMMAND_MAX + 1];
+    shoal_label_t labels[SHOAL_LABELS_MAX];
+    memset (value, 'v', SHOAL_LABEL_MAX);
+    memset (name, 'n', SHOAL_NAME_MAX);
+    memset (command, 'c', SHOAL_COMMAND_MAX);
+    for (int i = 0; i < SHOAL_LABELS_MAX; i++) {
+        memset (keys[i], 'k', SHOAL_LABEL_MAX);
+        keys[i][0] = (char) ('a' + i);
+        labels[i] = (shoal_label_t){ keys[i], value };
+    }
+    specs[0] = (shoal_jobspec_t){ name,       SHOAL_PARALLELISM_MAX, true,
+                                  UINT32_MAX, SHOAL_LABELS_MAX,      labels,
+                                  command };
+    jobs = (shoal_jobs_saved_t){ UINT64_MAX, UINT64_MAX, 1, specs };
+    rc = shoal_persist_jobs_encode (&jobs, &data, &size, why, sizeof why);
+    s_persist_write ("jobs-largest-spec", rc, data, size, why);
+
+    //  A payload of a later format.
+    identity = (shoal_persist_identity_t){ shoal_sample_id (0x42), 3, 70000 };
+    rc = shoal_persist_identity_encode (&identity, &data, &size, why, sizeof why);
+    if (rc == 0)
+        data[1] = SHOAL_PERSIST_VERSION + 1;
+    s_persist_write ("version-2", rc, data, size, why);
+}
+
 static void
 s_dictionary (void)
 {
@@ -1312,6 +1412,7 @@ main (int argc, char *argv[])
     s_membership_seeds ();
     s_elector_seeds ();
     s_jobs_seeds ();
+    s_persist_seeds ();
     s_dictionary ();
     return s_failures ? EXIT_FAILURE : EXIT_SUCCESS;
 }
