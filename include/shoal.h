@@ -8,13 +8,18 @@
     success and -1 on failure unless it says otherwise; the library never
     prints and never exits. Functions here are thread-safe unless noted.
 
-    This version of the API holds what the foundation provides: the library's
-    version and cluster keys. The node API (create a node, jobs, tasks,
-    members) is added by the node runtime; see the README's status table.
+    Threads: a node runs its own thread (the actor) that owns every socket,
+    timer and file. Every shoal_node_* function may be called from any
+    thread, at the same time as others, except shoal_node_destroy, which
+    must be the last call on a node. Calls that wait (leave, submit,
+    rescale, remove) wait on their own and do not hold up the others.
+
+    docs/api.md describes the API as a whole, with an example.
 */
 #ifndef SHOAL_H
 #define SHOAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,6 +62,250 @@ SHOAL_EXPORT int shoal_key_format (const uint8_t key[SHOAL_KEY_BYTES],
 //  newline) is ignored; anything else that is not exactly one base64 key is
 //  refused with -1, and key is then left zeroed.
 SHOAL_EXPORT int shoal_key_parse (const char *text, uint8_t key[SHOAL_KEY_BYTES]);
+
+//  ---------------------------------------------------------------------
+//  Nodes
+//
+//  A node is one member of a cluster. Make it, set its options, start it;
+//  then read what it must do with its tasks from its event queue, report
+//  how they go, and leave (or destroy it) at the end:
+//
+//      shoal_node_t *node = shoal_node_new ();
+//      shoal_node_set (node, "data-dir", "/var/lib/app/shoal", why, sizeof why);
+//      shoal_node_set (node, "join", "10.0.0.5:7946", why, sizeof why);
+//      if (shoal_node_start (node, why, sizeof why) != 0) ... why says why
+//      poll on shoal_node_fd (node); then
+//      while (shoal_node_event (node, &event) == 1) ... start, stop tasks
+//      shoal_node_leave (node, 30000, why, sizeof why);
+//      shoal_node_destroy (&node);
+//
+//  Functions that can fail take char *why and its size and write a one-line
+//  reason there (truncated to fit; why may be NULL).
+
+typedef struct _shoal_node_t shoal_node_t;
+
+//  Text forms: a node id is 32 lowercase hex digits; a task is "job/index".
+#define SHOAL_NODE_ID_TEXT 33 //  32 hex digits and a NUL
+#define SHOAL_NAME_TEXT    65 //  a node or job name, 64 bytes at most, and a NUL
+#define SHOAL_TASK_TEXT    81 //  "job/index", 80 bytes at most, and a NUL
+#define SHOAL_ADDR_TEXT    65 //  "host:port", 64 bytes at most, and a NUL
+#define SHOAL_REASON_TEXT  257
+
+//  A new node with every option at its default, not started. NULL when
+//  memory is short.
+SHOAL_EXPORT shoal_node_t *shoal_node_new (void);
+
+//  Stops the node at once, without leaving (the others find it gone, as
+//  after a crash; leave first for a graceful exit), and frees it. Nulls the
+//  pointer; idempotent. Events not read are dropped.
+SHOAL_EXPORT void shoal_node_destroy (shoal_node_t **self_p);
+
+//  Sets the option key to value, as the flag --key value and the config
+//  file's "key = value" do; docs/options.md lists every key. Only before
+//  start: -1 after.
+SHOAL_EXPORT int shoal_node_set (shoal_node_t *self, const char *key, const char *value, char *why,
+                                 size_t why_size);
+
+//  Applies a config file, all or nothing (reasons name file and line).
+SHOAL_EXPORT int shoal_node_load_file (shoal_node_t *self, const char *path, char *why,
+                                       size_t why_size);
+
+//  Applies the SHOAL_* variables of envp (as environ, NULL last), all or
+//  nothing. A variable that looks like a misspelled option is refused.
+SHOAL_EXPORT int shoal_node_load_env (shoal_node_t *self, char *const *envp, char *why,
+                                      size_t why_size);
+
+//  Opens the data directory (creating the node's id on first start, and
+//  raising its life and incarnation on every start), binds the ports,
+//  starts beacons and joins the seeds, and runs the node's thread. Returns
+//  -1 with the reason when any of it fails; the node is then not started,
+//  and may be started again once the cause is fixed.
+SHOAL_EXPORT int shoal_node_start (shoal_node_t *self, char *why, size_t why_size);
+
+//  Leaves the cluster gracefully and stops: the node's active tasks move to
+//  other nodes first (STOP events come for each; report them stopped), and
+//  the others learn it left rather than failed. Waits until it has left, or
+//  timeout_ms (0: the leave-timeout option); -1 when it had not left by
+//  then (it stops anyway). Destroy the node afterwards.
+SHOAL_EXPORT int shoal_node_leave (shoal_node_t *self, uint64_t timeout_ms, char *why,
+                                   size_t why_size);
+
+//  This node's id (valid after start) and the port its UDP and TCP sockets
+//  are bound to (useful with port 0).
+SHOAL_EXPORT int shoal_node_id (shoal_node_t *self, char id[SHOAL_NODE_ID_TEXT]);
+SHOAL_EXPORT int shoal_node_port (shoal_node_t *self, uint16_t *port);
+
+//  ---------------------------------------------------------------------
+//  Task events
+//
+//  The node tells the application what to do with its tasks through a
+//  queue of events. shoal_node_fd is readable while the queue holds events:
+//  poll it (or call shoal_node_event from a loop of one's own).
+//
+//  The roles: an ACTIVE runs the task for real. A LEARNER warms up the
+//  state of a stateful task it is to take over, while the old owner stays
+//  active; it reports its lag, and once caught up the old owner stops and
+//  the learner is promoted. A STANDBY keeps a warm copy.
+//
+//  The lease: a node may act as active only while it holds a lease from the
+//  leader. When it loses the leader (cut off from the cluster), its lease
+//  runs out, and another node may soon start its tasks: a LEASE event with
+//  leased false says to stop acting (stop writing) until a LEASE event
+//  with leased true. An active told to stop (DEMOTE, STOP) while leased may
+//  finish what it was doing until it reports the stop.
+
+typedef enum {
+    SHOAL_EVENT_START = 1,   //  run task in role under epoch; report RUNNING once started
+    SHOAL_EVENT_PROMOTE = 2, //  the learner or standby task becomes active under epoch
+    SHOAL_EVENT_DEMOTE = 3,  //  the active task stops acting, keeps its state as role;
+                             //  report STOPPED once it no longer acts
+    SHOAL_EVENT_STOP = 4,    //  stop task and drop it; report STOPPED once stopped
+    SHOAL_EVENT_LEASE = 5,   //  the lease was lost (leased false) or is held again
+    SHOAL_EVENT_LEADER = 6,  //  the leader changed: leader, term ("" when there is none)
+    SHOAL_EVENT_MEMBER = 7,  //  a member joined, failed, left or changed: node, state
+    SHOAL_EVENT_LEFT = 8,    //  this node left the cluster (after shoal_node_leave)
+    SHOAL_EVENT_NOTICE = 9,  //  something the operator should know: reason says what
+} shoal_event_type_t;
+
+typedef enum {
+    SHOAL_ACTIVE = 1,
+    SHOAL_STANDBY = 2,
+    SHOAL_LEARNER = 3,
+} shoal_role_code_t;
+
+//  What an application reports of a task (shoal_node_report).
+typedef enum {
+    SHOAL_RUNNING = 1, //  started (an active runs; a learner or standby warms up)
+    SHOAL_STOPPED = 3, //  stopped, after a DEMOTE or STOP event
+    SHOAL_FAILED = 4,  //  could not start, or crashed: the node starts it again later
+} shoal_report_state_t;
+
+typedef enum {
+    SHOAL_MEMBER_STATE_ALIVE = 0,
+    SHOAL_MEMBER_STATE_SUSPECT = 1,
+    SHOAL_MEMBER_STATE_DEAD = 2,
+    SHOAL_MEMBER_STATE_LEFT = 3,
+} shoal_member_state_code_t;
+
+typedef struct {
+    int type;                       //  shoal_event_type_t
+    char task[SHOAL_TASK_TEXT];     //  START, PROMOTE, DEMOTE, STOP: "job/index"
+    char job[SHOAL_NAME_TEXT];      //  and its job
+    uint32_t index;                 //  and its index in the job
+    uint32_t parallelism;           //  the job's parallelism as the node knows it
+    int role;                       //  shoal_role_code_t; 0 after STOP
+    uint64_t epoch_term;            //  the grant of the active role: (term, version),
+    uint64_t epoch_version;         //  to fence what the active writes
+    bool leased;                    //  LEASE
+    char node[SHOAL_NODE_ID_TEXT];  //  LEADER: the leader ("" for none); MEMBER: the member
+    char name[SHOAL_NAME_TEXT];     //  MEMBER: its name
+    uint64_t term;                  //  LEADER
+    int state;                      //  MEMBER: shoal_member_state_code_t
+    char reason[SHOAL_REASON_TEXT]; //  NOTICE
+} shoal_event_t;
+
+//  A descriptor that is readable while events wait. Do not read it or
+//  close it. -1 before start.
+SHOAL_EXPORT int shoal_node_fd (shoal_node_t *self);
+
+//  Takes the next event. Returns 1 with *event filled, 0 when the queue is
+//  empty, -1 before start.
+SHOAL_EXPORT int shoal_node_event (shoal_node_t *self, shoal_event_t *event);
+
+//  Reports task's state (shoal_report_state_t) and, for a learner or a
+//  standby, its lag: how far its state is behind, in the application's
+//  units (the acceptable-lag option says when it is caught up). Report lag
+//  again as it shrinks. Returns -1 for a task the node does not hold, or a
+//  state that makes no sense now.
+SHOAL_EXPORT int shoal_node_report (shoal_node_t *self, const char *task, int state, uint64_t lag,
+                                    char *why, size_t why_size);
+
+//  ---------------------------------------------------------------------
+//  Jobs
+//
+//  A job is a named set of parallelism tasks, "name/0" .. "name/N-1". Any
+//  node takes these requests and forwards them to the leader; they are
+//  answered once a majority of the cluster holds the change. Each returns
+//  0 when the cluster answered (result->code says how), or -1 when the
+//  request was refused here or no answer came within timeout_ms (result
+//  then says why).
+
+typedef struct {
+    const char *name;           //  1 to 64 bytes: letters, digits, '.', '_', '-'
+    uint32_t parallelism;       //  1 to 65535 tasks
+    bool stateful;              //  moves warm up a learner first
+    uint32_t weight;            //  relative load of each task (0: 1)
+    size_t require_count;       //  labels a node must have to run its tasks
+    const char *const *require; //  "key=value" each
+    const char *command;        //  for `shoal worker`: the command each task runs; NULL: none
+} shoal_job_spec_t;
+
+typedef enum {
+    SHOAL_RESULT_OK = 0,
+    SHOAL_RESULT_INVALID = 1,   //  the request breaks a rule; reason says which
+    SHOAL_RESULT_NOT_FOUND = 2, //  no such job
+    SHOAL_RESULT_NO_LEADER = 3, //  no leader holds a quorum now
+    SHOAL_RESULT_TIMED_OUT = 4, //  a rescale waited for slots and gave up
+    SHOAL_RESULT_PARTIAL = 5,   //  a rescale applied less than asked (at least min)
+    SHOAL_RESULT_FAILED = 6,    //  the node could not do it; reason says why
+} shoal_result_code_t;
+
+typedef struct {
+    int code;                       //  shoal_result_code_t
+    char reason[SHOAL_REASON_TEXT]; //  why, when code is not OK
+    uint32_t parallelism;           //  submit, rescale: the job's parallelism now
+} shoal_result_t;
+
+SHOAL_EXPORT int shoal_node_submit (shoal_node_t *self, const shoal_job_spec_t *spec,
+                                    uint64_t timeout_ms, shoal_result_t *result);
+
+//  Sets the job's parallelism. Lowering it applies at once; raising it
+//  waits up to wait_ms for room on the cluster's nodes, then applies the
+//  largest parallelism of at least min that fits (PARTIAL), or leaves the
+//  job as it was (TIMED_OUT). min 0: parallelism itself.
+SHOAL_EXPORT int shoal_node_rescale (shoal_node_t *self, const char *job, uint32_t parallelism,
+                                     uint32_t min, uint32_t wait_ms, uint64_t timeout_ms,
+                                     shoal_result_t *result);
+
+SHOAL_EXPORT int shoal_node_remove (shoal_node_t *self, const char *job, uint64_t timeout_ms,
+                                    shoal_result_t *result);
+
+//  ---------------------------------------------------------------------
+//  What the node knows
+
+typedef struct {
+    char id[SHOAL_NODE_ID_TEXT];
+    char name[SHOAL_NAME_TEXT];
+    char addr[SHOAL_ADDR_TEXT];
+    int state; //  shoal_member_state_code_t
+    uint64_t incarnation;
+} shoal_member_t;
+
+//  The members this node knows, itself included, up to max of them into
+//  members; *count is how many there are (call again with more room when
+//  it is above max).
+SHOAL_EXPORT int shoal_node_members (shoal_node_t *self, shoal_member_t *members, size_t max,
+                                     size_t *count);
+
+//  The leader this node follows and its term; id "" when there is none.
+//  *acting is true when this node is the leader and acts as one.
+SHOAL_EXPORT int shoal_node_leader (shoal_node_t *self, char id[SHOAL_NODE_ID_TEXT], uint64_t *term,
+                                    bool *acting);
+
+typedef struct {
+    char task[SHOAL_TASK_TEXT];
+    int role;  //  shoal_role_code_t
+    int state; //  0 starting, 1 running, 2 stopping, 3 stopped, 4 failed
+    uint64_t lag;
+    uint64_t epoch_term;
+    uint64_t epoch_version;
+} shoal_task_t;
+
+//  The tasks this node holds, as it reports them to the leader (sorted by
+//  task), up to max into tasks; *count as for members. *version is the
+//  assignment version applied (its term and version), when not NULL.
+SHOAL_EXPORT int shoal_node_tasks (shoal_node_t *self, shoal_task_t *tasks, size_t max,
+                                   size_t *count, uint64_t version[2]);
 
 #ifdef __cplusplus
 }

@@ -80,11 +80,16 @@ static const s_option_t s_options[] = {
     { { "name", "name", "", NAME_RANGE,
         "the node's human name, unique in the cluster; empty: the host's name" },
       NAME (name) },
+    { { "cluster", "name", "shoal", NAME_RANGE,
+        "the cluster's name: nodes of other clusters ignore each other's beacons" },
+      NAME (cluster),
+      .min = 1 },
     { { "data-dir", "path", "shoal-data", "",
         "where the node keeps its id, term, job specs and assignment version" },
       PATH (data_dir, 1) },
     { { "bind", "host:port", "0.0.0.0:7946", "",
-        "the port of gossip (UDP) and bulk frames (TCP), and where they listen" },
+        "the port of gossip (UDP) and bulk frames (TCP), and where they listen; port 0: any free "
+        "port" },
       HOSTPORT (bind, 1, HOSTPORT_TEXT_MAX) },
     { { "advertise", "host:port", "", "at most 64 bytes",
         "the address other nodes reach this one at; empty: derived from bind" },
@@ -421,9 +426,12 @@ s_parse_hostport (const char *key, const char *text, bool optional, shoal_option
     int digits = s_digits (colon + 1, strlen (colon + 1), &port);
     if (digits < 0)
         return shoal_why (why, why_size, "%s: '%s' is not a port", key, s_quote (colon + 1).text);
-    if (digits > 0 || port == 0 || port > 65535)
-        return shoal_why (why, why_size, "%s: port %s is out of range (1 to 65535)", key,
-                          s_quote (colon + 1).text);
+    //  A node may bind port 0, any free port (tests, embedded nodes that
+    //  join by seeds); no one can be reached, or advertise, at port 0.
+    bool any_port = strcmp (key, "bind") == 0;
+    if (digits > 0 || (port == 0 && !any_port) || port > 65535)
+        return shoal_why (why, why_size, "%s: port %s is out of range (%d to 65535)", key,
+                          s_quote (colon + 1).text, any_port ? 0 : 1);
     memcpy (out->host, host, host_length);
     out->port = (uint16_t) port;
     return 0;

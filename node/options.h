@@ -117,6 +117,7 @@ typedef enum {
 //  documents each one.
 typedef struct {
     char name[SHOAL_OPTIONS_NAME_MAX + 1]; //  "": the host's name
+    char cluster[SHOAL_OPTIONS_NAME_MAX + 1];
     char data_dir[SHOAL_OPTIONS_VALUE_MAX + 1];
     shoal_option_hostport_t bind;
     shoal_option_hostport_t advertise;          //  host "": derived from bind

@@ -573,6 +573,17 @@ shoal_peer_join (shoal_peer_t *self, uint64_t now_ms, const char *addr)
 }
 
 int
+shoal_peer_introduce (shoal_peer_t *self, uint64_t now_ms, const shoal_life_t *node,
+                      uint64_t incarnation, uint8_t flags, const char *addr)
+{
+    self->now = now_ms;
+    int rc =
+        shoal_membership_introduce (self->membership, self->now, node, incarnation, flags, addr);
+    s_outputs (self);
+    return rc;
+}
+
+int
 shoal_peer_leave (shoal_peer_t *self, uint64_t now_ms)
 {
     if (self->draining)

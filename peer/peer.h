@@ -118,6 +118,10 @@ uint64_t shoal_peer_next (const shoal_peer_t *self);
 //  Joins through the member at addr (a seed), as shoal_membership_join.
 int shoal_peer_join (shoal_peer_t *self, uint64_t now_ms, const char *addr);
 
+//  A beacon introduced node, as shoal_membership_introduce.
+int shoal_peer_introduce (shoal_peer_t *self, uint64_t now_ms, const shoal_life_t *node,
+                          uint64_t incarnation, uint8_t flags, const char *addr);
+
 //  Leaves gracefully. A follower leaves the view at once; the acting leader
 //  first moves its own tasks away (its handoff counts it gone), then leaves
 //  the view, or as soon as it no longer acts. Keep feeding it until

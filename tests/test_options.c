@@ -148,6 +148,7 @@ static const struct {
     const char *key, *value, *written;
 } s_samples[] = {
     { "name", "node-7.eu_west", "node-7.eu_west" },
+    { "cluster", "orders.prod", "orders.prod" },
     { "data-dir", "/var/lib/shoal data", "/var/lib/shoal data" },
     { "bind", "[::1]:07000", "[::1]:7000" },
     { "advertise", "10.0.0.7:7946", "10.0.0.7:7946" },
@@ -360,8 +361,8 @@ test_host_ports_are_checked_for_syntax_only (void)
     s_reads_back ("bind", "host.example.com:80", "host.example.com:80");
     s_reads_back ("bind", "db_1:80", "db_1:80");
     s_reads_back ("bind", "Node-1.LAN:80", "Node-1.LAN:80");
-    s_refused ("bind", "0.0.0.0:70000", "bind: port 70000 is out of range (1 to 65535)");
-    s_refused ("bind", "host:0", "port 0 is out of range");
+    s_refused ("bind", "0.0.0.0:70000", "bind: port 70000 is out of range (0 to 65535)");
+    s_refused ("advertise", "host:0", "port 0 is out of range");
     s_refused ("bind", "host:99999999999999999999999", "is out of range");
     s_refused ("bind", "host:", "'' is not a port");
     s_refused ("bind", "host:http", "'http' is not a port");

@@ -1,0 +1,1697 @@
+/*  node/node.c: a node of the public API (include/shoal.h): one actor
+    thread that runs a peer (peer/peer.h) over real sockets, and the calls
+    that reach it from the application's threads.
+
+    The actor owns every socket, timer and file of the node: the transport
+    (UDP, the ROUTER, the DEALERs, the beacon actor), the control endpoint
+    and the data directory. It polls them all with a timeout of the peer's
+    next deadline, never busy. docs/node.md describes the whole.
+
+    The application's threads reach the actor in two ways:
+    - calls: a function run on the actor's thread, handed over the actor's
+      pipe one at a time (under call_lock), and answered with a signal;
+    - events: the actor queues them (under events_lock) and an eventfd is
+      readable while the queue holds any.
+    Requests that wait for the cluster (submit, rescale, remove, leave) are
+    calls that register a waiter; the caller then waits on the waiter's own
+    condition, so that a long rescale holds up no other call.
+*/
+
+#include "shoal.h"
+
+#include "control.h"
+#include "keyring.h"
+#include "options.h"
+#include "peer.h"
+#include "persist.h"
+#include "store.h"
+#include "transport.h"
+#include "why.h"
+
+#include <czmq.h>
+#include <errno.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+_Static_assert((int) SHOAL_ACTIVE == SHOAL_ROLE_ACTIVE &&
+                   (int) SHOAL_STANDBY == SHOAL_ROLE_STANDBY &&
+                   (int) SHOAL_LEARNER == SHOAL_ROLE_LEARNER,
+               "the public roles are the wire's");
+_Static_assert((int) SHOAL_RUNNING == SHOAL_TASK_RUNNING &&
+                   (int) SHOAL_STOPPED == SHOAL_TASK_STOPPED &&
+                   (int) SHOAL_FAILED == SHOAL_TASK_FAILED,
+               "the public task states are the wire's");
+_Static_assert((int) SHOAL_MEMBER_STATE_LEFT == SHOAL_MEMBER_LEFT &&
+                   (int) SHOAL_MEMBER_STATE_DEAD == SHOAL_MEMBER_DEAD,
+               "the public member states are the wire's");
+_Static_assert((int) SHOAL_RESULT_FAILED == SHOAL_REPLY_FAILED &&
+                   (int) SHOAL_RESULT_PARTIAL == SHOAL_REPLY_PARTIAL,
+               "the public result codes are the wire's");
+_Static_assert(SHOAL_TASK_TEXT == SHOAL_TASK_MAX + 1 && SHOAL_NAME_TEXT == SHOAL_NAME_MAX + 1 &&
+                   SHOAL_ADDR_TEXT == SHOAL_ADDR_MAX + 1 &&
+                   SHOAL_REASON_TEXT == SHOAL_REASON_MAX + 1,
+               "the public texts hold the wire's");
+
+//  Decoded messages live in an arena of this size: the largest frame
+//  decodes into less than four times its size.
+#define S_ARENA_SIZE (4u * SHOAL_FRAME_MAX)
+//  Messages taken from one socket before the others get a turn.
+#define S_BURST 64
+//  A beacon is sealed afresh this often (a listener takes each sealed
+//  beacon once), in beacon intervals.
+#define S_BEACON_RESEAL 10
+//  Messages a node sends itself while handling one input, at most.
+#define S_LOOPBACK_MAX 4096
+
+//  ---------------------------------------------------------------------
+//  Calls and waiters
+
+typedef struct _s_actor_t s_actor_t;
+typedef struct _s_call_t s_call_t;
+
+struct _s_call_t {
+    void (*run) (s_actor_t *actor, s_call_t *call);
+    //  What the call takes and gives; each call uses what it needs.
+    const void *in;
+    void *out;
+    size_t max;
+    size_t count;
+    uint64_t number[2];
+    int rc;
+    char why[SHOAL_REASON_TEXT];
+    //  A call that waits: the actor answers it by ref, later.
+    uint64_t ref;
+    pthread_mutex_t lock;
+    pthread_cond_t done_cond;
+    bool done;
+    shoal_result_t result;
+};
+
+//  ---------------------------------------------------------------------
+//  The node, as the application holds it
+
+struct _shoal_node_t {
+    shoal_options_t *options;
+    zactor_t *actor;             //  NULL until started, and once stopped
+    pthread_mutex_t call_lock;   //  one call on the pipe at a time
+    pthread_mutex_t events_lock; //  the queue below
+    int events_fd;               //  eventfd: readable while events wait
+    shoal_event_t *events;       //  a ring
+    size_t events_head, events_count, events_size;
+    uint64_t events_dropped;
+    char id[SHOAL_NODE_ID_TEXT];
+    uint16_t port;
+    bool stopped; //  it left or was stopped: it never starts again
+};
+
+//  ---------------------------------------------------------------------
+//  The actor's state, touched only on its thread
+
+typedef struct {
+    uint8_t *bytes;
+    size_t size;
+    shoal_purpose_t purpose;
+} s_loopback_t;
+
+struct _s_actor_t {
+    shoal_node_t *node;
+    const shoal_options_t *options;
+    zsock_t *pipe;
+    bool terminated;
+    shoal_life_t life;
+    shoal_id_t id;
+    uint64_t incarnation_saved;
+    shoal_keyring_t *keyring;
+    shoal_store_t *store;
+    shoal_transport_t *transport;
+    shoal_peer_t *peer;
+    shoal_peer_config_t config;
+    shoal_arena_t arena;
+    char addr[SHOAL_ADDR_MAX + 1]; //  advertised
+    shoal_id_t cluster;
+    //  Messages to itself, delivered after the current input.
+    s_loopback_t *loopback;
+    size_t loopback_count, loopback_size;
+    bool delivering;
+    //  Waiters: calls that wait for an answer of the cluster.
+    zlistx_t *waiters;
+    uint64_t next_ref;
+    //  Discovery.
+    bool beacons;
+    uint32_t beacon_interval_ms;
+    uint64_t beacon_at; //  when the beacon is sealed afresh
+    uint64_t beacon_incarnation;
+    bool beacon_leaving;
+    uint64_t join_at; //  when the seeds are tried again
+    uint32_t join_interval_ms;
+    //  The lease, as last told to the application.
+    bool leased;
+    //  Leaving.
+    bool leaving;
+    bool left;
+    //  The control endpoint.
+    shoal_control_server_t *control;
+};
+
+//  ---------------------------------------------------------------------
+//  The event queue
+
+static void
+s_hex (const uint8_t *bytes, size_t size, char *text)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < size; i++) {
+        text[2 * i] = digits[bytes[i] >> 4];
+        text[2 * i + 1] = digits[bytes[i] & 15];
+    }
+    text[2 * size] = 0;
+}
+
+static bool
+s_id_zero (const shoal_id_t *id)
+{
+    static const shoal_id_t zero;
+    return memcmp (id, &zero, sizeof zero) == 0;
+}
+
+static void
+s_id_text (const shoal_id_t *id, char text[SHOAL_NODE_ID_TEXT])
+{
+    if (s_id_zero (id))
+        text[0] = 0;
+    else
+        s_hex (id->bytes, SHOAL_ID_SIZE, text);
+}
+
+//  Queues an event for the application. A queue that cannot grow drops the
+//  event and counts it: the application reads too slowly, or memory ran out.
+static void
+s_event_push (shoal_node_t *node, const shoal_event_t *event)
+{
+    pthread_mutex_lock (&node->events_lock);
+    if (node->events_count == node->events_size) {
+        size_t size = node->events_size ? 2 * node->events_size : 64;
+        shoal_event_t *events = malloc (size * sizeof *events);
+        if (!events) {
+            node->events_dropped++;
+            pthread_mutex_unlock (&node->events_lock);
+            return;
+        }
+        for (size_t i = 0; i < node->events_count; i++)
+            events[i] = node->events[(node->events_head + i) % node->events_size];
+        free (node->events);
+        node->events = events;
+        node->events_head = 0;
+        node->events_size = size;
+    }
+    node->events[(node->events_head + node->events_count) % node->events_size] = *event;
+    if (node->events_count++ == 0) {
+        uint64_t one = 1;
+        if (write (node->events_fd, &one, sizeof one) < 0) {
+            //  Only an overflowing counter fails, and it never gets near.
+        }
+    }
+    pthread_mutex_unlock (&node->events_lock);
+}
+
+//  ---------------------------------------------------------------------
+//  The peer's sink
+
+static uint64_t
+s_now (void)
+{
+    return (uint64_t) zclock_mono ();
+}
+
+//  Keeps msg, encoded, to hand to the peer once the current input is done.
+static void
+s_loopback_push (s_actor_t *self, const shoal_msg_t *msg)
+{
+    if (self->loopback_count >= S_LOOPBACK_MAX)
+        return;
+    long size = shoal_msg_encode (msg, NULL, 0, NULL);
+    if (size < 0)
+        return;
+    if (self->loopback_count == self->loopback_size) {
+        size_t grown = self->loopback_size ? 2 * self->loopback_size : 16;
+        s_loopback_t *loopback = realloc (self->loopback, grown * sizeof *loopback);
+        if (!loopback)
+            return;
+        self->loopback = loopback;
+        self->loopback_size = grown;
+    }
+    uint8_t *bytes = malloc ((size_t) size);
+    if (!bytes || shoal_msg_encode (msg, bytes, (size_t) size, NULL) != size) {
+        free (bytes);
+        return;
+    }
+    self->loopback[self->loopback_count++] =
+        (s_loopback_t){ bytes, (size_t) size, shoal_msg_purpose (msg->type) };
+}
+
+//  Hands the peer what it sent itself, and what that brings, in order.
+static void
+s_loopback_deliver (s_actor_t *self, uint64_t now)
+{
+    if (self->delivering)
+        return;
+    self->delivering = true;
+    for (size_t i = 0; i < self->loopback_count; i++) {
+        s_loopback_t item = self->loopback[i];
+        shoal_msg_t msg;
+        shoal_arena_reset (&self->arena);
+        if (shoal_msg_decode (item.bytes, item.size, item.purpose, &msg, &self->arena, NULL) == 0) {
+            shoal_envelope_t envelope = { .mode = SHOAL_ENVELOPE_PLAINTEXT,
+                                          .purpose = (uint8_t) item.purpose,
+                                          .sender = self->life,
+                                          .recipient = self->life };
+            shoal_peer_receive (self->peer, now, &envelope, &msg, self->addr);
+        }
+        free (item.bytes);
+    }
+    self->loopback_count = 0;
+    self->delivering = false;
+}
+
+static void
+s_send (void *arg, const shoal_life_t *to, const char *addr, const shoal_msg_t *msg)
+{
+    s_actor_t *self = arg;
+    if (memcmp (to->id, self->id.bytes, SHOAL_ID_SIZE) == 0) {
+        s_loopback_push (self, msg);
+        return;
+    }
+    shoal_life_t recipient = *to;
+    if (!addr) {
+        //  A message to a member in whichever life it has: its address and
+        //  life are those of the view.
+        shoal_membership_member_t member;
+        shoal_id_t id;
+        memcpy (id.bytes, to->id, SHOAL_ID_SIZE);
+        if (shoal_membership_member (shoal_peer_membership (self->peer), &id, &member) != 0 ||
+            !member.meta || !member.meta->addr)
+            return;
+        recipient.life = member.life;
+        addr = member.meta->addr;
+    }
+    static const shoal_life_t nobody;
+    const shoal_life_t *addressee = memcmp (&recipient, &nobody, sizeof nobody) ? &recipient : NULL;
+    if (shoal_msg_purpose (msg->type) == SHOAL_PURPOSE_DATAGRAM)
+        shoal_transport_datagram (self->transport, addr, addressee, msg);
+    else
+        shoal_transport_frame (self->transport, addr, addressee, msg);
+}
+
+//  Splits a task id "job/index" into its job and index.
+static void
+s_task_parts (const char *task, shoal_event_t *event)
+{
+    snprintf (event->task, sizeof event->task, "%s", task);
+    const char *slash = strrchr (task, '/');
+    size_t length = slash ? (size_t) (slash - task) : strlen (task);
+    if (length >= sizeof event->job)
+        length = sizeof event->job - 1;
+    memcpy (event->job, task, length);
+    event->job[length] = 0;
+    event->index = slash ? (uint32_t) strtoul (slash + 1, NULL, 10) : 0;
+}
+
+static void
+s_command (void *arg, const shoal_tasks_command_t *command)
+{
+    s_actor_t *self = arg;
+    static const int types[] = { [SHOAL_TASKS_START] = SHOAL_EVENT_START,
+                                 [SHOAL_TASKS_PROMOTE] = SHOAL_EVENT_PROMOTE,
+                                 [SHOAL_TASKS_DEMOTE] = SHOAL_EVENT_DEMOTE,
+                                 [SHOAL_TASKS_STOP] = SHOAL_EVENT_STOP };
+    if (command->type >= sizeof types / sizeof types[0] || !types[command->type])
+        return;
+    shoal_event_t event = { .type = types[command->type],
+                            .role = command->role,
+                            .epoch_term = command->epoch.term,
+                            .epoch_version = command->epoch.version };
+    s_task_parts (command->task, &event);
+    const shoal_jobspec_t *specs;
+    size_t count = shoal_jobs_specs (shoal_peer_jobs (self->peer), &specs);
+    for (size_t i = 0; i < count; i++)
+        if (strcmp (specs[i].name, event.job) == 0)
+            event.parallelism = specs[i].parallelism;
+    s_event_push (self->node, &event);
+}
+
+//  The waiter for ref (or the waiter call, when not NULL), taken off the
+//  list; NULL when it gave up.
+static s_call_t *
+s_waiter_find (s_actor_t *self, uint64_t ref, const s_call_t *which)
+{
+    for (s_call_t *call = zlistx_first (self->waiters); call; call = zlistx_next (self->waiters))
+        if (which ? call == which : call->ref == ref) {
+            zlistx_delete (self->waiters, zlistx_cursor (self->waiters));
+            return call;
+        }
+    return NULL;
+}
+
+static s_call_t *
+s_waiter_take (s_actor_t *self, uint64_t ref)
+{
+    return s_waiter_find (self, ref, NULL);
+}
+
+static void
+s_waiter_answer (s_call_t *call, int code, const char *reason, uint32_t parallelism)
+{
+    pthread_mutex_lock (&call->lock);
+    call->result.code = code;
+    snprintf (call->result.reason, sizeof call->result.reason, "%s", reason ? reason : "");
+    call->result.parallelism = parallelism;
+    call->done = true;
+    pthread_cond_signal (&call->done_cond);
+    pthread_mutex_unlock (&call->lock);
+}
+
+static void
+s_reply (void *arg, const shoal_jobs_reply_t *reply)
+{
+    s_actor_t *self = arg;
+    if (shoal_control_server_answer (self->control, reply->ref, &reply->rep) == 0)
+        return;
+    s_call_t *call = s_waiter_take (self, reply->ref);
+    if (call)
+        s_waiter_answer (call, reply->rep.code, reply->rep.reason,
+                         reply->rep.job_count ? reply->rep.jobs[0].parallelism : 0);
+}
+
+static void
+s_member_event (void *arg, const shoal_membership_event_t *event)
+{
+    s_actor_t *self = arg;
+    static const int states[] = { [SHOAL_MEMBERSHIP_UP] = SHOAL_MEMBER_ALIVE,
+                                  [SHOAL_MEMBERSHIP_SUSPECT] = SHOAL_MEMBER_SUSPECT,
+                                  [SHOAL_MEMBERSHIP_DEAD] = SHOAL_MEMBER_DEAD,
+                                  [SHOAL_MEMBERSHIP_LEFT] = SHOAL_MEMBER_LEFT,
+                                  [SHOAL_MEMBERSHIP_UPDATED] = SHOAL_MEMBER_ALIVE };
+    if (event->type >= sizeof states / sizeof states[0])
+        return;
+    if (event->type == SHOAL_MEMBERSHIP_DEAD || event->type == SHOAL_MEMBERSHIP_LEFT)
+        shoal_transport_forget (self->transport, event->node.bytes);
+    shoal_event_t out = { .type = SHOAL_EVENT_MEMBER, .state = states[event->type] };
+    s_id_text (&event->node, out.node);
+    if (event->meta && event->meta->name)
+        snprintf (out.name, sizeof out.name, "%s", event->meta->name);
+    s_event_push (self->node, &out);
+}
+
+static void
+s_leader_event (void *arg, const shoal_elector_event_t *event)
+{
+    s_actor_t *self = arg;
+    shoal_event_t out = { .type = SHOAL_EVENT_LEADER, .term = event->term };
+    if (event->type == SHOAL_ELECTOR_LEADER)
+        s_id_text (&event->leader, out.node);
+    s_event_push (self->node, &out);
+}
+
+//  Writes a record to the data directory. A write that fails is told to
+//  the application: the node runs on, but what it would keep is at risk.
+static void
+s_store_write (s_actor_t *self, const char *name, const uint8_t *bytes, size_t size)
+{
+    shoal_event_t event = { .type = SHOAL_EVENT_NOTICE };
+    char why[200];
+    if (!bytes)
+        snprintf (event.reason, sizeof event.reason, "cannot encode %s to keep it", name);
+    else if (shoal_store_write (self->store, name, bytes, size, why, sizeof why) != 0)
+        snprintf (event.reason, sizeof event.reason, "cannot keep %s: %s", name, why);
+    else
+        return;
+    s_event_push (self->node, &event);
+}
+
+static void
+s_saved (void *arg, const shoal_peer_saved_t *saved)
+{
+    s_actor_t *self = arg;
+    uint8_t *bytes = NULL;
+    size_t size = 0;
+    if (saved->elector) {
+        shoal_persist_elector_encode (saved->elector, &bytes, &size, NULL, 0);
+        s_store_write (self, SHOAL_PERSIST_ELECTOR_FILE, bytes, size);
+        free (bytes);
+    }
+    if (saved->jobs) {
+        shoal_persist_jobs_encode (saved->jobs, &bytes, &size, NULL, 0);
+        s_store_write (self, SHOAL_PERSIST_JOBS_FILE, bytes, size);
+        free (bytes);
+    }
+}
+
+//  The lease is told to the application when it changes.
+static void
+s_lease_check (s_actor_t *self, uint64_t now)
+{
+    shoal_tasks_t *tasks = shoal_peer_tasks (self->peer);
+    bool leased = tasks && shoal_tasks_leased (tasks, now);
+    if (leased == self->leased)
+        return;
+    self->leased = leased;
+    shoal_event_t event = { .type = SHOAL_EVENT_LEASE, .leased = leased };
+    s_event_push (self->node, &event);
+}
+
+static void
+s_tasks_done (void *arg)
+{
+    s_actor_t *self = arg;
+    s_lease_check (self, s_now ());
+}
+
+//  ---------------------------------------------------------------------
+//  Discovery
+
+//  The beacon, sealed afresh: when it changed, and every few intervals.
+static void
+s_beacon_publish (s_actor_t *self, uint64_t now)
+{
+    if (!self->beacons)
+        return;
+    uint64_t incarnation = shoal_membership_incarnation (shoal_peer_membership (self->peer));
+    if (now < self->beacon_at && incarnation == self->beacon_incarnation &&
+        self->leaving == self->beacon_leaving)
+        return;
+    shoal_msg_t msg = { .type = SHOAL_MSG_BEACON };
+    msg.u.beacon = (shoal_beacon_t){ .cluster = self->cluster,
+                                     .node = self->id,
+                                     .incarnation = incarnation,
+                                     .port = shoal_transport_port (self->transport),
+                                     .flags = self->leaving ? SHOAL_BEACON_LEAVING : 0 };
+    shoal_transport_beacons_publish (self->transport, &msg, self->beacon_interval_ms);
+    self->beacon_incarnation = incarnation;
+    self->beacon_leaving = self->leaving;
+    self->beacon_at = now + (uint64_t) S_BEACON_RESEAL * self->beacon_interval_ms;
+}
+
+//  The seeds, resolved again each time: a DNS name may stand for a set of
+//  nodes that changes (a headless service). Resolving may block the actor
+//  for as long as the resolver takes; it happens only while the node knows
+//  no other member.
+static void
+s_join_seeds (s_actor_t *self, uint64_t now)
+{
+    const shoal_options_t *options = self->options;
+    if (options->join.count == 0 || now < self->join_at || self->leaving)
+        return;
+    self->join_at = now + self->join_interval_ms;
+    if (shoal_membership_live (shoal_peer_membership (self->peer)) > 1)
+        return;
+    const shoal_option_hostport_t *seeds = options->join.items;
+    for (size_t i = 0; i < options->join.count; i++) {
+        char port[8];
+        snprintf (port, sizeof port, "%u", seeds[i].port);
+        struct addrinfo hints = { .ai_socktype = SOCK_DGRAM, .ai_family = AF_INET };
+        struct addrinfo *found = NULL;
+        if (getaddrinfo (seeds[i].host, port, &hints, &found) != 0)
+            continue;
+        for (struct addrinfo *at = found; at; at = at->ai_next) {
+            char host[NI_MAXHOST];
+            if (getnameinfo (at->ai_addr, at->ai_addrlen, host, sizeof host, NULL, 0,
+                             NI_NUMERICHOST) != 0)
+                continue;
+            char addr[SHOAL_ADDR_MAX + 1];
+            if (strlen (host) > SHOAL_ADDR_MAX - 6)
+                continue;
+            snprintf (addr, sizeof addr, "%.58s:%u", host, seeds[i].port);
+            if (strcmp (addr, self->addr) != 0)
+                shoal_peer_join (self->peer, now, addr);
+        }
+        freeaddrinfo (found);
+    }
+}
+
+static void
+s_beacon_receive (s_actor_t *self, uint64_t now, const shoal_transport_in_t *in)
+{
+    const shoal_beacon_t *beacon = &in->msg.u.beacon;
+    //  Another cluster sharing the key and the port: not ours to meet.
+    if (memcmp (&beacon->cluster, &self->cluster, sizeof self->cluster) != 0 ||
+        memcmp (beacon->node.bytes, in->envelope.sender.id, SHOAL_ID_SIZE) != 0)
+        return;
+    shoal_peer_introduce (self->peer, now, &in->envelope.sender, beacon->incarnation, beacon->flags,
+                          in->from);
+}
+
+//  ---------------------------------------------------------------------
+//  Starting: the data directory, the peer's configuration, the sockets
+
+//  Reads name into a persisted record; 1 when there is none.
+static int
+s_store_read (shoal_store_t *store, const char *name, void **bytes, size_t *size, char *why,
+              size_t why_size)
+{
+    char reason[200];
+    int rc = shoal_store_read (store, name, bytes, size, reason, sizeof reason);
+    if (rc < 0)
+        shoal_why (why, why_size, "data directory: %s", reason);
+    return rc;
+}
+
+static void
+s_profile (s_actor_t *self)
+{
+    const shoal_options_t *options = self->options;
+    shoal_peer_config_t *config = &self->config;
+    *config = (shoal_peer_config_t){ .election = true, .tasks = true };
+    if (options->profile == SHOAL_PROFILE_LOOPBACK) {
+        shoal_membership_config_loopback (&config->membership);
+        shoal_elector_config_loopback (&config->elector);
+        shoal_tasks_config_loopback (&config->node_tasks);
+        shoal_handoff_config_loopback (&config->handoff);
+        shoal_jobs_config_loopback (&config->jobs);
+    } else {
+        shoal_membership_config_lan (&config->membership);
+        shoal_elector_config_lan (&config->elector);
+        shoal_tasks_config_lan (&config->node_tasks);
+        shoal_handoff_config_lan (&config->handoff);
+        shoal_jobs_config_lan (&config->jobs);
+    }
+    bool quorum = options->partition_mode == SHOAL_PARTITION_QUORUM;
+    config->elector.quorum = quorum;
+    config->jobs.quorum = quorum;
+    config->node_tasks.acceptable_lag = options->acceptable_lag;
+    config->handoff.assign.acceptable_lag = options->acceptable_lag;
+    config->handoff.assign.standbys = options->standbys;
+    config->handoff.assign.max_warmups = options->max_warmups;
+    self->beacon_interval_ms = config->membership.probe_interval_ms;
+    self->join_interval_ms = config->membership.sync_interval_ms;
+}
+
+//  The address others reach this node at: the advertise option, or the
+//  bound address, or (bound to every address) the first interface with
+//  broadcast, or loopback.
+static void
+s_advertise (s_actor_t *self)
+{
+    const shoal_options_t *options = self->options;
+    uint16_t port = shoal_transport_port (self->transport);
+    const char *host = options->bind.host;
+    if (options->advertise.host[0]) {
+        host = options->advertise.host;
+        port = options->advertise.port;
+    } else if (strcmp (host, "0.0.0.0") == 0 || strcmp (host, "::") == 0) {
+        host = "127.0.0.1";
+        ziflist_t *interfaces = ziflist_new ();
+        if (interfaces && ziflist_first (interfaces))
+            host = ziflist_address (interfaces);
+        snprintf (self->addr, sizeof self->addr, "%s:%u", host, port);
+        ziflist_destroy (&interfaces);
+        return;
+    }
+    snprintf (self->addr, sizeof self->addr, strchr (host, ':') ? "[%s]:%u" : "%s:%u", host, port);
+}
+
+static int
+s_keyring (s_actor_t *self, char *why, size_t why_size)
+{
+    const shoal_options_t *options = self->options;
+    self->keyring = shoal_keyring_new ();
+    if (!self->keyring)
+        return shoal_why (why, why_size, "out of memory");
+    if (options->key_file[0]) {
+        char *text = NULL;
+        size_t size = 0;
+        FILE *file = fopen (options->key_file, "r");
+        if (!file)
+            return shoal_why (why, why_size, "key-file %s: %s", options->key_file,
+                              strerror (errno));
+        char line[128] = "";
+        size_t got = fread (line, 1, sizeof line - 1, file);
+        fclose (file);
+        line[got] = 0;
+        (void) text, (void) size;
+        uint8_t key[SHOAL_KEY_BYTES];
+        if (shoal_key_parse (line, key) != 0)
+            return shoal_why (why, why_size, "key-file %s: not a key (make one with shoal keygen)",
+                              options->key_file);
+        int rc = shoal_keyring_install (self->keyring, key);
+        if (rc == 0)
+            rc = shoal_keyring_use (self->keyring, shoal_key_id (key));
+        sodium_memzero (key, sizeof key);
+        sodium_memzero (line, sizeof line);
+        if (rc != 0)
+            return shoal_why (why, why_size, "key-file %s: cannot use the key", options->key_file);
+    } else if (options->require_key)
+        return shoal_why (why, why_size, "require-key is set, and no key-file is given");
+    return 0;
+}
+
+//  Reads what earlier lives kept, and keeps the identity of this one: the
+//  same id, and a life and incarnation above every earlier one.
+static int
+s_identity (s_actor_t *self, shoal_persist_identity_t *identity, char *why, size_t why_size)
+{
+    void *bytes = NULL;
+    size_t size = 0;
+    int rc = s_store_read (self->store, SHOAL_PERSIST_IDENTITY_FILE, &bytes, &size, why, why_size);
+    if (rc < 0)
+        return -1;
+    if (rc == 0) {
+        char reason[200];
+        rc = shoal_persist_identity_decode (bytes, size, identity, reason, sizeof reason);
+        free (bytes);
+        if (rc != 0)
+            return shoal_why (why, why_size, "data directory: %s: %s", SHOAL_PERSIST_IDENTITY_FILE,
+                              reason);
+    } else {
+        do
+            randombytes_buf (identity->id.bytes, SHOAL_ID_SIZE);
+        while (s_id_zero (&identity->id));
+        identity->life = 0;
+        identity->incarnation = 0;
+    }
+    if (identity->life == UINT64_MAX || identity->incarnation == UINT64_MAX)
+        return shoal_why (why, why_size, "data directory: %s: the life counter is used up",
+                          SHOAL_PERSIST_IDENTITY_FILE);
+    identity->life++;
+    identity->incarnation++;
+    uint8_t *encoded = NULL;
+    char reason[200];
+    rc = shoal_persist_identity_encode (identity, &encoded, &size, reason, sizeof reason);
+    if (rc == 0)
+        rc = shoal_store_write (self->store, SHOAL_PERSIST_IDENTITY_FILE, encoded, size, reason,
+                                sizeof reason);
+    free (encoded);
+    if (rc != 0)
+        return shoal_why (why, why_size, "data directory: cannot keep the node's identity: %s",
+                          reason);
+    self->incarnation_saved = identity->incarnation;
+    return 0;
+}
+
+//  Keeps the SWIM incarnation when refutations raised it, so that the next
+//  life starts above it.
+static void
+s_incarnation_keep (s_actor_t *self)
+{
+    uint64_t incarnation = shoal_membership_incarnation (shoal_peer_membership (self->peer));
+    if (incarnation <= self->incarnation_saved)
+        return;
+    size_t size = 0;
+    uint8_t *bytes = NULL;
+    shoal_persist_identity_t identity = { self->id, self->life.life, incarnation };
+    shoal_persist_identity_encode (&identity, &bytes, &size, NULL, 0);
+    s_store_write (self, SHOAL_PERSIST_IDENTITY_FILE, bytes, size);
+    free (bytes);
+    self->incarnation_saved = incarnation;
+}
+
+static int
+s_peer_start (s_actor_t *self, const shoal_persist_identity_t *identity, char *why, size_t why_size)
+{
+    const shoal_options_t *options = self->options;
+    shoal_persist_elector_t elector = { 0 };
+    shoal_persist_jobs_t jobs = { 0 };
+    shoal_peer_saved_t saved = { 0 };
+    void *bytes = NULL;
+    size_t size = 0;
+    char reason[200];
+    int rc = s_store_read (self->store, SHOAL_PERSIST_ELECTOR_FILE, &bytes, &size, why, why_size);
+    if (rc == 0) {
+        rc = shoal_persist_elector_decode (bytes, size, &elector, reason, sizeof reason);
+        free (bytes);
+        if (rc != 0)
+            return shoal_why (why, why_size, "data directory: %s: %s", SHOAL_PERSIST_ELECTOR_FILE,
+                              reason);
+        saved.elector = &elector.saved;
+    } else if (rc < 0)
+        return -1;
+    rc = s_store_read (self->store, SHOAL_PERSIST_JOBS_FILE, &bytes, &size, why, why_size);
+    if (rc == 0) {
+        rc = shoal_persist_jobs_decode (bytes, size, &jobs, reason, sizeof reason);
+        free (bytes);
+        if (rc != 0) {
+            shoal_persist_elector_release (&elector);
+            return shoal_why (why, why_size, "data directory: %s: %s", SHOAL_PERSIST_JOBS_FILE,
+                              reason);
+        }
+        saved.jobs = &jobs.saved;
+    } else if (rc < 0) {
+        shoal_persist_elector_release (&elector);
+        return -1;
+    }
+
+    char host[SHOAL_NAME_MAX + 1] = "";
+    const char *name = options->name;
+    if (!name[0]) {
+        if (gethostname (host, sizeof host) != 0)
+            snprintf (host, sizeof host, "node");
+        host[sizeof host - 1] = 0;
+        name = host;
+    }
+    const shoal_option_label_t *labels = options->labels.items;
+    shoal_label_t meta_labels[SHOAL_LABELS_MAX];
+    for (size_t i = 0; i < options->labels.count && i < SHOAL_LABELS_MAX; i++)
+        meta_labels[i] = (shoal_label_t){ labels[i].key, labels[i].value };
+    const shoal_option_job_t *handles = options->handles.items;
+    const char *meta_handles[SHOAL_HANDLES_MAX];
+    for (size_t i = 0; i < options->handles.count && i < SHOAL_HANDLES_MAX; i++)
+        meta_handles[i] = handles[i].name;
+    shoal_meta_t meta = { .name = name,
+                          .addr = self->addr,
+                          .life = identity->life,
+                          .priority = options->priority,
+                          .capacity = options->capacity,
+                          .slots = options->slots,
+                          .label_count = (uint32_t) options->labels.count,
+                          .labels = meta_labels,
+                          .handle_count = (uint32_t) options->handles.count,
+                          .handles = meta_handles };
+    const char *invalid = shoal_membership_meta_check (&self->config.membership, &meta);
+    if (invalid) {
+        shoal_persist_elector_release (&elector);
+        shoal_persist_jobs_release (&jobs);
+        return shoal_why (why, why_size, "this node's description: %s", invalid);
+    }
+    shoal_peer_sink_t sink = { .arg = self,
+                               .send = s_send,
+                               .command = s_command,
+                               .reply = s_reply,
+                               .member_event = s_member_event,
+                               .leader_event = s_leader_event,
+                               .saved = s_saved,
+                               .tasks_done = s_tasks_done };
+    uint64_t seed;
+    randombytes_buf (&seed, sizeof seed);
+    self->peer = shoal_peer_new (&self->config, &self->id, identity->incarnation, &meta, &saved,
+                                 seed, s_now (), NULL, &sink);
+    shoal_persist_elector_release (&elector);
+    shoal_persist_jobs_release (&jobs);
+    if (!self->peer)
+        return shoal_why (why, why_size,
+                          "cannot start the node (its kept state is refused, or "
+                          "memory is short)");
+    return 0;
+}
+
+static void s_actor_free (s_actor_t *self);
+
+//  Everything a start does on the actor's thread. Returns 0, or -1 with
+//  the reason.
+static int
+s_actor_start (s_actor_t *self, char *why, size_t why_size)
+{
+    const shoal_options_t *options = self->options;
+    s_profile (self);
+    if (s_keyring (self, why, why_size) != 0)
+        return -1;
+    char reason[200];
+    if (shoal_store_open (options->data_dir, &self->store, reason, sizeof reason) != 0)
+        return shoal_why (why, why_size, "data-dir %s: %s", options->data_dir, reason);
+    shoal_persist_identity_t identity;
+    if (s_identity (self, &identity, why, why_size) != 0)
+        return -1;
+    self->id = identity.id;
+    memcpy (self->life.id, identity.id.bytes, SHOAL_ID_SIZE);
+    self->life.life = identity.life;
+    crypto_generichash (self->cluster.bytes, sizeof self->cluster.bytes,
+                        (const uint8_t *) options->cluster, strlen (options->cluster), NULL, 0);
+
+    char bind[SHOAL_OPTIONS_HOST_MAX + 16];
+    snprintf (bind, sizeof bind, strchr (options->bind.host, ':') ? "[%s]:%u" : "%s:%u",
+              options->bind.host, options->bind.port);
+    uint8_t prefix[SHOAL_ENVELOPE_NONCE];
+    randombytes_buf (prefix, sizeof prefix);
+    shoal_transport_config_t transport = {
+        .bind = bind, .keyring = self->keyring, .self = self->life, .peers = 1024, .send_queue = 64
+    };
+    self->transport = shoal_transport_new (&transport, prefix, reason, sizeof reason);
+    if (!self->transport)
+        return shoal_why (why, why_size, "bind %s: %s", bind, reason);
+    s_advertise (self);
+    if (shoal_arena_init (&self->arena, S_ARENA_SIZE) != 0)
+        return shoal_why (why, why_size, "out of memory");
+    if (s_peer_start (self, &identity, why, why_size) != 0)
+        return -1;
+
+    char endpoint[SHOAL_OPTIONS_VALUE_MAX + 32];
+    if (options->control[0])
+        snprintf (endpoint, sizeof endpoint, "%s", options->control);
+    else
+        snprintf (endpoint, sizeof endpoint, "ipc://%s/control", options->data_dir);
+    self->control =
+        shoal_control_server_new (endpoint, self->keyring, &self->life, reason, sizeof reason);
+    if (!self->control)
+        return shoal_why (why, why_size, "control %s: %s", endpoint, reason);
+
+    if (options->beacon_port) {
+        if (shoal_transport_beacons_start (self->transport, options->beacon_port, reason,
+                                           sizeof reason) == 0)
+            self->beacons = true;
+        else {
+            //  No interface that broadcasts: the node runs on its seeds.
+            shoal_event_t event = { .type = SHOAL_EVENT_NOTICE };
+            snprintf (event.reason, sizeof event.reason, "beacons are off: %s", reason);
+            s_event_push (self->node, &event);
+        }
+    }
+    return 0;
+}
+
+//  ---------------------------------------------------------------------
+//  The actor's loop
+
+static void
+s_receive (s_actor_t *self, shoal_purpose_t carrier)
+{
+    for (int i = 0; i < S_BURST; i++) {
+        shoal_transport_in_t in;
+        int rc = shoal_transport_receive (self->transport, carrier, &self->arena, &in);
+        if (rc <= 0)
+            return;
+        uint64_t now = s_now ();
+        if (carrier == SHOAL_PURPOSE_BEACON)
+            s_beacon_receive (self, now, &in);
+        else
+            shoal_peer_receive (self->peer, now, &in.envelope, &in.msg,
+                                in.from[0] ? in.from : NULL);
+        s_loopback_deliver (self, now);
+    }
+}
+
+//  Answers the waiters of a leave once it is done: the node left the view,
+//  and its tasks have moved away (each stopped, and reported so).
+static void
+s_leave_check (s_actor_t *self)
+{
+    const shoal_task_status_t *held;
+    if (!self->leaving || self->left || !shoal_peer_left (self->peer) ||
+        shoal_tasks_list (shoal_peer_tasks (self->peer), &held) > 0)
+        return;
+    self->left = true;
+    shoal_event_t event = { .type = SHOAL_EVENT_LEFT };
+    s_event_push (self->node, &event);
+    s_call_t *call = s_waiter_take (self, 0);
+    while (call) {
+        s_waiter_answer (call, SHOAL_RESULT_OK, "", 0);
+        call = s_waiter_take (self, 0);
+    }
+}
+
+static void s_control (s_actor_t *self, uint64_t now);
+
+static void
+s_pipe (s_actor_t *self)
+{
+    char *command = NULL;
+    void *pointer = NULL;
+    if (zsock_recv (self->pipe, "sp", &command, &pointer) != 0 || !command ||
+        streq (command, "$TERM"))
+        self->terminated = true;
+    else if (streq (command, "CALL") && pointer) {
+        s_call_t *call = pointer;
+        call->run (self, call);
+        zsock_signal (self->pipe, 0);
+    }
+    free (command);
+}
+
+static void
+s_loop (s_actor_t *self)
+{
+    zmq_pollitem_t items[5];
+    int count = 0;
+    items[count++] = (zmq_pollitem_t){ zsock_resolve (self->pipe), 0, ZMQ_POLLIN, 0 };
+    items[count++] =
+        (zmq_pollitem_t){ NULL, shoal_transport_udp_fd (self->transport), ZMQ_POLLIN, 0 };
+    items[count++] = (zmq_pollitem_t){ zsock_resolve (shoal_transport_router (self->transport)), 0,
+                                       ZMQ_POLLIN, 0 };
+    items[count++] = (zmq_pollitem_t){ zsock_resolve (shoal_control_server_socket (self->control)),
+                                       0, ZMQ_POLLIN, 0 };
+    if (self->beacons)
+        items[count++] =
+            (zmq_pollitem_t){ zsock_resolve (shoal_transport_beacons (self->transport)), 0,
+                              ZMQ_POLLIN, 0 };
+    while (!self->terminated) {
+        uint64_t now = s_now ();
+        s_join_seeds (self, now);
+        s_beacon_publish (self, now);
+        uint64_t next = shoal_peer_next (self->peer);
+        if (self->beacons && self->beacon_at < next)
+            next = self->beacon_at;
+        if (self->options->join.count && self->join_at < next)
+            next = self->join_at;
+        shoal_tasks_t *tasks = shoal_peer_tasks (self->peer);
+        if (self->leased && tasks && shoal_tasks_lease_end (tasks) < next)
+            next = shoal_tasks_lease_end (tasks);
+        long timeout = next <= now ? 0 : next - now > 60000 ? 60000 : (long) (next - now);
+        int rc = zmq_poll (items, count, timeout);
+        if (rc < 0 && zmq_errno () != EINTR)
+            break;
+        if (items[0].revents & ZMQ_POLLIN)
+            s_pipe (self);
+        if (items[1].revents & ZMQ_POLLIN)
+            s_receive (self, SHOAL_PURPOSE_DATAGRAM);
+        if (items[2].revents & ZMQ_POLLIN)
+            s_receive (self, SHOAL_PURPOSE_FRAME);
+        if (items[3].revents & ZMQ_POLLIN)
+            s_control (self, s_now ());
+        if (count > 4 && items[4].revents & ZMQ_POLLIN)
+            s_receive (self, SHOAL_PURPOSE_BEACON);
+        now = s_now ();
+        if (shoal_peer_next (self->peer) <= now) {
+            shoal_peer_tick (self->peer, now);
+            s_loopback_deliver (self, now);
+        }
+        s_lease_check (self, now);
+        s_incarnation_keep (self);
+        s_leave_check (self);
+    }
+}
+
+static void
+s_actor_free (s_actor_t *self)
+{
+    if (self->waiters) {
+        for (s_call_t *call = zlistx_first (self->waiters); call;
+             call = zlistx_next (self->waiters))
+            s_waiter_answer (call, SHOAL_RESULT_FAILED, "the node stopped", 0);
+        zlistx_destroy (&self->waiters);
+    }
+    shoal_control_server_destroy (&self->control);
+    shoal_peer_destroy (&self->peer);
+    shoal_transport_destroy (&self->transport);
+    shoal_store_close (&self->store);
+    shoal_keyring_destroy (&self->keyring);
+    shoal_arena_release (&self->arena);
+    for (size_t i = 0; i < self->loopback_count; i++)
+        free (self->loopback[i].bytes);
+    free (self->loopback);
+}
+
+//  The start handshake: zactor_new waits for the actor's first signal;
+//  then the actor sends "" once started, or the reason it did not.
+static void
+s_actor (zsock_t *pipe, void *arg)
+{
+    shoal_node_t *node = arg;
+    s_actor_t self = { .node = node, .options = node->options, .pipe = pipe };
+    char why[SHOAL_REASON_TEXT] = "";
+    zsock_signal (pipe, 0);
+    self.waiters = zlistx_new ();
+    if (!self.waiters || s_actor_start (&self, why, sizeof why) != 0) {
+        if (!why[0])
+            snprintf (why, sizeof why, "out of memory");
+        s_actor_free (&self);
+        zstr_send (pipe, why);
+        return;
+    }
+    s_id_text (&self.id, node->id);
+    node->port = shoal_transport_port (self.transport);
+    zstr_send (pipe, "");
+    s_loop (&self);
+    s_actor_free (&self);
+}
+
+//  ---------------------------------------------------------------------
+//  The control endpoint
+
+//  The members, as a control reply lists them, in the arena.
+static int
+s_members_list (s_actor_t *self, shoal_control_rep_t *rep)
+{
+    shoal_membership_t *membership = shoal_peer_membership (self->peer);
+    size_t size = shoal_membership_size (membership);
+    rep->members = shoal_arena_alloc (&self->arena, (size ? size : 1) * sizeof *rep->members);
+    if (!rep->members)
+        return -1;
+    rep->member_count = 0;
+    for (size_t i = 0; i < size && rep->member_count < SHOAL_MEMBERS_MAX; i++) {
+        shoal_membership_member_t member;
+        if (shoal_membership_member_at (membership, i, &member) != 0)
+            continue;
+        rep->members[rep->member_count++] =
+            (shoal_update_t){ .node = member.node,
+                              .incarnation = member.incarnation,
+                              .state = member.state,
+                              .meta = (shoal_meta_t *) member.meta };
+    }
+    return 0;
+}
+
+//  The tasks: every task as the leader places it, on the acting leader;
+//  this node's own elsewhere.
+static int
+s_tasks_list (s_actor_t *self, shoal_control_rep_t *rep)
+{
+    shoal_elector_t *elector = shoal_peer_elector (self->peer);
+    shoal_handoff_t *handoff = shoal_peer_handoff (self->peer);
+    const shoal_task_status_t *own;
+    size_t own_count = shoal_tasks_list (shoal_peer_tasks (self->peer), &own);
+    if (handoff && shoal_elector_acting (elector, s_now ())) {
+        const shoal_placement_t *placements;
+        size_t count = shoal_handoff_placements (handoff, &placements);
+        rep->tasks = shoal_arena_alloc (&self->arena, (count ? count : 1) * sizeof *rep->tasks);
+        if (!rep->tasks)
+            return -1;
+        for (size_t i = 0; i < count; i++)
+            rep->tasks[i] = (shoal_task_report_t){ .node = placements[i].node,
+                                                   .status = { .task = placements[i].task,
+                                                               .role = placements[i].role,
+                                                               .epoch = placements[i].epoch,
+                                                               .state = SHOAL_TASK_RUNNING } };
+        rep->task_count = (uint32_t) count;
+        rep->version = shoal_handoff_version (handoff);
+        return 0;
+    }
+    rep->tasks = shoal_arena_alloc (&self->arena, (own_count ? own_count : 1) * sizeof *rep->tasks);
+    if (!rep->tasks)
+        return -1;
+    for (size_t i = 0; i < own_count; i++)
+        rep->tasks[i] = (shoal_task_report_t){ .node = self->id, .status = own[i] };
+    rep->task_count = (uint32_t) own_count;
+    rep->version = shoal_tasks_version (shoal_peer_tasks (self->peer)).version;
+    return 0;
+}
+
+static void s_leave_start (s_actor_t *self, uint64_t now);
+
+static void
+s_control (s_actor_t *self, uint64_t now)
+{
+    for (int i = 0; i < S_BURST; i++) {
+        shoal_control_req_t req;
+        uint64_t ref = ++self->next_ref;
+        shoal_arena_reset (&self->arena);
+        int rc = shoal_control_server_receive (self->control, &self->arena, ref, &req);
+        if (rc <= 0)
+            return;
+        shoal_control_rep_t rep = { .id = req.id, .code = SHOAL_REPLY_OK, .reason = "" };
+        shoal_id_t leader = { 0 };
+        shoal_elector_leader (shoal_peer_elector (self->peer), now, &leader, &rep.term);
+        rep.leader = leader;
+        switch (req.op) {
+        case SHOAL_OP_MEMBERS:
+            if (s_members_list (self, &rep) != 0)
+                rep = (shoal_control_rep_t){ .id = req.id,
+                                             .code = SHOAL_REPLY_FAILED,
+                                             .reason = "out of memory" };
+            break;
+        case SHOAL_OP_STATUS:
+            if (s_tasks_list (self, &rep) != 0)
+                rep = (shoal_control_rep_t){ .id = req.id,
+                                             .code = SHOAL_REPLY_FAILED,
+                                             .reason = "out of memory" };
+            break;
+        case SHOAL_OP_JOBS: {
+            const shoal_jobspec_t *specs;
+            rep.job_count = (uint32_t) shoal_jobs_specs (shoal_peer_jobs (self->peer), &specs);
+            rep.jobs = (shoal_jobspec_t *) specs;
+            uint64_t term;
+            shoal_jobs_name (shoal_peer_jobs (self->peer), &term, &rep.version);
+            break;
+        }
+        case SHOAL_OP_LEAVE:
+            s_leave_start (self, now);
+            break;
+        default:
+            //  Submit, rescale, remove: answered when the cluster answers.
+            if (shoal_peer_request (self->peer, now, ref, &req) == 0) {
+                s_loopback_deliver (self, now);
+                continue;
+            }
+            rep.code = SHOAL_REPLY_INVALID;
+            rep.reason = "the node does not take this request";
+            break;
+        }
+        shoal_control_server_answer (self->control, ref, &rep);
+    }
+}
+
+//  ---------------------------------------------------------------------
+//  Calls, run on the actor's thread
+
+static void
+s_leave_start (s_actor_t *self, uint64_t now)
+{
+    if (self->leaving)
+        return;
+    self->leaving = true;
+    shoal_peer_leave (self->peer, now);
+    s_loopback_deliver (self, now);
+    s_beacon_publish (self, now);
+}
+
+//  Leaves, and waits (ref 0) unless it is done.
+static void
+s_call_leave (s_actor_t *self, s_call_t *call)
+{
+    s_leave_start (self, s_now ());
+    s_leave_check (self);
+    call->rc = self->left ? 0 : 1;
+    if (!self->left && !zlistx_add_end (self->waiters, call))
+        call->rc = -1;
+}
+
+//  A submit, rescale or remove: waits for the answer under a new ref.
+static void
+s_call_request (s_actor_t *self, s_call_t *call)
+{
+    call->ref = ++self->next_ref;
+    call->rc = -1;
+    uint64_t now = s_now ();
+    //  The answer may come during the request (a refusal, a submit done
+    //  already, or this node leads): the waiter is listed first.
+    if (self->leaving)
+        snprintf (call->why, sizeof call->why, "the node is leaving");
+    else if (!zlistx_add_end (self->waiters, call))
+        snprintf (call->why, sizeof call->why, "out of memory");
+    else if (shoal_peer_request (self->peer, now, call->ref, call->in) != 0) {
+        s_waiter_find (self, 0, call);
+        snprintf (call->why, sizeof call->why, "the request is refused");
+    } else
+        call->rc = 0;
+    s_loopback_deliver (self, now);
+}
+
+//  Gives up waiting for ref: the actor forgets the call.
+static void
+s_call_forget (s_actor_t *self, s_call_t *call)
+{
+    s_waiter_find (self, 0, call);
+}
+
+static void
+s_call_report (s_actor_t *self, s_call_t *call)
+{
+    const char *task = call->in;
+    uint64_t now = s_now ();
+    call->rc =
+        shoal_peer_report (self->peer, now, task, (uint8_t) call->number[0], call->number[1]);
+    if (call->rc != 0)
+        snprintf (call->why, sizeof call->why,
+                  "task %s: the node does not hold it, or the report makes no sense now", task);
+    s_loopback_deliver (self, now);
+}
+
+static void
+s_member_copy (const shoal_membership_member_t *from, shoal_member_t *to)
+{
+    *to = (shoal_member_t){ .state = from->state, .incarnation = from->incarnation };
+    s_id_text (&from->node, to->id);
+    if (from->meta) {
+        snprintf (to->name, sizeof to->name, "%s", from->meta->name ? from->meta->name : "");
+        snprintf (to->addr, sizeof to->addr, "%s", from->meta->addr ? from->meta->addr : "");
+    }
+}
+
+static void
+s_call_members (s_actor_t *self, s_call_t *call)
+{
+    shoal_membership_t *membership = shoal_peer_membership (self->peer);
+    size_t size = shoal_membership_size (membership);
+    shoal_member_t *out = call->out;
+    call->count = 0;
+    for (size_t i = 0; i < size; i++) {
+        shoal_membership_member_t member;
+        if (shoal_membership_member_at (membership, i, &member) != 0)
+            continue;
+        if (call->count < call->max)
+            s_member_copy (&member, &out[call->count]);
+        call->count++;
+    }
+    call->rc = 0;
+}
+
+static void
+s_call_leader (s_actor_t *self, s_call_t *call)
+{
+    shoal_id_t leader = { 0 };
+    uint64_t term = 0, now = s_now ();
+    shoal_elector_t *elector = shoal_peer_elector (self->peer);
+    shoal_elector_leader (elector, now, &leader, &term);
+    s_id_text (&leader, call->why);
+    call->number[0] = term;
+    call->number[1] = shoal_elector_acting (elector, now);
+    call->rc = 0;
+}
+
+static void
+s_call_tasks (s_actor_t *self, s_call_t *call)
+{
+    shoal_tasks_t *tasks = shoal_peer_tasks (self->peer);
+    const shoal_task_status_t *list;
+    size_t count = shoal_tasks_list (tasks, &list);
+    shoal_task_t *out = call->out;
+    for (size_t i = 0; i < count && i < call->max; i++) {
+        out[i] = (shoal_task_t){ .role = list[i].role,
+                                 .state = list[i].state,
+                                 .lag = list[i].lag,
+                                 .epoch_term = list[i].epoch.term,
+                                 .epoch_version = list[i].epoch.version };
+        snprintf (out[i].task, sizeof out[i].task, "%s", list[i].task);
+    }
+    call->count = count;
+    shoal_epoch_t version = shoal_tasks_version (tasks);
+    call->number[0] = version.term;
+    call->number[1] = version.version;
+    call->rc = 0;
+}
+
+//  ---------------------------------------------------------------------
+//  The API
+
+static int
+s_call_init (s_call_t *call)
+{
+    memset (call, 0, sizeof *call);
+    if (pthread_mutex_init (&call->lock, NULL) != 0)
+        return -1;
+    pthread_condattr_t attributes;
+    pthread_condattr_init (&attributes);
+    pthread_condattr_setclock (&attributes, CLOCK_MONOTONIC);
+    int rc = pthread_cond_init (&call->done_cond, &attributes);
+    pthread_condattr_destroy (&attributes);
+    if (rc != 0) {
+        pthread_mutex_destroy (&call->lock);
+        return -1;
+    }
+    return 0;
+}
+
+static void
+s_call_fini (s_call_t *call)
+{
+    pthread_cond_destroy (&call->done_cond);
+    pthread_mutex_destroy (&call->lock);
+}
+
+//  Runs call on the actor's thread. Returns -1 when the node is not running.
+static int
+s_call (shoal_node_t *self, s_call_t *call)
+{
+    pthread_mutex_lock (&self->call_lock);
+    int rc = -1;
+    if (self->actor) {
+        zsock_send (self->actor, "sp", "CALL", call);
+        rc = zsock_wait (self->actor) == 0 ? 0 : -1;
+    }
+    pthread_mutex_unlock (&self->call_lock);
+    if (rc != 0)
+        snprintf (call->why, sizeof call->why, "the node is not running");
+    return rc;
+}
+
+//  Waits until the actor answered call, or timeout_ms passed; then makes
+//  sure the actor forgets it. Returns true when it was answered.
+static bool
+s_call_wait (shoal_node_t *self, s_call_t *call, uint64_t timeout_ms)
+{
+    struct timespec until;
+    clock_gettime (CLOCK_MONOTONIC, &until);
+    until.tv_sec += (time_t) (timeout_ms / 1000);
+    until.tv_nsec += (long) (timeout_ms % 1000) * 1000000;
+    if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
+    }
+    pthread_mutex_lock (&call->lock);
+    while (!call->done)
+        if (pthread_cond_timedwait (&call->done_cond, &call->lock, &until) == ETIMEDOUT)
+            break;
+    bool done = call->done;
+    pthread_mutex_unlock (&call->lock);
+    if (!done) {
+        call->run = s_call_forget;
+        s_call (self, call);
+        //  The answer may have come just before the actor forgot it.
+        pthread_mutex_lock (&call->lock);
+        done = call->done;
+        pthread_mutex_unlock (&call->lock);
+    }
+    return done;
+}
+
+static int
+s_reason (char *why, size_t why_size, const char *reason)
+{
+    return shoal_why (why, why_size, "%s", reason);
+}
+
+shoal_node_t *
+shoal_node_new (void)
+{
+    shoal_node_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->events_fd = -1;
+    self->options = shoal_options_new ();
+    if (!self->options || pthread_mutex_init (&self->call_lock, NULL) != 0) {
+        shoal_options_destroy (&self->options);
+        free (self);
+        return NULL;
+    }
+    if (pthread_mutex_init (&self->events_lock, NULL) != 0) {
+        pthread_mutex_destroy (&self->call_lock);
+        shoal_options_destroy (&self->options);
+        free (self);
+        return NULL;
+    }
+    return self;
+}
+
+void
+shoal_node_destroy (shoal_node_t **self_p)
+{
+    shoal_node_t *self = *self_p;
+    if (!self)
+        return;
+    zactor_destroy (&self->actor);
+    if (self->events_fd >= 0)
+        close (self->events_fd);
+    free (self->events);
+    pthread_mutex_destroy (&self->events_lock);
+    pthread_mutex_destroy (&self->call_lock);
+    shoal_options_destroy (&self->options);
+    free (self);
+    *self_p = NULL;
+}
+
+//  Options change only before start: the actor reads them without a lock.
+static int
+s_settable (shoal_node_t *self, char *why, size_t why_size)
+{
+    if (!self)
+        return s_reason (why, why_size, "no node");
+    pthread_mutex_lock (&self->call_lock);
+    bool started = self->actor || self->stopped;
+    pthread_mutex_unlock (&self->call_lock);
+    return started ? s_reason (why, why_size, "options are set before the node starts") : 0;
+}
+
+int
+shoal_node_set (shoal_node_t *self, const char *key, const char *value, char *why, size_t why_size)
+{
+    if (s_settable (self, why, why_size) != 0)
+        return -1;
+    if (!key || !value)
+        return s_reason (why, why_size, "an option needs a key and a value");
+    return shoal_options_set (self->options, key, value, why, why_size);
+}
+
+int
+shoal_node_load_file (shoal_node_t *self, const char *path, char *why, size_t why_size)
+{
+    if (s_settable (self, why, why_size) != 0)
+        return -1;
+    if (!path)
+        return s_reason (why, why_size, "no config file named");
+    return shoal_options_load_file (self->options, path, why, why_size);
+}
+
+int
+shoal_node_load_env (shoal_node_t *self, char *const *envp, char *why, size_t why_size)
+{
+    if (s_settable (self, why, why_size) != 0)
+        return -1;
+    if (!envp)
+        return 0;
+    return shoal_options_load_env (self->options, envp, why, why_size);
+}
+
+int
+shoal_node_start (shoal_node_t *self, char *why, size_t why_size)
+{
+    if (!self)
+        return s_reason (why, why_size, "no node");
+    pthread_mutex_lock (&self->call_lock);
+    int rc = -1;
+    if (self->actor || self->stopped)
+        s_reason (why, why_size, self->actor ? "the node runs already" : "the node has stopped");
+    else if (self->events_fd < 0 && (self->events_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+        shoal_why (why, why_size, "cannot make the event descriptor: %s", strerror (errno));
+    else {
+        //  czmq must not install its signal handlers in an application's
+        //  process: SIGINT and SIGTERM are the application's.
+        zsys_handler_set (NULL);
+        self->actor = zactor_new (s_actor, self);
+        char *reason = self->actor ? zstr_recv (self->actor) : NULL;
+        if (reason && !reason[0])
+            rc = 0;
+        else {
+            s_reason (why, why_size, reason ? reason : "cannot start the node's thread");
+            zactor_destroy (&self->actor);
+        }
+        free (reason);
+    }
+    pthread_mutex_unlock (&self->call_lock);
+    return rc;
+}
+
+int
+shoal_node_leave (shoal_node_t *self, uint64_t timeout_ms, char *why, size_t why_size)
+{
+    if (!self)
+        return s_reason (why, why_size, "no node");
+    s_call_t call;
+    if (s_call_init (&call) != 0)
+        return s_reason (why, why_size, "out of memory");
+    call.run = s_call_leave;
+    int rc = s_call (self, &call);
+    if (rc == 0 && call.rc == 1)
+        rc = s_call_wait (self, &call, timeout_ms ? timeout_ms : self->options->leave_timeout_ms)
+                 ? 0
+                 : -1;
+    else if (rc == 0 && call.rc < 0)
+        rc = -1;
+    if (rc != 0)
+        shoal_why (why, why_size, "%s",
+                   call.why[0] ? call.why : "the leave did not finish in time");
+    s_call_fini (&call);
+    pthread_mutex_lock (&self->call_lock);
+    zactor_destroy (&self->actor);
+    self->stopped = true;
+    pthread_mutex_unlock (&self->call_lock);
+    return rc;
+}
+
+int
+shoal_node_id (shoal_node_t *self, char id[SHOAL_NODE_ID_TEXT])
+{
+    if (!self || !self->id[0])
+        return -1;
+    memcpy (id, self->id, SHOAL_NODE_ID_TEXT);
+    return 0;
+}
+
+int
+shoal_node_port (shoal_node_t *self, uint16_t *port)
+{
+    if (!self || !self->id[0])
+        return -1;
+    *port = self->port;
+    return 0;
+}
+
+int
+shoal_node_fd (shoal_node_t *self)
+{
+    return self ? self->events_fd : -1;
+}
+
+int
+shoal_node_event (shoal_node_t *self, shoal_event_t *event)
+{
+    if (!self || self->events_fd < 0)
+        return -1;
+    pthread_mutex_lock (&self->events_lock);
+    int rc = 0;
+    if (self->events_count) {
+        *event = self->events[self->events_head];
+        self->events_head = (self->events_head + 1) % self->events_size;
+        if (--self->events_count == 0) {
+            uint64_t value;
+            if (read (self->events_fd, &value, sizeof value) < 0) {
+                //  EAGAIN: nothing to clear.
+            }
+        }
+        rc = 1;
+    }
+    pthread_mutex_unlock (&self->events_lock);
+    return rc;
+}
+
+int
+shoal_node_report (shoal_node_t *self, const char *task, int state, uint64_t lag, char *why,
+                   size_t why_size)
+{
+    if (!self || !task)
+        return s_reason (why, why_size, "no node or no task");
+    if (state != SHOAL_RUNNING && state != SHOAL_STOPPED && state != SHOAL_FAILED)
+        return shoal_why (why, why_size, "task %s: %d is not a state to report", task, state);
+    s_call_t call;
+    if (s_call_init (&call) != 0)
+        return s_reason (why, why_size, "out of memory");
+    call.run = s_call_report;
+    call.in = task;
+    call.number[0] = (uint64_t) state;
+    call.number[1] = lag;
+    int rc = s_call (self, &call) == 0 ? call.rc : -1;
+    if (rc != 0)
+        s_reason (why, why_size, call.why);
+    s_call_fini (&call);
+    return rc;
+}
+
+//  Sends a request to the cluster and waits for its answer.
+static int
+s_request (shoal_node_t *self, const shoal_control_req_t *req, uint64_t timeout_ms,
+           shoal_result_t *result)
+{
+    shoal_result_t ignored;
+    result = result ? result : &ignored;
+    *result = (shoal_result_t){ .code = SHOAL_RESULT_FAILED };
+    s_call_t call;
+    if (!self || s_call_init (&call) != 0) {
+        snprintf (result->reason, sizeof result->reason, self ? "out of memory" : "no node");
+        return -1;
+    }
+    call.run = s_call_request;
+    call.in = req;
+    int rc = -1;
+    if (s_call (self, &call) != 0 || call.rc != 0)
+        snprintf (result->reason, sizeof result->reason, "%s", call.why);
+    else if (!s_call_wait (self, &call, timeout_ms ? timeout_ms : 30000))
+        snprintf (result->reason, sizeof result->reason, "no answer came in time");
+    else {
+        *result = call.result;
+        rc = 0;
+    }
+    s_call_fini (&call);
+    return rc;
+}
+
+int
+shoal_node_submit (shoal_node_t *self, const shoal_job_spec_t *spec, uint64_t timeout_ms,
+                   shoal_result_t *result)
+{
+    shoal_label_t require[SHOAL_LABELS_MAX];
+    char texts[SHOAL_LABELS_MAX][2 * SHOAL_LABEL_MAX + 2];
+    shoal_result_t ignored;
+    result = result ? result : &ignored;
+    if (!spec || !spec->name || spec->require_count > SHOAL_LABELS_MAX) {
+        *result = (shoal_result_t){ .code = SHOAL_RESULT_INVALID };
+        snprintf (result->reason, sizeof result->reason,
+                  !spec || !spec->name ? "a job needs a name" : "at most 16 required labels");
+        return -1;
+    }
+    for (size_t i = 0; i < spec->require_count; i++) {
+        const char *label = spec->require[i];
+        const char *equals = label ? strchr (label, '=') : NULL;
+        if (!equals || strlen (label) >= sizeof texts[i]) {
+            *result = (shoal_result_t){ .code = SHOAL_RESULT_INVALID };
+            snprintf (result->reason, sizeof result->reason,
+                      "a required label is key=value, of at most 64 bytes each");
+            return -1;
+        }
+        snprintf (texts[i], sizeof texts[i], "%s", label);
+        texts[i][equals - label] = 0;
+        require[i] = (shoal_label_t){ texts[i], texts[i] + (equals - label) + 1 };
+    }
+    shoal_jobspec_t job = { .name = spec->name,
+                            .parallelism = spec->parallelism,
+                            .stateful = spec->stateful,
+                            .weight = spec->weight ? spec->weight : 1,
+                            .require_count = (uint32_t) spec->require_count,
+                            .require = require,
+                            .command = spec->command ? spec->command : "" };
+    shoal_control_req_t req = { .op = SHOAL_OP_SUBMIT, .job = spec->name, .spec = &job };
+    return s_request (self, &req, timeout_ms, result);
+}
+
+int
+shoal_node_rescale (shoal_node_t *self, const char *job, uint32_t parallelism, uint32_t min,
+                    uint32_t wait_ms, uint64_t timeout_ms, shoal_result_t *result)
+{
+    shoal_control_req_t req = { .op = SHOAL_OP_RESCALE,
+                                .job = job ? job : "",
+                                .parallelism = parallelism,
+                                .min = min,
+                                .timeout_ms = wait_ms };
+    //  The answer comes after the wait at the latest.
+    if (timeout_ms && timeout_ms < (uint64_t) wait_ms + 1000)
+        timeout_ms = (uint64_t) wait_ms + 1000;
+    return s_request (self, &req, timeout_ms, result);
+}
+
+int
+shoal_node_remove (shoal_node_t *self, const char *job, uint64_t timeout_ms, shoal_result_t *result)
+{
+    shoal_control_req_t req = { .op = SHOAL_OP_REMOVE, .job = job ? job : "" };
+    return s_request (self, &req, timeout_ms, result);
+}
+
+int
+shoal_node_members (shoal_node_t *self, shoal_member_t *members, size_t max, size_t *count)
+{
+    s_call_t call;
+    if (!self || (max && !members) || s_call_init (&call) != 0)
+        return -1;
+    call.run = s_call_members;
+    call.out = members;
+    call.max = max;
+    int rc = s_call (self, &call);
+    if (rc == 0 && count)
+        *count = call.count;
+    s_call_fini (&call);
+    return rc;
+}
+
+int
+shoal_node_leader (shoal_node_t *self, char id[SHOAL_NODE_ID_TEXT], uint64_t *term, bool *acting)
+{
+    s_call_t call;
+    if (!self || s_call_init (&call) != 0)
+        return -1;
+    call.run = s_call_leader;
+    int rc = s_call (self, &call);
+    if (rc == 0) {
+        if (id) {
+            memcpy (id, call.why, SHOAL_NODE_ID_TEXT - 1);
+            id[SHOAL_NODE_ID_TEXT - 1] = 0;
+        }
+        if (term)
+            *term = call.number[0];
+        if (acting)
+            *acting = call.number[1] != 0;
+    }
+    s_call_fini (&call);
+    return rc;
+}
+
+int
+shoal_node_tasks (shoal_node_t *self, shoal_task_t *tasks, size_t max, size_t *count,
+                  uint64_t version[2])
+{
+    s_call_t call;
+    if (!self || (max && !tasks) || s_call_init (&call) != 0)
+        return -1;
+    call.run = s_call_tasks;
+    call.out = tasks;
+    call.max = max;
+    int rc = s_call (self, &call);
+    if (rc == 0) {
+        if (count)
+            *count = call.count;
+        if (version) {
+            version[0] = call.number[0];
+            version[1] = call.number[1];
+        }
+    }
+    s_call_fini (&call);
+    return rc;
+}

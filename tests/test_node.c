@@ -1,0 +1,596 @@
+/*  tests/test_node.c: nodes of the public API (include/shoal.h), several in
+    one process, talking over loopback through their seeds.
+
+    Each test drives its nodes as an application would: it polls their
+    event descriptors, runs what they start (learners make up their lag
+    step by step), stops what they stop, and reports each step back. All
+    along it checks the promise of the runtime: no task ever has two
+    actives that hold a lease at once.
+
+    Waits are bounded generously (a minute), only to end a test that hangs:
+    no check depends on how fast the machine is.
+*/
+#include "shoal.h"
+#include "test.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NODES_MAX 5
+#define TASKS_MAX 64
+#define WAIT_MS   60000
+//  How far behind a learner starts, and how much it makes up per step.
+#define LEARNER_LAG  40000
+#define LEARNER_STEP 10000
+
+typedef struct {
+    char task[SHOAL_TASK_TEXT];
+    int role;      //  0: none
+    bool stopping; //  told to stop; reported at the next step
+    uint64_t lag;
+    int starts;     //  START events as a learner, and promotions
+    int promotions; //  learner or standby to active
+} s_task_t;
+
+typedef struct {
+    shoal_node_t *node;
+    char dir[64];
+    char id[SHOAL_NODE_ID_TEXT];
+    uint16_t port;
+    bool leased;
+    bool left;
+    s_task_t tasks[TASKS_MAX];
+    size_t task_count;
+    int learner_starts;
+    int promotions;
+} s_member_t;
+
+static s_member_t s_members[NODES_MAX];
+static char s_scratch[] = "/tmp/shoal-test-node-XXXXXX";
+static int s_double_active; //  moments two leased actives ran one task
+
+static uint64_t
+s_clock_ms (void)
+{
+    struct timespec now;
+    clock_gettime (CLOCK_MONOTONIC, &now);
+    return (uint64_t) now.tv_sec * 1000 + (uint64_t) now.tv_nsec / 1000000;
+}
+
+static s_task_t *
+s_task (s_member_t *member, const char *task, bool make)
+{
+    for (size_t i = 0; i < member->task_count; i++)
+        if (strcmp (member->tasks[i].task, task) == 0)
+            return &member->tasks[i];
+    if (!make || member->task_count == TASKS_MAX)
+        return NULL;
+    s_task_t *made = &member->tasks[member->task_count++];
+    *made = (s_task_t){ 0 };
+    snprintf (made->task, sizeof made->task, "%s", task);
+    return made;
+}
+
+static void
+s_task_drop (s_member_t *member, s_task_t *task)
+{
+    *task = member->tasks[--member->task_count];
+}
+
+//  Starts node n: it joins through node seed (or none when seed is -1).
+static int
+s_start (int n, int seed, const char *extra_key, const char *extra_value)
+{
+    s_member_t *member = &s_members[n];
+    member->node = shoal_node_new ();
+    snprintf (member->dir, sizeof member->dir, "%s/n%d", s_scratch, n);
+    char why[256] = "", name[16], join[32];
+    snprintf (name, sizeof name, "n%d", n);
+    shoal_node_t *node = member->node;
+    int rc = shoal_node_set (node, "name", name, why, sizeof why) ||
+             shoal_node_set (node, "data-dir", member->dir, why, sizeof why) ||
+             shoal_node_set (node, "bind", "127.0.0.1:0", why, sizeof why) ||
+             shoal_node_set (node, "beacon-port", "0", why, sizeof why) ||
+             shoal_node_set (node, "profile", "loopback", why, sizeof why);
+    if (rc == 0 && seed >= 0) {
+        snprintf (join, sizeof join, "127.0.0.1:%u", s_members[seed].port);
+        rc = shoal_node_set (node, "join", join, why, sizeof why);
+    }
+    if (rc == 0 && extra_key)
+        rc = shoal_node_set (node, extra_key, extra_value, why, sizeof why);
+    if (rc == 0)
+        rc = shoal_node_start (node, why, sizeof why);
+    if (rc != 0) {
+        fprintf (stderr, "node n%d does not start: %s\n", n, why);
+        shoal_node_destroy (&member->node);
+        return -1;
+    }
+    shoal_node_id (node, member->id);
+    shoal_node_port (node, &member->port);
+    member->leased = false;
+    member->left = false;
+    member->task_count = 0;
+    return 0;
+}
+
+//  Counts, after every event, the tasks that more than one leased node
+//  runs as active.
+static void
+s_check_single_active (void)
+{
+    for (int n = 0; n < NODES_MAX; n++) {
+        s_member_t *a = &s_members[n];
+        if (!a->node || !a->leased)
+            continue;
+        for (size_t t = 0; t < a->task_count; t++) {
+            if (a->tasks[t].role != SHOAL_ACTIVE && !a->tasks[t].stopping)
+                continue;
+            for (int m = n + 1; m < NODES_MAX; m++) {
+                s_member_t *b = &s_members[m];
+                s_task_t *other = b->node && b->leased ? s_task (b, a->tasks[t].task, false) : NULL;
+                if (other && (other->role == SHOAL_ACTIVE || other->stopping)) {
+                    fprintf (stderr, "double active: %s on n%d and n%d\n", a->tasks[t].task, n, m);
+                    s_double_active++;
+                }
+            }
+        }
+    }
+}
+
+static void
+s_report (s_member_t *member, const char *task, int state, uint64_t lag)
+{
+    char why[256];
+    if (shoal_node_report (member->node, task, state, lag, why, sizeof why) != 0)
+        fprintf (stderr, "report %s: %s\n", task, why);
+}
+
+//  The application's side of one event.
+static void
+s_handle (s_member_t *member, const shoal_event_t *event)
+{
+    s_task_t *task;
+    switch (event->type) {
+    case SHOAL_EVENT_START:
+        task = s_task (member, event->task, true);
+        if (!task)
+            break;
+        task->role = event->role;
+        task->stopping = false;
+        task->lag = event->role == SHOAL_ACTIVE ? 0 : LEARNER_LAG;
+        if (event->role == SHOAL_LEARNER)
+            member->learner_starts++;
+        s_report (member, event->task, SHOAL_RUNNING, task->lag);
+        break;
+    case SHOAL_EVENT_PROMOTE:
+        task = s_task (member, event->task, false);
+        if (task) {
+            task->role = SHOAL_ACTIVE;
+            task->stopping = false;
+            member->promotions++;
+        }
+        break;
+    case SHOAL_EVENT_DEMOTE:
+    case SHOAL_EVENT_STOP:
+        //  Stopped by the next step: meanwhile it still counts as active.
+        task = s_task (member, event->task, false);
+        if (task) {
+            task->stopping = task->role == SHOAL_ACTIVE || task->stopping;
+            task->role = event->type == SHOAL_EVENT_STOP ? 0 : event->role;
+            if (!task->stopping) {
+                s_report (member, event->task, SHOAL_STOPPED, 0);
+                if (event->type == SHOAL_EVENT_STOP)
+                    s_task_drop (member, task);
+            }
+        }
+        break;
+    case SHOAL_EVENT_LEASE:
+        member->leased = event->leased;
+        break;
+    case SHOAL_EVENT_LEFT:
+        member->left = true;
+        break;
+    default:
+        break;
+    }
+}
+
+//  One step of every task: stops finish, learners make up lag.
+static void
+s_step (s_member_t *member)
+{
+    for (size_t t = 0; t < member->task_count; t++) {
+        s_task_t *task = &member->tasks[t];
+        if (task->stopping) {
+            task->stopping = false;
+            s_report (member, task->task, SHOAL_STOPPED, 0);
+            if (task->role == 0) {
+                s_task_drop (member, task);
+                t--;
+            }
+        } else if (task->role == SHOAL_LEARNER || task->role == SHOAL_STANDBY) {
+            task->lag = task->lag > LEARNER_STEP ? task->lag - LEARNER_STEP : 0;
+            s_report (member, task->task, SHOAL_RUNNING, task->lag);
+        }
+    }
+}
+
+//  Runs the application of every node for ms.
+static void
+s_pump (uint64_t ms)
+{
+    uint64_t until = s_clock_ms () + ms, step_at = s_clock_ms () + 50;
+    while (s_clock_ms () < until) {
+        struct pollfd fds[NODES_MAX];
+        int index[NODES_MAX], count = 0;
+        for (int n = 0; n < NODES_MAX; n++)
+            if (s_members[n].node) {
+                fds[count] =
+                    (struct pollfd){ .fd = shoal_node_fd (s_members[n].node), .events = POLLIN };
+                index[count++] = n;
+            }
+        poll (fds, (nfds_t) count, 10);
+        for (int i = 0; i < count; i++) {
+            shoal_event_t event;
+            while (shoal_node_event (s_members[index[i]].node, &event) == 1) {
+                s_handle (&s_members[index[i]], &event);
+                s_check_single_active ();
+            }
+        }
+        if (s_clock_ms () >= step_at) {
+            for (int n = 0; n < NODES_MAX; n++)
+                if (s_members[n].node)
+                    s_step (&s_members[n]);
+            step_at = s_clock_ms () + 50;
+            s_check_single_active ();
+        }
+    }
+}
+
+//  Pumps until done () holds, or WAIT_MS passed. Returns done ().
+static bool
+s_wait_for (bool (*done) (void))
+{
+    uint64_t until = s_clock_ms () + WAIT_MS;
+    while (!done () && s_clock_ms () < until)
+        s_pump (50);
+    return done ();
+}
+
+//  ---------------------------------------------------------------------
+//  Conditions
+
+static int s_expected; //  nodes that should be up
+
+//  Every running node sees s_expected members alive, and they all follow
+//  one leader, which acts.
+static bool
+s_one_cluster (void)
+{
+    char leader[SHOAL_NODE_ID_TEXT] = "";
+    int acting_count = 0;
+    for (int n = 0; n < NODES_MAX; n++) {
+        if (!s_members[n].node)
+            continue;
+        shoal_member_t members[NODES_MAX * 2];
+        size_t count = 0, alive = 0;
+        if (shoal_node_members (s_members[n].node, members, NODES_MAX * 2, &count) != 0)
+            return false;
+        for (size_t i = 0; i < count && i < NODES_MAX * 2; i++)
+            alive += members[i].state == SHOAL_MEMBER_STATE_ALIVE;
+        char id[SHOAL_NODE_ID_TEXT];
+        uint64_t term;
+        bool acting;
+        if (alive != (size_t) s_expected ||
+            shoal_node_leader (s_members[n].node, id, &term, &acting) != 0 || !id[0])
+            return false;
+        if (leader[0] && strcmp (leader, id) != 0)
+            return false;
+        memcpy (leader, id, sizeof leader);
+        acting_count += acting;
+    }
+    return acting_count == 1;
+}
+
+static const char *s_job = "work";
+static uint32_t s_parallelism;
+
+//  Every task of the job runs active on exactly one leased node.
+static bool
+s_all_active_once (void)
+{
+    for (uint32_t i = 0; i < s_parallelism; i++) {
+        char task[SHOAL_TASK_TEXT];
+        snprintf (task, sizeof task, "%s/%u", s_job, i);
+        int actives = 0;
+        for (int n = 0; n < NODES_MAX; n++) {
+            s_task_t *held = s_members[n].node ? s_task (&s_members[n], task, false) : NULL;
+            actives += held && held->role == SHOAL_ACTIVE && !held->stopping && s_members[n].leased;
+        }
+        if (actives != 1)
+            return false;
+    }
+    return true;
+}
+
+static int s_newcomer;
+
+static bool
+s_newcomer_active (void)
+{
+    s_member_t *member = &s_members[s_newcomer];
+    size_t active = 0;
+    for (size_t t = 0; t < member->task_count; t++)
+        active += member->tasks[t].role == SHOAL_ACTIVE;
+    return active > 0 && s_all_active_once ();
+}
+
+static size_t
+s_active_count (const s_member_t *member)
+{
+    size_t active = 0;
+    for (size_t t = 0; t < member->task_count; t++)
+        active += member->tasks[t].role == SHOAL_ACTIVE;
+    return active;
+}
+
+//  ---------------------------------------------------------------------
+//  Behaviours
+
+static void
+three_nodes_on_seeds_make_one_cluster_with_one_leader (void)
+{
+    CHECK_EQ (s_start (0, -1, NULL, NULL), 0);
+    CHECK_EQ (s_start (1, 0, NULL, NULL), 0);
+    CHECK_EQ (s_start (2, 0, NULL, NULL), 0);
+    s_expected = 3;
+    CHECK (s_wait_for (s_one_cluster));
+}
+
+static void
+a_job_submitted_anywhere_runs_every_task_once (void)
+{
+    shoal_job_spec_t spec = { .name = s_job, .parallelism = 6, .stateful = true };
+    shoal_result_t result;
+    //  Any node takes it: n2 forwards to the leader unless it leads.
+    CHECK_EQ (shoal_node_submit (s_members[2].node, &spec, WAIT_MS, &result), 0);
+    CHECK_EQ (result.code, SHOAL_RESULT_OK);
+    CHECK_EQ (result.parallelism, 6);
+    s_parallelism = 6;
+    CHECK (s_wait_for (s_all_active_once));
+    CHECK_EQ (s_double_active, 0);
+
+    //  The same submit again is done already; another spec under the same
+    //  name is refused with a reason.
+    CHECK_EQ (shoal_node_submit (s_members[0].node, &spec, WAIT_MS, &result), 0);
+    CHECK_EQ (result.code, SHOAL_RESULT_OK);
+    spec.parallelism = 4;
+    CHECK_EQ (shoal_node_submit (s_members[0].node, &spec, WAIT_MS, &result), 0);
+    CHECK_EQ (result.code, SHOAL_RESULT_INVALID);
+    CHECK_CONTAINS (result.reason, "another spec");
+}
+
+static void
+a_new_node_warms_learners_then_takes_over (void)
+{
+    s_newcomer = 3;
+    CHECK_EQ (s_start (3, 1, NULL, NULL), 0);
+    s_expected = 4;
+    CHECK (s_wait_for (s_one_cluster));
+    CHECK (s_wait_for (s_newcomer_active));
+    //  Stateful tasks moved to it as learners first, then were promoted.
+    CHECK (s_members[3].learner_starts > 0);
+    CHECK (s_members[3].promotions > 0);
+    CHECK_EQ (s_double_active, 0);
+}
+
+static void *
+s_leave_thread (void *arg)
+{
+    s_member_t *member = arg;
+    char why[256] = "";
+    intptr_t rc = shoal_node_leave (member->node, WAIT_MS, why, sizeof why);
+    if (rc != 0)
+        fprintf (stderr, "leave: %s\n", why);
+    return (void *) rc;
+}
+
+static bool s_leaving_done;
+static bool
+s_leave_done (void)
+{
+    return s_leaving_done;
+}
+
+static void
+a_leaving_node_hands_its_tasks_over (void)
+{
+    s_member_t *member = &s_members[3];
+    CHECK (s_active_count (member) > 0);
+    //  Leave waits: the application keeps running meanwhile, here on the
+    //  main thread, and reports the stops the leave brings.
+    pthread_t thread;
+    s_leaving_done = false;
+    pthread_create (&thread, NULL, s_leave_thread, member);
+    uint64_t until = s_clock_ms () + WAIT_MS;
+    while (!member->left && s_clock_ms () < until)
+        s_pump (50);
+    void *rc;
+    pthread_join (thread, &rc);
+    CHECK (rc == NULL);
+    CHECK (member->left);
+    CHECK_EQ (s_active_count (member), 0);
+    shoal_node_destroy (&member->node);
+    member->task_count = 0;
+    s_expected = 3;
+    (void) s_leave_done;
+    CHECK (s_wait_for (s_all_active_once));
+    CHECK (s_wait_for (s_one_cluster));
+    CHECK_EQ (s_double_active, 0);
+}
+
+//  Every other node sees node n alive with an incarnation above floor.
+static int s_restarted;
+static uint64_t s_incarnation_floor;
+static bool
+s_restart_seen (void)
+{
+    for (int n = 0; n < NODES_MAX; n++) {
+        if (!s_members[n].node || n == s_restarted)
+            continue;
+        shoal_member_t members[NODES_MAX * 2];
+        size_t count = 0;
+        shoal_node_members (s_members[n].node, members, NODES_MAX * 2, &count);
+        bool seen = false;
+        for (size_t i = 0; i < count && i < NODES_MAX * 2; i++)
+            seen |= strcmp (members[i].id, s_members[s_restarted].id) == 0 &&
+                    members[i].state == SHOAL_MEMBER_STATE_ALIVE &&
+                    members[i].incarnation > s_incarnation_floor;
+        if (!seen)
+            return false;
+    }
+    return s_all_active_once ();
+}
+
+static void
+a_restarted_node_keeps_its_id_and_raises_its_incarnation (void)
+{
+    s_restarted = 1;
+    s_member_t *member = &s_members[1];
+    char id[SHOAL_NODE_ID_TEXT];
+    memcpy (id, member->id, sizeof id);
+    shoal_member_t members[NODES_MAX * 2];
+    size_t count = 0;
+    shoal_node_members (s_members[0].node, members, NODES_MAX * 2, &count);
+    s_incarnation_floor = 0;
+    for (size_t i = 0; i < count && i < NODES_MAX * 2; i++)
+        if (strcmp (members[i].id, id) == 0)
+            s_incarnation_floor = members[i].incarnation;
+    CHECK (s_incarnation_floor > 0);
+
+    //  As after a crash: no leave. Its tasks die with it.
+    shoal_node_destroy (&member->node);
+    member->task_count = 0;
+    CHECK_EQ (s_start (1, 0, NULL, NULL), 0);
+    CHECK_STR (member->id, id);
+    CHECK (s_wait_for (s_restart_seen));
+    CHECK (s_wait_for (s_one_cluster));
+    CHECK_EQ (s_double_active, 0);
+}
+
+static void
+options_are_checked_and_fixed_once_started (void)
+{
+    char why[256] = "";
+    shoal_node_t *node = shoal_node_new ();
+    CHECK_EQ (shoal_node_set (node, "capacity", "0", why, sizeof why), -1);
+    CHECK_CONTAINS (why, "capacity");
+    CHECK_EQ (shoal_node_set (node, "no-such-option", "1", why, sizeof why), -1);
+    CHECK_CONTAINS (why, "no-such-option");
+    //  Started nodes take no more options.
+    CHECK_EQ (shoal_node_set (s_members[0].node, "capacity", "2", why, sizeof why), -1);
+    CHECK_CONTAINS (why, "before the node starts");
+    shoal_node_destroy (&node);
+    CHECK (node == NULL);
+    shoal_node_destroy (&node);
+}
+
+static void
+a_node_does_not_start_where_it_cannot_run (void)
+{
+    char why[256] = "", path[128];
+    //  The data directory is a file.
+    snprintf (path, sizeof path, "%s/a-file", s_scratch);
+    FILE *file = fopen (path, "w");
+    if (file)
+        fclose (file);
+    shoal_node_t *node = shoal_node_new ();
+    shoal_node_set (node, "data-dir", path, why, sizeof why);
+    shoal_node_set (node, "bind", "127.0.0.1:0", why, sizeof why);
+    CHECK_EQ (shoal_node_start (node, why, sizeof why), -1);
+    CHECK_CONTAINS (why, "data-dir");
+    shoal_node_destroy (&node);
+
+    //  Another node holds the data directory.
+    node = shoal_node_new ();
+    shoal_node_set (node, "data-dir", s_members[0].dir, why, sizeof why);
+    shoal_node_set (node, "bind", "127.0.0.1:0", why, sizeof why);
+    CHECK_EQ (shoal_node_start (node, why, sizeof why), -1);
+    CHECK_CONTAINS (why, "data-dir");
+    shoal_node_destroy (&node);
+
+    //  The port is taken.
+    char bind[32];
+    snprintf (bind, sizeof bind, "127.0.0.1:%u", s_members[0].port);
+    snprintf (path, sizeof path, "%s/other", s_scratch);
+    node = shoal_node_new ();
+    shoal_node_set (node, "data-dir", path, why, sizeof why);
+    shoal_node_set (node, "bind", bind, why, sizeof why);
+    CHECK_EQ (shoal_node_start (node, why, sizeof why), -1);
+    CHECK_CONTAINS (why, "bind");
+    shoal_node_destroy (&node);
+
+    //  The key file holds no key.
+    snprintf (path, sizeof path, "%s/bad-key", s_scratch);
+    file = fopen (path, "w");
+    if (file) {
+        fputs ("not a key\n", file);
+        fclose (file);
+    }
+    char dir[128];
+    snprintf (dir, sizeof dir, "%s/keyed", s_scratch);
+    node = shoal_node_new ();
+    shoal_node_set (node, "data-dir", dir, why, sizeof why);
+    shoal_node_set (node, "bind", "127.0.0.1:0", why, sizeof why);
+    shoal_node_set (node, "key-file", path, why, sizeof why);
+    CHECK_EQ (shoal_node_start (node, why, sizeof why), -1);
+    CHECK_CONTAINS (why, "key-file");
+    shoal_node_destroy (&node);
+}
+
+static void
+requests_with_bad_arguments_are_refused_with_reasons (void)
+{
+    shoal_result_t result;
+    shoal_job_spec_t nameless = { .parallelism = 1 };
+    CHECK_EQ (shoal_node_submit (s_members[0].node, &nameless, WAIT_MS, &result), -1);
+    CHECK (result.reason[0] != 0);
+    CHECK_EQ (shoal_node_rescale (s_members[0].node, "no-such-job", 3, 0, 0, WAIT_MS, &result), 0);
+    CHECK_EQ (result.code, SHOAL_RESULT_NOT_FOUND);
+    char why[256] = "";
+    CHECK_EQ (
+        shoal_node_report (s_members[0].node, "no-such-job/0", SHOAL_RUNNING, 0, why, sizeof why),
+        -1);
+    CHECK_CONTAINS (why, "no-such-job/0");
+    CHECK_EQ (shoal_node_report (s_members[0].node, "work/0", 77, 0, why, sizeof why), -1);
+}
+
+int
+main (void)
+{
+    if (!mkdtemp (s_scratch)) {
+        perror ("mkdtemp");
+        return 1;
+    }
+    RUN (three_nodes_on_seeds_make_one_cluster_with_one_leader);
+    RUN (options_are_checked_and_fixed_once_started);
+    RUN (a_node_does_not_start_where_it_cannot_run);
+    RUN (a_job_submitted_anywhere_runs_every_task_once);
+    RUN (requests_with_bad_arguments_are_refused_with_reasons);
+    RUN (a_new_node_warms_learners_then_takes_over);
+    RUN (a_leaving_node_hands_its_tasks_over);
+    RUN (a_restarted_node_keeps_its_id_and_raises_its_incarnation);
+    for (int n = 0; n < NODES_MAX; n++)
+        shoal_node_destroy (&s_members[n].node);
+    char command[128];
+    snprintf (command, sizeof command, "rm -rf %s", s_scratch);
+    if (system (command) != 0)
+        fprintf (stderr, "cannot remove %s\n", s_scratch);
+    return TEST_DONE ();
+}
