@@ -883,14 +883,26 @@ s_receive (s_actor_t *self, shoal_purpose_t carrier)
     }
 }
 
+//  True while the node runs a task as active, or one still stopping: what
+//  a leave hands over before it ends. Learners and standbys are copies,
+//  dropped with the node.
+static bool
+s_acting_tasks (s_actor_t *self)
+{
+    const shoal_task_status_t *held;
+    size_t count = shoal_tasks_list (shoal_peer_tasks (self->peer), &held);
+    for (size_t i = 0; i < count; i++)
+        if (held[i].role == SHOAL_ROLE_ACTIVE || held[i].state == SHOAL_TASK_STOPPING)
+            return true;
+    return false;
+}
+
 //  Answers the waiters of a leave once it is done: the node left the view,
-//  and its tasks have moved away (each stopped, and reported so).
+//  and its active tasks have moved away (each stopped, and reported so).
 static void
 s_leave_check (s_actor_t *self)
 {
-    const shoal_task_status_t *held;
-    if (!self->leaving || self->left || !shoal_peer_left (self->peer) ||
-        shoal_tasks_list (shoal_peer_tasks (self->peer), &held) > 0)
+    if (!self->leaving || self->left || !shoal_peer_left (self->peer) || s_acting_tasks (self))
         return;
     self->left = true;
     shoal_event_t event = { .type = SHOAL_EVENT_LEFT };
