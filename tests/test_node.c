@@ -13,6 +13,10 @@
 #include "shoal.h"
 #include "test.h"
 
+//  The control endpoint's client, as the shoal command uses it.
+#include "control.h"
+#include "keyring.h"
+
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -571,6 +575,117 @@ requests_with_bad_arguments_are_refused_with_reasons (void)
     CHECK_EQ (shoal_node_report (s_members[0].node, "work/0", 77, 0, why, sizeof why), -1);
 }
 
+//  Asks node n's control endpoint; returns the call's result.
+static int
+s_control (int n, const shoal_keyring_t *keyring, const shoal_control_req_t *req,
+           uint64_t timeout_ms, shoal_arena_t *arena, shoal_control_rep_t *rep, char *why)
+{
+    char endpoint[128];
+    snprintf (endpoint, sizeof endpoint, "ipc://%s/control", s_members[n].dir);
+    return shoal_control_call (endpoint, keyring, req, timeout_ms, arena, rep, why, 256);
+}
+
+static void
+the_control_endpoint_answers_members_jobs_and_status (void)
+{
+    shoal_keyring_t *plaintext = shoal_keyring_new ();
+    shoal_arena_t arena;
+    CHECK_EQ (shoal_arena_init (&arena, SHOAL_CONTROL_ARENA), 0);
+    char why[256] = "";
+    shoal_control_rep_t rep;
+    shoal_control_req_t req = { .id = 7, .op = SHOAL_OP_MEMBERS };
+    CHECK_EQ (s_control (0, plaintext, &req, WAIT_MS, &arena, &rep, why), 0);
+    CHECK_EQ (rep.id, 7);
+    CHECK_EQ (rep.code, SHOAL_REPLY_OK);
+    CHECK (rep.member_count >= 3);
+    CHECK (rep.term > 0);
+
+    req = (shoal_control_req_t){ .id = 8, .op = SHOAL_OP_JOBS };
+    CHECK_EQ (s_control (1, plaintext, &req, WAIT_MS, &arena, &rep, why), 0);
+    CHECK_EQ (rep.job_count, 1);
+    CHECK_STR (rep.job_count ? rep.jobs[0].name : "", "work");
+
+    //  The leader lists every task; its own tasks are in that list.
+    int leader = -1;
+    for (int n = 0; n < NODES_MAX; n++) {
+        bool acting = false;
+        if (s_members[n].node)
+            shoal_node_leader (s_members[n].node, NULL, NULL, &acting);
+        if (acting)
+            leader = n;
+    }
+    CHECK (leader >= 0);
+    req = (shoal_control_req_t){ .id = 9, .op = SHOAL_OP_STATUS };
+    CHECK_EQ (s_control (leader < 0 ? 0 : leader, plaintext, &req, WAIT_MS, &arena, &rep, why), 0);
+    size_t actives = 0;
+    for (uint32_t i = 0; i < rep.task_count; i++)
+        actives += rep.tasks[i].status.role == SHOAL_ROLE_ACTIVE;
+    CHECK_EQ (actives, s_parallelism);
+
+    //  A submit through the endpoint is answered once the cluster holds it.
+    shoal_jobspec_t spec = { .name = "more", .parallelism = 2, .weight = 1, .command = "" };
+    req = (shoal_control_req_t){ .id = 10, .op = SHOAL_OP_SUBMIT, .job = "more", .spec = &spec };
+    CHECK_EQ (s_control (2, plaintext, &req, WAIT_MS, &arena, &rep, why), 0);
+    CHECK_EQ (rep.code, SHOAL_REPLY_OK);
+    req = (shoal_control_req_t){ .id = 11, .op = SHOAL_OP_REMOVE, .job = "more" };
+    CHECK_EQ (s_control (0, plaintext, &req, WAIT_MS, &arena, &rep, why), 0);
+    CHECK_EQ (rep.code, SHOAL_REPLY_OK);
+
+    //  Nobody listens at a missing endpoint: the call says so in time.
+    char missing[128];
+    snprintf (missing, sizeof missing, "ipc://%s/nowhere", s_scratch);
+    CHECK_EQ (shoal_control_call (missing, plaintext, &req, 300, &arena, &rep, why, sizeof why),
+              -1);
+    CHECK (why[0] != 0);
+    shoal_arena_release (&arena);
+    shoal_keyring_destroy (&plaintext);
+}
+
+//  A node with a cluster key answers only clients that hold it.
+static void
+a_keyed_control_endpoint_answers_only_key_holders (void)
+{
+    uint8_t key[SHOAL_KEY_BYTES];
+    char text[SHOAL_KEY_TEXT_BYTES], path[128];
+    CHECK_EQ (shoal_key_generate (key), 0);
+    CHECK_EQ (shoal_key_format (key, text), 0);
+    snprintf (path, sizeof path, "%s/key", s_scratch);
+    FILE *file = fopen (path, "w");
+    CHECK (file != NULL);
+    if (!file)
+        return;
+    fprintf (file, "%s\n", text);
+    fclose (file);
+    CHECK_EQ (s_start (4, -1, "key-file", path), 0);
+
+    shoal_keyring_t *right = shoal_keyring_new (), *wrong = shoal_keyring_new (),
+                    *plaintext = shoal_keyring_new ();
+    uint8_t other[SHOAL_KEY_BYTES];
+    shoal_key_generate (other);
+    shoal_keyring_install (right, key);
+    shoal_keyring_use (right, shoal_key_id (key));
+    shoal_keyring_install (wrong, other);
+    shoal_keyring_use (wrong, shoal_key_id (other));
+    shoal_arena_t arena;
+    CHECK_EQ (shoal_arena_init (&arena, SHOAL_CONTROL_ARENA), 0);
+    char why[256] = "";
+    shoal_control_rep_t rep;
+    shoal_control_req_t req = { .id = 1, .op = SHOAL_OP_MEMBERS };
+    CHECK_EQ (s_control (4, right, &req, WAIT_MS, &arena, &rep, why), 0);
+    CHECK_EQ (rep.code, SHOAL_REPLY_OK);
+    //  Refused without an answer: a wait this short cannot turn a refusal
+    //  into an answer.
+    CHECK_EQ (s_control (4, wrong, &req, 500, &arena, &rep, why), -1);
+    CHECK_EQ (s_control (4, plaintext, &req, 500, &arena, &rep, why), -1);
+    //  The keyed node still answers afterwards.
+    CHECK_EQ (s_control (4, right, &req, WAIT_MS, &arena, &rep, why), 0);
+    shoal_arena_release (&arena);
+    shoal_keyring_destroy (&right);
+    shoal_keyring_destroy (&wrong);
+    shoal_keyring_destroy (&plaintext);
+    shoal_node_destroy (&s_members[4].node);
+}
+
 int
 main (void)
 {
@@ -583,6 +698,8 @@ main (void)
     RUN (a_node_does_not_start_where_it_cannot_run);
     RUN (a_job_submitted_anywhere_runs_every_task_once);
     RUN (requests_with_bad_arguments_are_refused_with_reasons);
+    RUN (the_control_endpoint_answers_members_jobs_and_status);
+    RUN (a_keyed_control_endpoint_answers_only_key_holders);
     RUN (a_new_node_warms_learners_then_takes_over);
     RUN (a_leaving_node_hands_its_tasks_over);
     RUN (a_restarted_node_keeps_its_id_and_raises_its_incarnation);
