@@ -36,6 +36,7 @@ typedef struct {
     shoal_id_t id;
     uint32_t priority;
     bool live;
+    bool left;               //  down because it left gracefully: it will not be back
     uint64_t since_ms;       //  live or down since
     uint64_t acked_round;    //  of this node's leadership, 0 when none
     uint64_t acked_term;     //  the term it acknowledged that round with
@@ -568,8 +569,8 @@ s_voters_review (shoal_elector_t *self, uint64_t now)
     bool leaves = false;
     for (size_t i = 0; i < self->member_count && !change; i++) {
         const s_member_t *member = &self->members[i];
-        if (!member->live && now - member->since_ms >= self->config.down_after_ms &&
-            s_is_voter (self, &member->id) && self->voter_count > 1) {
+        bool gone = member->left || now - member->since_ms >= self->config.down_after_ms;
+        if (!member->live && gone && s_is_voter (self, &member->id) && self->voter_count > 1) {
             change = member;
             leaves = true;
         }
@@ -932,11 +933,10 @@ shoal_elector_destroy (shoal_elector_t **self_p)
     *self_p = NULL;
 }
 
-int
-shoal_elector_member (shoal_elector_t *self, uint64_t now_ms, const shoal_id_t *id,
-                      uint32_t priority, bool live)
+static int
+s_member_update (shoal_elector_t *self, uint64_t now_ms, const shoal_id_t *id, uint32_t priority,
+                 bool live, bool left)
 {
-    s_begin (self);
     if (s_id_equal (id, &self->id))
         return 0;
     s_member_t *member = s_member_add (self, now_ms, id);
@@ -945,14 +945,40 @@ shoal_elector_member (shoal_elector_t *self, uint64_t now_ms, const shoal_id_t *
     if (member->live != live)
         member->since_ms = now_ms;
     member->live = live;
+    member->left = left;
     member->priority = priority;
     if (!live && self->role == S_FOLLOWING && s_id_equal (id, &self->promised)) {
         //  The view says the leader is gone (left, or dead): look now.
         s_leader_lost (self, now_ms);
     } else if (live && self->role == S_LEADING)
         s_coordinator_to (self, member); //  a newcomer learns the leader at once
-    s_finish (self);
+    else if (left && self->config.quorum && s_acting (self, now_ms))
+        //  A voter that left is dropped from the set at once, while its
+        //  last acknowledgements still hold: a set of two that one node
+        //  leaves would otherwise have no majority left to change it.
+        s_voters_review (self, now_ms);
     return 0;
+}
+
+int
+shoal_elector_member (shoal_elector_t *self, uint64_t now_ms, const shoal_id_t *id,
+                      uint32_t priority, bool live)
+{
+    s_begin (self);
+    int rc = s_member_update (self, now_ms, id, priority, live, false);
+    s_finish (self);
+    return rc;
+}
+
+int
+shoal_elector_member_left (shoal_elector_t *self, uint64_t now_ms, const shoal_id_t *id,
+                           uint32_t priority)
+{
+    s_begin (self);
+    int rc = s_member_update (self, now_ms, id, priority, false, true);
+    s_acting_update (self, now_ms);
+    s_finish (self);
+    return rc;
 }
 
 //  Terms, rounds and versions are counted up by one: a message with one

@@ -134,6 +134,12 @@ void shoal_elector_destroy (shoal_elector_t **self_p);
 int shoal_elector_member (shoal_elector_t *self, uint64_t now_ms, const shoal_id_t *id,
                           uint32_t priority, bool live);
 
+//  The member left gracefully: as shoal_elector_member with live false,
+//  and a leader that acts drops it from the voter set at once, without
+//  the wait of down_after_ms for a member that may come back.
+int shoal_elector_member_left (shoal_elector_t *self, uint64_t now_ms, const shoal_id_t *id,
+                               uint32_t priority);
+
 //  Takes in one message from member from. Returns 0, or -1 when it was
 //  dropped (unknown sender, not an election message, or nonsense).
 int shoal_elector_receive (shoal_elector_t *self, uint64_t now_ms, const shoal_id_t *from,

@@ -66,6 +66,9 @@ _Static_assert(SHOAL_TASK_TEXT == SHOAL_TASK_MAX + 1 && SHOAL_NAME_TEXT == SHOAL
 //  A beacon is sealed afresh this often (a listener takes each sealed
 //  beacon once), in beacon intervals.
 #define S_BEACON_RESEAL 10
+//  Events queued for an application that does not read, past which only
+//  the ones it must act on are kept.
+#define S_EVENTS_MAX 4096
 //  Messages a node sends itself while handling one input, at most.
 #define S_LOOPBACK_MAX 4096
 
@@ -189,12 +192,21 @@ s_id_text (const shoal_id_t *id, char text[SHOAL_NODE_ID_TEXT])
         s_hex (id->bytes, SHOAL_ID_SIZE, text);
 }
 
-//  Queues an event for the application. A queue that cannot grow drops the
-//  event and counts it: the application reads too slowly, or memory ran out.
+//  Queues an event for the application. What the application must act on
+//  (its tasks, the lease, the leave) is always queued while memory lasts;
+//  the rest (members, leaders, notices) is dropped and counted once the
+//  queue holds S_EVENTS_MAX events: the application does not read.
 static void
 s_event_push (shoal_node_t *node, const shoal_event_t *event)
 {
+    bool droppable = event->type == SHOAL_EVENT_MEMBER || event->type == SHOAL_EVENT_LEADER ||
+                     event->type == SHOAL_EVENT_NOTICE;
     pthread_mutex_lock (&node->events_lock);
+    if (droppable && node->events_count >= S_EVENTS_MAX) {
+        node->events_dropped++;
+        pthread_mutex_unlock (&node->events_lock);
+        return;
+    }
     if (node->events_count == node->events_size) {
         size_t size = node->events_size ? 2 * node->events_size : 64;
         shoal_event_t *events = malloc (size * sizeof *events);

@@ -411,8 +411,12 @@ s_outputs (shoal_peer_t *self)
         if (self->sink.member_event)
             self->sink.member_event (self->sink.arg, &events[i]);
         if (self->elector) {
-            shoal_elector_member (self->elector, self->now, &events[i].node,
-                                  events[i].meta->priority, s_live (&events[i]));
+            if (events[i].type == SHOAL_MEMBERSHIP_LEFT)
+                shoal_elector_member_left (self->elector, self->now, &events[i].node,
+                                           events[i].meta->priority);
+            else
+                shoal_elector_member (self->elector, self->now, &events[i].node,
+                                      events[i].meta->priority, s_live (&events[i]));
             s_elector_outputs (self);
         }
         if (self->handoff) {

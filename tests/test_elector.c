@@ -517,6 +517,43 @@ voters_that_stay_down_leave_the_set_one_at_a_time (void)
     s_net_destroy (&net);
 }
 
+//  A follower that leaves a set of two is dropped from it at once: the
+//  leader keeps its majority. One that fails instead takes the leader's
+//  majority with it until down_after_ms.
+static void
+a_voter_that_leaves_is_dropped_at_once (void)
+{
+    shoal_elector_config_t config = s_config ();
+    for (int leaves = 1; leaves >= 0; leaves--) {
+        s_net_t *net = s_started (&config, 2);
+        s_settle (net);
+        int leader = s_leader (net);
+        CHECK (leader >= 0);
+        if (leader < 0) {
+            s_net_destroy (&net);
+            continue;
+        }
+        CHECK_EQ (net->nodes[leader].voter_count, 2);
+        int other = 1 - leader;
+        shoal_elector_destroy (&net->nodes[other].core);
+        if (leaves)
+            CHECK_EQ (shoal_elector_member_left (net->nodes[leader].core, net->now,
+                                                 &net->nodes[other].id, net->nodes[other].priority),
+                      0);
+        else
+            CHECK_EQ (shoal_elector_member (net->nodes[leader].core, net->now,
+                                            &net->nodes[other].id, net->nodes[other].priority,
+                                            false),
+                      0);
+        s_collect (net, leader);
+        s_run_until (net, net->now + 4 * config.lease_ms);
+        CHECK (4 * config.lease_ms < config.down_after_ms);
+        CHECK_EQ (s_leader (net), leaves ? leader : -1);
+        CHECK_EQ (net->nodes[leader].voter_count, leaves ? 1 : 2);
+        s_net_destroy (&net);
+    }
+}
+
 static void
 the_first_leader_waits_for_expect_members (void)
 {
@@ -716,6 +753,7 @@ main (void)
     RUN (a_minority_leader_steps_down_and_the_majority_elects);
     RUN (available_mode_leads_on_both_sides_and_the_higher_term_wins);
     RUN (voters_that_stay_down_leave_the_set_one_at_a_time);
+    RUN (a_voter_that_leaves_is_dropped_at_once);
     RUN (the_first_leader_waits_for_expect_members);
     RUN (a_restarted_node_keeps_its_term_and_voters);
     RUN (stale_and_strange_messages_are_refused);
