@@ -594,6 +594,7 @@ s_profile (s_actor_t *self)
     }
     bool quorum = options->partition_mode == SHOAL_PARTITION_QUORUM;
     config->elector.quorum = quorum;
+    config->elector.expect = options->expect;
     config->jobs.quorum = quorum;
     config->node_tasks.acceptable_lag = options->acceptable_lag;
     config->handoff.assign.acceptable_lag = options->acceptable_lag;
@@ -635,8 +636,6 @@ s_keyring (s_actor_t *self, char *why, size_t why_size)
     if (!self->keyring)
         return shoal_why (why, why_size, "out of memory");
     if (options->key_file[0]) {
-        char *text = NULL;
-        size_t size = 0;
         FILE *file = fopen (options->key_file, "r");
         if (!file)
             return shoal_why (why, why_size, "key-file %s: %s", options->key_file,
@@ -645,7 +644,6 @@ s_keyring (s_actor_t *self, char *why, size_t why_size)
         size_t got = fread (line, 1, sizeof line - 1, file);
         fclose (file);
         line[got] = 0;
-        (void) text, (void) size;
         uint8_t key[SHOAL_KEY_BYTES];
         if (shoal_key_parse (line, key) != 0)
             return shoal_why (why, why_size, "key-file %s: not a key (make one with shoal keygen)",

@@ -131,6 +131,7 @@ typedef struct {
     shoal_option_list_t handles; //  of shoal_option_job_t, distinct; none: every job
     uint32_t priority;
     shoal_partition_mode_t partition_mode;
+    uint32_t expect;
     shoal_profile_t profile;
     uint32_t standbys;
     uint32_t max_warmups;

@@ -162,6 +162,7 @@ static const struct {
     { "handles", "ingest,report_v2", "ingest,report_v2" },
     { "priority", "4294967295", "4294967295" },
     { "partition-mode", "available", "available" },
+    { "expect", "3", "3" },
     { "profile", "loopback", "loopback" },
     { "standbys", "16", "16" },
     { "max-warmups", "1000", "1000" },
@@ -268,7 +269,7 @@ test_the_table_s_ranges_are_the_bounds_set_keeps (void)
         snprintf (past, sizeof past, "%llu", most + 1);
         s_refused (info->key, past, "over the maximum");
     }
-    CHECK_EQ (ranges, 8);
+    CHECK_EQ (ranges, 9);
 }
 
 //  ---------------------------------------------------------------------
