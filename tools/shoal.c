@@ -6,6 +6,7 @@
 #include "shoal.h"
 
 #include "assign_json.h"
+#include "client.h"
 #include "keyring.h"
 
 #include <errno.h>
@@ -33,8 +34,16 @@ static const char s_usage[] =
     "  assign [FILE]                  print the assignment the leader would make for\n"
     "                                 a cluster described in JSON (docs/assign.md)\n"
     "\n"
-    "The worker and the cluster commands (worker, members, status, jobs, submit,\n"
-    "rescale, remove, leave) are not in this build yet; see README.md.\n"
+    "cluster commands, asking a running node through its control endpoint:\n"
+    "  members                        the members the node knows\n"
+    "  status                         the leader, and every task with its node and role\n"
+    "  jobs                           the job specs\n"
+    "  submit NAME --parallelism N    submit a job (--stateful, --require K=V, ...)\n"
+    "  rescale JOB N [--min M]        set a job's parallelism, waiting for room\n"
+    "  remove JOB                     remove a job\n"
+    "  leave                          make the node leave the cluster gracefully\n"
+    "\n"
+    "The worker (shoal worker) is not in this build yet; see README.md.\n"
     "\n"
     "Run 'shoal COMMAND --help' for a command's options.\n";
 
@@ -272,5 +281,8 @@ main (int argc, char **argv)
         return s_keygen (argc - 2, argv + 2);
     if (strcmp (command, "assign") == 0)
         return s_assign (argc - 2, argv + 2);
+    int rc = shoal_client_main (command, argc - 2, argv + 2);
+    if (rc >= 0)
+        return rc;
     return s_usage_error ("shoal", "unknown command '%s'", command);
 }

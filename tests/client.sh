@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The cluster subcommands of the shoal command (members, status, jobs,
+# submit, rescale, remove, leave) against two running nodes (the counter
+# example, on loopback): tables, --json, exit statuses, and clear errors.
+# Waits are bounded against a hang only.
+set -u
+shoal=$1
+build=$3
+counter=$build/shoal-counter
+# shellcheck source=lib/expect.bash
+. "$(dirname "$0")/lib/expect.bash"
+[ -x "$counter" ] || { echo "no $counter"; exit 1; }
+pids=()
+cleanup () { for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null; done; rm -rf "$work"; }
+trap cleanup EXIT
+
+run () { # name [seed]
+    SHOAL_DATA_DIR=$work/$1 SHOAL_BIND=127.0.0.1:0 SHOAL_JOIN=${2:-} SHOAL_BEACON_PORT=0 \
+        SHOAL_PROFILE=loopback SHOAL_NAME=$1 "$counter" >"$work/$1.log" 2>&1 &
+    pids+=($!)
+    disown # no word from bash when the cleanup kills it
+}
+wait_for () { # what command...: until the command succeeds, 60 s at most
+    local what=$1 i; shift
+    for i in $(seq 300); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+    fail "$what"; return 1
+}
+
+run a
+wait_for "a starts" grep -q '^node .* on port' "$work/a.log" || exit 1
+port=$(sed -n 's/^node .* on port \([0-9]*\)$/\1/p' "$work/a.log")
+run b "127.0.0.1:$port"
+a=(--data-dir "$work/a")
+b=(--data-dir "$work/b")
+two_alive () { [ "$("$shoal" members "${a[@]}" | grep -c ' alive ')" -eq 2 ]; }
+wait_for "two members alive" two_alive || exit 1
+wait_for "a leader" grep -q '^lease held' "$work/b.log" || exit 1
+
+expect_status 0 "members" "$shoal" members "${a[@]}"
+grep -q '^ID  *NAME  *ADDRESS  *STATE  *INCARNATION$' "$work/out" || fail "members: a header"
+grep -Eq '^[0-9a-f]{32}  +b  +127\.0\.0\.1:[0-9]+  +alive  +[0-9]+$' "$work/out" || fail "members: b's row ($(cat "$work/out"))"
+expect_status 0 "members --json" "$shoal" members "${b[@]}" --json
+grep -Eq '^\{"members": ?\[.*"name": ?"a".*\], ?"leader": ?"[0-9a-f]{32}", ?"term": ?[1-9]' "$work/out" || fail "members --json: $(cat "$work/out")"
+
+expect_status 0 "submit" "$shoal" submit work --parallelism 4 --stateful "${b[@]}"
+grep -q '^submit: ok, parallelism 4$' "$work/out" || fail "submit: says ok ($(cat "$work/out"))"
+expect_status 0 "submit again" "$shoal" submit work --parallelism 4 --stateful "${a[@]}"
+expect_status 1 "submit another spec" "$shoal" submit work --parallelism 5 "${a[@]}"
+grep -q 'invalid: .*another spec' "$work/err" || fail "submit another spec: says why ($(cat "$work/err"))"
+
+expect_status 0 "jobs --json" "$shoal" jobs "${a[@]}" --json
+grep -Eq '"name": ?"work", ?"parallelism": ?4, ?"stateful": ?true' "$work/out" || fail "jobs --json: $(cat "$work/out")"
+expect_status 0 "jobs" "$shoal" jobs "${b[@]}"
+grep -Eq '^work  +4  +yes  +1  +-  +-$' "$work/out" || fail "jobs: the row ($(cat "$work/out"))"
+
+# status on the leader lists every task active once.
+all_active () {
+    local n
+    for n in a b; do
+        "$shoal" status --data-dir "$work/$n" --json >"$work/status" 2>/dev/null || continue
+        [ "$(grep -Eo '"task": ?"work/[0-9]"[^}]*"role": ?"active"' "$work/status" | wc -l)" -eq 4 ] && return 0
+    done
+    return 1
+}
+wait_for "status: every task active" all_active
+expect_status 0 "status" "$shoal" status "${a[@]}"
+grep -Eq '^leader [0-9a-f]{32} \((a|b)\), term [0-9]+, assignment version [0-9]+$' "$work/out" || fail "status: the leader line ($(head -1 "$work/out"))"
+
+expect_status 0 "rescale down" "$shoal" rescale work 2 "${b[@]}"
+grep -q '^rescale: ok, parallelism 2$' "$work/out" || fail "rescale down: $(cat "$work/out")"
+expect_status 1 "rescale a job that is not there" "$shoal" rescale nope 3 "${a[@]}"
+grep -q 'not-found' "$work/err" || fail "rescale nope: says not-found ($(cat "$work/err"))"
+expect_status 2 "rescale: --min above the target" "$shoal" rescale work 3 --min 4 "${a[@]}"
+expect_status 2 "rescale: no parallelism" "$shoal" rescale work "${a[@]}"
+expect_status 2 "rescale: a bad duration" "$shoal" rescale work 3 --wait 3 "${a[@]}"
+grep -q 'not a duration' "$work/err" || fail "rescale --wait 3: says it is not a duration"
+expect_status 0 "remove" "$shoal" remove work "${a[@]}" --json
+grep -Eq '^\{"result": ?"ok"' "$work/out" || fail "remove --json: $(cat "$work/out")"
+
+expect_status 2 "submit without parallelism" "$shoal" submit x "${a[@]}"
+expect_status 2 "submit: bad label" "$shoal" submit x --parallelism 1 --require zone "${a[@]}"
+expect_status 2 "unknown option" "$shoal" members --frobnicate "${a[@]}"
+expect_status 0 "members --help" "$shoal" members --help
+grep -q -- '--data-dir' "$work/out" || fail "members --help: lists --data-dir"
+expect_status 1 "no node there" "$shoal" members --data-dir "$work/nowhere" --timeout 300ms
+grep -q 'no answer in time' "$work/err" || fail "no node there: says so ($(cat "$work/err"))"
+grep -q 'is the node running' "$work/err" || fail "no node there: says what to check"
+
+expect_status 0 "leave" "$shoal" leave "${b[@]}"
+wait_for "b leaves" grep -q '^left the cluster$' "$work/b.log"
+gone () { "$shoal" members "${a[@]}" | grep -Eq '  b  +.*  left  '; }
+wait_for "a sees b left" gone
+
+echo "client: $failures failed"
+exit $((failures > 0))

@@ -1,0 +1,457 @@
+/*  tools/client.c: the `shoal` subcommands that talk to a running node
+    through its control endpoint (node/control.h): members, status, jobs,
+    submit, rescale, remove, leave.
+
+    Each prints a readable table, or with --json one JSON object, and exits
+    0 when the node did what was asked; 1 when it could not (unreachable,
+    refused: the reason on standard error); 2 on a usage error; rescale
+    also 3 when it applied less than asked (partial) and 4 when it timed
+    out waiting for room.
+*/
+#include "client.h"
+
+#include "control.h"
+#include "keyring.h"
+#include "options.h"
+#include "shoal.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXIT_FAILED    1
+#define EXIT_USAGE     2
+#define EXIT_PARTIAL   3
+#define EXIT_TIMED_OUT 4
+
+static const char s_common[] =
+    "  --data-dir DIR    the node's data directory: its endpoint is\n"
+    "                    ipc://DIR/control (default $SHOAL_DATA_DIR, or shoal-data)\n"
+    "  --control EP      the node's control endpoint (ipc://PATH or tcp://HOST:PORT)\n"
+    "  --key-file FILE   the cluster key, when the node has one (default $SHOAL_KEY_FILE)\n"
+    "  --timeout DUR     how long to wait for the answer (default 10s)\n"
+    "  --json            print one JSON object instead of a table\n";
+
+typedef struct {
+    const char *name;
+    const char *usage; //  the command's own lines
+    int op;            //  shoal_op_t
+    int args;          //  positional arguments it takes
+} s_command_t;
+
+static const s_command_t s_commands[] = {
+    { "members",
+      "usage: shoal members [OPTIONS]\n\nThe members the node knows, with their state.\n",
+      SHOAL_OP_MEMBERS, 0 },
+    { "status",
+      "usage: shoal status [OPTIONS]\n\nThe leader, its term, the assignment version, and every "
+      "task with\nits node, role and epoch (on the leader; elsewhere the node's own tasks).\n",
+      SHOAL_OP_STATUS, 0 },
+    { "jobs", "usage: shoal jobs [OPTIONS]\n\nThe job specs the cluster holds.\n", SHOAL_OP_JOBS,
+      0 },
+    { "submit",
+      "usage: shoal submit NAME --parallelism N [--stateful] [--weight W]\n"
+      "                    [--require KEY=VALUE]... [--command CMD] [OPTIONS]\n\n"
+      "Submits a job of N tasks, NAME/0 .. NAME/N-1. Submitting the same spec\n"
+      "again is done already; another spec under the name is refused.\n",
+      SHOAL_OP_SUBMIT, 1 },
+    { "rescale",
+      "usage: shoal rescale JOB N [--min M] [--wait DUR] [OPTIONS]\n\n"
+      "Sets the job's parallelism. Lowering it applies at once; raising it\n"
+      "waits up to --wait (default 30s) for room, then applies the largest\n"
+      "parallelism of at least --min that fits. Exit status: 0 applied,\n"
+      "3 partial (less than N, at least M), 4 timed out (the job is as it was).\n",
+      SHOAL_OP_RESCALE, 2 },
+    { "remove", "usage: shoal remove JOB [OPTIONS]\n\nRemoves the job: its tasks stop.\n",
+      SHOAL_OP_REMOVE, 1 },
+    { "leave",
+      "usage: shoal leave [OPTIONS]\n\nAsks the node to leave the cluster gracefully: its "
+      "active tasks move\nto other nodes first.\n",
+      SHOAL_OP_LEAVE, 0 },
+};
+
+static int
+s_usage_error (const s_command_t *command, const char *reason, const char *arg)
+{
+    fprintf (stderr, "shoal %s: %s%s%s\nRun 'shoal %s --help' for usage.\n", command->name, reason,
+             arg ? " " : "", arg ? arg : "", command->name);
+    return EXIT_USAGE;
+}
+
+//  A duration ("250ms", "30s") through the options' own parser.
+static int
+s_duration (const char *text, uint64_t *ms)
+{
+    shoal_options_t *options = shoal_options_new ();
+    int rc = options ? shoal_options_set (options, "grace", text, NULL, 0) : -1;
+    if (rc == 0)
+        *ms = options->grace_ms;
+    shoal_options_destroy (&options);
+    return rc;
+}
+
+static void
+s_hex (const shoal_id_t *id, char text[SHOAL_NODE_ID_TEXT])
+{
+    static const shoal_id_t zero;
+    if (memcmp (id, &zero, sizeof zero) == 0) {
+        text[0] = 0;
+        return;
+    }
+    for (int i = 0; i < SHOAL_ID_SIZE; i++)
+        snprintf (text + 2 * i, 3, "%02x", id->bytes[i]);
+}
+
+static const char *
+s_name (const char *const *names, size_t count, unsigned value)
+{
+    return value < count ? names[value] : "?";
+}
+
+static const char *const s_states[] = { "alive", "suspect", "dead", "left" };
+static const char *const s_roles[] = { "none", "active", "standby", "learner" };
+static const char *const s_task_states[] = { "starting", "running", "stopping", "stopped",
+                                             "failed" };
+static const char *const s_codes[] = { "ok",        "invalid", "not-found", "no-leader",
+                                       "timed-out", "partial", "failed" };
+
+#define NAMES(table) table, sizeof table / sizeof table[0]
+
+//  The name of a member, from the members the reply lists; "" if unknown.
+static const char *
+s_member_name (const shoal_control_rep_t *rep, const shoal_id_t *id)
+{
+    for (uint32_t i = 0; i < rep->member_count; i++)
+        if (memcmp (&rep->members[i].node, id, sizeof *id) == 0 && rep->members[i].meta)
+            return rep->members[i].meta->name;
+    return "";
+}
+
+static void
+s_print_members (const shoal_control_rep_t *rep, bool json)
+{
+    json_t *list = json ? json_array () : NULL;
+    if (!json)
+        printf ("%-32s  %-20s  %-22s  %-7s  %s\n", "ID", "NAME", "ADDRESS", "STATE", "INCARNATION");
+    for (uint32_t i = 0; i < rep->member_count; i++) {
+        const shoal_update_t *member = &rep->members[i];
+        char id[SHOAL_NODE_ID_TEXT];
+        s_hex (&member->node, id);
+        const char *name = member->meta ? member->meta->name : "";
+        const char *addr = member->meta ? member->meta->addr : "";
+        const char *state = s_name (NAMES (s_states), member->state);
+        if (json)
+            json_array_append_new (
+                list, json_pack ("{s:s, s:s, s:s, s:s, s:I}", "id", id, "name", name, "addr", addr,
+                                 "state", state, "incarnation", (json_int_t) member->incarnation));
+        else
+            printf ("%-32s  %-20s  %-22s  %-7s  %llu\n", id, name, addr, state,
+                    (unsigned long long) member->incarnation);
+    }
+    if (json) {
+        char leader[SHOAL_NODE_ID_TEXT];
+        s_hex (&rep->leader, leader);
+        json_t *out = json_pack ("{s:o, s:s, s:I}", "members", list, "leader", leader, "term",
+                                 (json_int_t) rep->term);
+        json_dumpf (out, stdout, JSON_COMPACT);
+        putchar ('\n');
+        json_decref (out);
+    }
+}
+
+static void
+s_print_jobs (const shoal_control_rep_t *rep, bool json)
+{
+    json_t *list = json ? json_array () : NULL;
+    if (!json)
+        printf ("%-24s  %11s  %-8s  %6s  %-24s  %s\n", "JOB", "PARALLELISM", "STATEFUL", "WEIGHT",
+                "REQUIRE", "COMMAND");
+    for (uint32_t i = 0; i < rep->job_count; i++) {
+        const shoal_jobspec_t *job = &rep->jobs[i];
+        char require[SHOAL_LABELS_MAX * (2 * SHOAL_LABEL_MAX + 2) + 1] = "";
+        json_t *labels = json ? json_object () : NULL;
+        for (uint32_t l = 0; l < job->require_count; l++) {
+            size_t used = strlen (require);
+            snprintf (require + used, sizeof require - used, "%s%s=%s", l ? "," : "",
+                      job->require[l].key, job->require[l].value);
+            if (json)
+                json_object_set_new (labels, job->require[l].key,
+                                     json_string (job->require[l].value));
+        }
+        if (json)
+            json_array_append_new (
+                list, json_pack ("{s:s, s:i, s:b, s:i, s:o, s:s}", "name", job->name, "parallelism",
+                                 (int) job->parallelism, "stateful", job->stateful, "weight",
+                                 (int) job->weight, "require", labels, "command", job->command));
+        else
+            printf ("%-24s  %11u  %-8s  %6u  %-24s  %s\n", job->name, job->parallelism,
+                    job->stateful ? "yes" : "no", job->weight, require[0] ? require : "-",
+                    job->command[0] ? job->command : "-");
+    }
+    if (json) {
+        json_t *out = json_pack ("{s:o, s:I}", "jobs", list, "version", (json_int_t) rep->version);
+        json_dumpf (out, stdout, JSON_COMPACT);
+        putchar ('\n');
+        json_decref (out);
+    }
+}
+
+static void
+s_print_status (const shoal_control_rep_t *rep, const shoal_control_rep_t *members, bool json)
+{
+    char leader[SHOAL_NODE_ID_TEXT];
+    s_hex (&rep->leader, leader);
+    json_t *list = json ? json_array () : NULL;
+    if (!json) {
+        printf ("leader %s (%s), term %llu, assignment version %llu\n\n",
+                leader[0] ? leader : "none", s_member_name (members, &rep->leader),
+                (unsigned long long) rep->term, (unsigned long long) rep->version);
+        printf ("%-24s  %-16s  %-8s  %-8s  %-12s  %s\n", "TASK", "NODE", "ROLE", "STATE", "EPOCH",
+                "LAG");
+    }
+    for (uint32_t i = 0; i < rep->task_count; i++) {
+        const shoal_task_report_t *task = &rep->tasks[i];
+        char node[SHOAL_NODE_ID_TEXT], epoch[48];
+        s_hex (&task->node, node);
+        const char *name = s_member_name (members, &task->node);
+        snprintf (epoch, sizeof epoch, "%llu.%llu", (unsigned long long) task->status.epoch.term,
+                  (unsigned long long) task->status.epoch.version);
+        const char *role = s_name (NAMES (s_roles), task->status.role);
+        const char *state = s_name (NAMES (s_task_states), task->status.state);
+        if (json)
+            json_array_append_new (list, json_pack ("{s:s, s:s, s:s, s:s, s:s, s:[I,I], s:I}",
+                                                    "task", task->status.task, "node", node,
+                                                    "node_name", name, "role", role, "state", state,
+                                                    "epoch", (json_int_t) task->status.epoch.term,
+                                                    (json_int_t) task->status.epoch.version, "lag",
+                                                    (json_int_t) task->status.lag));
+        else
+            printf ("%-24s  %-16s  %-8s  %-8s  %-12s  %llu\n", task->status.task,
+                    name[0] ? name : node, role, state, epoch,
+                    (unsigned long long) task->status.lag);
+    }
+    if (json) {
+        json_t *out =
+            json_pack ("{s:s, s:I, s:I, s:o}", "leader", leader, "term", (json_int_t) rep->term,
+                       "version", (json_int_t) rep->version, "tasks", list);
+        json_dumpf (out, stdout, JSON_COMPACT);
+        putchar ('\n');
+        json_decref (out);
+    }
+}
+
+//  The answer to a change (submit, rescale, remove, leave), and its exit
+//  status.
+static int
+s_print_change (const s_command_t *command, const shoal_control_rep_t *rep, bool json)
+{
+    const char *code = s_name (NAMES (s_codes), rep->code);
+    uint32_t parallelism = rep->job_count ? rep->jobs[0].parallelism : 0;
+    if (json) {
+        json_t *out = json_pack ("{s:s, s:s, s:i}", "result", code, "reason",
+                                 rep->reason ? rep->reason : "", "parallelism", (int) parallelism);
+        json_dumpf (out, stdout, JSON_COMPACT);
+        putchar ('\n');
+        json_decref (out);
+    } else if (rep->code == SHOAL_REPLY_OK || rep->code == SHOAL_REPLY_PARTIAL ||
+               rep->code == SHOAL_REPLY_TIMED_OUT) {
+        if (rep->job_count)
+            printf ("%s: %s, parallelism %u%s%s\n", command->name, code, parallelism,
+                    rep->reason && rep->reason[0] ? ": " : "", rep->reason ? rep->reason : "");
+        else
+            printf ("%s: %s\n", command->name, code);
+    }
+    if (rep->code != SHOAL_REPLY_OK && rep->code != SHOAL_REPLY_PARTIAL &&
+        rep->code != SHOAL_REPLY_TIMED_OUT)
+        fprintf (stderr, "shoal %s: %s: %s\n", command->name, code,
+                 rep->reason && rep->reason[0] ? rep->reason : "refused");
+    switch (rep->code) {
+    case SHOAL_REPLY_OK:
+        return 0;
+    case SHOAL_REPLY_PARTIAL:
+        return EXIT_PARTIAL;
+    case SHOAL_REPLY_TIMED_OUT:
+        return EXIT_TIMED_OUT;
+    default:
+        return EXIT_FAILED;
+    }
+}
+
+//  Reads the key file into keyring. Returns 0, or -1 with a reason.
+static int
+s_key (const char *path, shoal_keyring_t *keyring, const char *name)
+{
+    FILE *file = fopen (path, "r");
+    char line[128] = "";
+    size_t got = file ? fread (line, 1, sizeof line - 1, file) : 0;
+    if (file)
+        fclose (file);
+    line[got] = 0;
+    uint8_t key[SHOAL_KEY_BYTES];
+    if (!file || shoal_key_parse (line, key) != 0 || shoal_keyring_install (keyring, key) != 0 ||
+        shoal_keyring_use (keyring, shoal_key_id (key)) != 0) {
+        fprintf (stderr, "shoal %s: --key-file %s: %s\n", name, path,
+                 file ? "not a key (make one with shoal keygen)" : "cannot be read");
+        return -1;
+    }
+    return 0;
+}
+
+int
+shoal_client_main (const char *name, int argc, char **argv)
+{
+    const s_command_t *command = NULL;
+    for (size_t i = 0; i < sizeof s_commands / sizeof s_commands[0]; i++)
+        if (strcmp (s_commands[i].name, name) == 0)
+            command = &s_commands[i];
+    if (!command)
+        return -1;
+
+    const char *data_dir = getenv ("SHOAL_DATA_DIR");
+    const char *control = getenv ("SHOAL_CONTROL");
+    const char *key_file = getenv ("SHOAL_KEY_FILE");
+    uint64_t timeout_ms = 10000, wait_ms = 30000;
+    bool json = false;
+    const char *positional[2] = { NULL, NULL };
+    int positionals = 0;
+    shoal_jobspec_t spec = { .weight = 1, .command = "" };
+    shoal_label_t require[SHOAL_LABELS_MAX];
+    char require_text[SHOAL_LABELS_MAX][2 * SHOAL_LABEL_MAX + 2];
+    long parallelism = -1, min = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        bool valued = strcmp (arg, "--data-dir") == 0 || strcmp (arg, "--control") == 0 ||
+                      strcmp (arg, "--key-file") == 0 || strcmp (arg, "--timeout") == 0 ||
+                      strcmp (arg, "--parallelism") == 0 || strcmp (arg, "--weight") == 0 ||
+                      strcmp (arg, "--require") == 0 || strcmp (arg, "--command") == 0 ||
+                      strcmp (arg, "--min") == 0 || strcmp (arg, "--wait") == 0;
+        if (valued && i + 1 == argc)
+            return s_usage_error (command, "needs a value:", arg);
+        const char *value = valued ? argv[++i] : NULL;
+        char *end = NULL;
+        if (strcmp (arg, "--help") == 0 || strcmp (arg, "-h") == 0) {
+            printf ("%s\noptions:\n%s", command->usage, s_common);
+            return 0;
+        } else if (strcmp (arg, "--json") == 0)
+            json = true;
+        else if (strcmp (arg, "--data-dir") == 0)
+            data_dir = value;
+        else if (strcmp (arg, "--control") == 0)
+            control = value;
+        else if (strcmp (arg, "--key-file") == 0)
+            key_file = value;
+        else if (strcmp (arg, "--timeout") == 0 || strcmp (arg, "--wait") == 0) {
+            if (s_duration (value, arg[2] == 't' ? &timeout_ms : &wait_ms) != 0)
+                return s_usage_error (command, "not a duration (as 500ms, 30s, 2m):", value);
+        } else if (command->op == SHOAL_OP_SUBMIT && strcmp (arg, "--stateful") == 0)
+            spec.stateful = true;
+        else if (command->op == SHOAL_OP_SUBMIT && strcmp (arg, "--parallelism") == 0) {
+            parallelism = strtol (value, &end, 10);
+            if (*end || parallelism < 1 || parallelism > SHOAL_PARALLELISM_MAX)
+                return s_usage_error (command, "--parallelism takes 1 to 65535, not", value);
+        } else if (command->op == SHOAL_OP_SUBMIT && strcmp (arg, "--weight") == 0) {
+            long weight = strtol (value, &end, 10);
+            if (*end || weight < 1 || weight > 1000000)
+                return s_usage_error (command, "--weight takes 1 to 1000000, not", value);
+            spec.weight = (uint32_t) weight;
+        } else if (command->op == SHOAL_OP_SUBMIT && strcmp (arg, "--command") == 0)
+            spec.command = value;
+        else if (command->op == SHOAL_OP_SUBMIT && strcmp (arg, "--require") == 0) {
+            const char *equals = strchr (value, '=');
+            size_t n = spec.require_count;
+            if (!equals || equals == value || !equals[1] ||
+                strlen (value) >= sizeof require_text[0])
+                return s_usage_error (command, "--require takes KEY=VALUE, not", value);
+            if (n == SHOAL_LABELS_MAX)
+                return s_usage_error (command, "at most 16 --require labels", NULL);
+            snprintf (require_text[n], sizeof require_text[n], "%s", value);
+            require_text[n][equals - value] = 0;
+            require[n] = (shoal_label_t){ require_text[n], require_text[n] + (equals - value) + 1 };
+            spec.require_count++;
+        } else if (command->op == SHOAL_OP_RESCALE && strcmp (arg, "--min") == 0) {
+            min = strtol (value, &end, 10);
+            if (*end || min < 0 || min > SHOAL_PARALLELISM_MAX)
+                return s_usage_error (command, "--min takes 0 to 65535, not", value);
+        } else if (arg[0] == '-' && arg[1])
+            return s_usage_error (command, "unknown option", arg);
+        else if (positionals < command->args)
+            positional[positionals++] = arg;
+        else
+            return s_usage_error (command, "one argument too many:", arg);
+    }
+    if (positionals < command->args)
+        return s_usage_error (command,
+                              command->args == 2               ? "needs a job and a parallelism"
+                              : command->op == SHOAL_OP_SUBMIT ? "needs a job name"
+                                                               : "needs a job",
+                              NULL);
+    if (command->op == SHOAL_OP_SUBMIT && parallelism < 0)
+        return s_usage_error (command, "needs --parallelism N", NULL);
+
+    shoal_control_req_t req = { .id = 1, .op = (uint8_t) command->op };
+    if (command->op == SHOAL_OP_SUBMIT) {
+        spec.name = positional[0];
+        spec.parallelism = (uint32_t) parallelism;
+        spec.require = require;
+        req.job = positional[0];
+        req.spec = &spec;
+    } else if (command->op == SHOAL_OP_RESCALE) {
+        char *end;
+        long target = strtol (positional[1], &end, 10);
+        if (*end || target < 1 || target > SHOAL_PARALLELISM_MAX)
+            return s_usage_error (command, "the parallelism is 1 to 65535, not", positional[1]);
+        if (min > target)
+            return s_usage_error (command, "--min is above the parallelism asked", NULL);
+        req.job = positional[0];
+        req.parallelism = (uint32_t) target;
+        req.min = (uint32_t) min;
+        req.timeout_ms = wait_ms > UINT32_MAX ? UINT32_MAX : (uint32_t) wait_ms;
+        timeout_ms += wait_ms;
+    } else if (command->op == SHOAL_OP_REMOVE)
+        req.job = positional[0];
+
+    char endpoint[SHOAL_OPTIONS_VALUE_MAX + 32];
+    if (control && control[0])
+        snprintf (endpoint, sizeof endpoint, "%s", control);
+    else
+        snprintf (endpoint, sizeof endpoint, "ipc://%s/control",
+                  data_dir && data_dir[0] ? data_dir : "shoal-data");
+    shoal_keyring_t *keyring = shoal_keyring_new ();
+    shoal_arena_t arena = { 0 }, names = { 0 };
+    int rc = EXIT_FAILED;
+    char why[512] = "";
+    shoal_control_rep_t rep, members = { 0 };
+    if (!keyring || shoal_arena_init (&arena, SHOAL_CONTROL_ARENA) != 0)
+        fprintf (stderr, "shoal %s: out of memory\n", command->name);
+    else if (key_file && key_file[0] && s_key (key_file, keyring, command->name) != 0)
+        ;
+    else if (shoal_control_call (endpoint, keyring, &req, timeout_ms, &arena, &rep, why,
+                                 sizeof why) != 0)
+        fprintf (stderr,
+                 "shoal %s: %s\n(is the node running there? --data-dir or --control names it; "
+                 "a node with a key answers only --key-file holders)\n",
+                 command->name, why);
+    else if (command->op == SHOAL_OP_MEMBERS) {
+        s_print_members (&rep, json);
+        rc = 0;
+    } else if (command->op == SHOAL_OP_JOBS) {
+        s_print_jobs (&rep, json);
+        rc = 0;
+    } else if (command->op == SHOAL_OP_STATUS) {
+        //  Names for the table: the members, asked of the same node.
+        shoal_control_req_t ask = { .id = 2, .op = SHOAL_OP_MEMBERS };
+        if (shoal_arena_init (&names, SHOAL_CONTROL_ARENA) == 0)
+            shoal_control_call (endpoint, keyring, &ask, timeout_ms, &names, &members, why,
+                                sizeof why);
+        s_print_status (&rep, &members, json);
+        rc = 0;
+    } else
+        rc = s_print_change (command, &rep, json);
+    if (fflush (stdout) != 0)
+        rc = EXIT_FAILED;
+    shoal_arena_release (&names);
+    shoal_arena_release (&arena);
+    shoal_keyring_destroy (&keyring);
+    return rc;
+}
