@@ -552,7 +552,8 @@ s_proclaim (shoal_elector_t *self, uint64_t now)
 }
 
 //  One voter set change, when the last is held by a majority of the set:
-//  first a voter down for down_after_ms leaves, else a member live for
+//  first a voter down for down_after_ms (or gone for good) leaves, else
+//  this leader joins if it is not a voter, else a member live for
 //  stable_ms joins.
 static void
 s_voters_review (shoal_elector_t *self, uint64_t now)
@@ -575,13 +576,21 @@ s_voters_review (shoal_elector_t *self, uint64_t now)
             leaves = true;
         }
     }
-    for (size_t i = 0; i < self->member_count && !change; i++) {
+    //  A leader elected from outside the set (it came up after the set was
+    //  made) joins it first: a majority the set no longer holds live would
+    //  otherwise hold the cluster's fate, with the leader unable to vote.
+    const shoal_id_t *joins = NULL;
+    if (!change && !s_is_voter (self, &self->id) && self->voter_count < SHOAL_VOTERS_MAX)
+        joins = &self->id;
+    for (size_t i = 0; i < self->member_count && !change && !joins; i++) {
         const s_member_t *member = &self->members[i];
         if (member->live && now - member->since_ms >= self->config.stable_ms &&
             !s_is_voter (self, &member->id) && self->voter_count < SHOAL_VOTERS_MAX)
             change = member;
     }
-    if (!change)
+    if (change && !leaves)
+        joins = &change->id;
+    if (!change && !joins)
         return;
     shoal_id_t *ids = malloc ((self->voter_count + 1) * sizeof *ids);
     if (!ids)
@@ -590,8 +599,8 @@ s_voters_review (shoal_elector_t *self, uint64_t now)
     for (size_t i = 0; i < self->voter_count; i++)
         if (!leaves || !s_id_equal (&self->voters[i], &change->id))
             ids[count++] = self->voters[i];
-    if (!leaves)
-        ids[count++] = change->id;
+    if (joins)
+        ids[count++] = *joins;
     if (s_voters_set (self, now, self->voters_version + 1, ids, count) == 0) {
         self->stats.voter_changes++;
         s_rounds_recount (self);

@@ -554,6 +554,39 @@ a_voter_that_leaves_is_dropped_at_once (void)
     }
 }
 
+static bool
+s_votes (const s_node_t *node, const shoal_id_t *id)
+{
+    for (uint32_t v = 0; v < node->voter_count; v++)
+        if (memcmp (&node->voters[v], id, sizeof *id) == 0)
+            return true;
+    return false;
+}
+
+//  The highest rank comes up after the voter set was made, and is elected
+//  when the leader crashes before it became a voter: it joins the set at
+//  once, not never (only members other than the leader wait stable_ms).
+static void
+a_leader_from_outside_the_voter_set_joins_it (void)
+{
+    shoal_elector_config_t config = s_config ();
+    s_net_t *net = s_net_new (&config, 5);
+    for (int i = 0; i < 4; i++)
+        s_start (net, i);
+    s_settle (net);
+    CHECK_EQ (s_leader (net), 3);
+    s_start (net, 4);
+    s_run_until (net, net->now + config.stable_ms / 4);
+    CHECK (!s_votes (&net->nodes[3], &net->nodes[4].id));
+    s_stop (net, 3);
+    s_run_until (net, net->now + config.stable_ms / 2);
+    CHECK_EQ (s_leader (net), 4);
+    CHECK (s_votes (&net->nodes[4], &net->nodes[4].id));
+    CHECK (s_votes (&net->nodes[0], &net->nodes[4].id));
+    CHECK_EQ (net->two_acting, 0);
+    s_net_destroy (&net);
+}
+
 static void
 the_first_leader_waits_for_expect_members (void)
 {
@@ -754,6 +787,7 @@ main (void)
     RUN (available_mode_leads_on_both_sides_and_the_higher_term_wins);
     RUN (voters_that_stay_down_leave_the_set_one_at_a_time);
     RUN (a_voter_that_leaves_is_dropped_at_once);
+    RUN (a_leader_from_outside_the_voter_set_joins_it);
     RUN (the_first_leader_waits_for_expect_members);
     RUN (a_restarted_node_keeps_its_term_and_voters);
     RUN (stale_and_strange_messages_are_refused);
