@@ -10,15 +10,13 @@
     dropped. Waits are bounded against a hang only.
 */
 
-#define _GNU_SOURCE //  unshare
-
+#include "netns.h"
 #include "test.h"
 #include "transport.h"
 
 #include <arpa/inet.h>
 #include <czmq.h>
 #include <netinet/in.h>
-#include <sched.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,21 +142,9 @@ nodes_of_one_cluster_hear_each_other_and_no_one_else (void)
 int
 main (void)
 {
-    if (geteuid () != 0) {
-        printf ("skip: beacons need a network namespace with a broadcast route on lo, and "
-                "making one needs root (CI runs this as root)\n");
-        return 77;
-    }
-    if (unshare (CLONE_NEWNET) != 0) {
-        printf ("skip: no network namespace here (unshare: %s)\n", strerror (errno));
-        return 77;
-    }
-    if (system ("ip link set lo up && ip route add broadcast 255.255.255.255 dev lo table local "
-                "src 127.0.0.1") != 0) {
-        fprintf (stderr, "could not set up lo in the test's namespace\n");
-        return 1;
-    }
-    setenv ("ZSYS_INTERFACE", "*", 1);
+    int rc = shoal_test_netns_enter ("beacons");
+    if (rc != 0)
+        return rc;
     zsys_init ();
     zsys_set_logstream (NULL);
     if (sodium_init () < 0)

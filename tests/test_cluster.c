@@ -31,9 +31,10 @@
     no check depends on how fast the machine is.
 */
 
-#define _GNU_SOURCE //  unshare, pipe2, signalfd
+#define _GNU_SOURCE //  pipe2, signalfd
 
 #include "shoal.h"
+#include "netns.h"
 #include "test.h"
 
 #include <arpa/inet.h>
@@ -1663,21 +1664,9 @@ main (int argc, char **argv)
 {
     if (argc >= 3 && strcmp (argv[1], "node") == 0)
         return s_node_main (argc, argv);
-    if (geteuid () != 0) {
-        printf ("skip: the nodes need a network namespace with a broadcast route on lo for "
-                "their beacons, and making one needs root (CI runs this as root)\n");
-        return 77;
-    }
-    if (unshare (CLONE_NEWNET) != 0) {
-        printf ("skip: no network namespace here (unshare: %s)\n", strerror (errno));
-        return 77;
-    }
-    if (system ("ip link set lo up && ip route add broadcast 255.255.255.255 dev lo table local "
-                "src 127.0.0.1") != 0) {
-        fprintf (stderr, "could not set up lo in the test's namespace\n");
-        return 1;
-    }
-    setenv ("ZSYS_INTERFACE", "*", 1);
+    int rc = shoal_test_netns_enter ("the nodes' beacons");
+    if (rc != 0)
+        return rc;
     signal (SIGPIPE, SIG_IGN);
     const char *seed = getenv ("SHOAL_TEST_SEED");
     s_seed = seed ? strtoull (seed, NULL, 10) : (uint64_t) time (NULL);
