@@ -4,10 +4,14 @@
     operating system's random source, which the core never touches.
 */
 
+#include "key.h"
 #include "shoal.h"
+#include "why.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <sodium.h>
+#include <stdio.h>
 #include <string.h>
 
 #define KEY_TEXT_LENGTH (SHOAL_KEY_TEXT_BYTES - 1)
@@ -61,4 +65,26 @@ shoal_key_parse (const char *text, uint8_t key[SHOAL_KEY_BYTES])
     if (rc != 0)
         sodium_memzero (key, SHOAL_KEY_BYTES);
     return rc;
+}
+
+int
+shoal_key_file_load (shoal_keyring_t *keyring, const char *path, char *why, size_t why_size)
+{
+    FILE *file = fopen (path, "r");
+    if (!file)
+        return shoal_why (why, why_size, "cannot be read: %s", strerror (errno));
+    char line[128] = "";
+    size_t got = fread (line, 1, sizeof line - 1, file);
+    fclose (file);
+    line[got] = 0;
+    uint8_t key[SHOAL_KEY_BYTES];
+    int rc = shoal_key_parse (line, key);
+    sodium_memzero (line, sizeof line);
+    if (rc != 0)
+        return shoal_why (why, why_size, "not a key (make one with shoal keygen)");
+    rc = shoal_keyring_install (keyring, key);
+    if (rc == 0)
+        rc = shoal_keyring_use (keyring, shoal_key_id (key));
+    sodium_memzero (key, sizeof key);
+    return rc == 0 ? 0 : shoal_why (why, why_size, "cannot use the key");
 }

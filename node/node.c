@@ -20,6 +20,7 @@
 #include "shoal.h"
 
 #include "control.h"
+#include "key.h"
 #include "keyring.h"
 #include "options.h"
 #include "peer.h"
@@ -635,27 +636,11 @@ s_keyring (s_actor_t *self, char *why, size_t why_size)
     self->keyring = shoal_keyring_new ();
     if (!self->keyring)
         return shoal_why (why, why_size, "out of memory");
-    if (options->key_file[0]) {
-        FILE *file = fopen (options->key_file, "r");
-        if (!file)
-            return shoal_why (why, why_size, "key-file %s: %s", options->key_file,
-                              strerror (errno));
-        char line[128] = "";
-        size_t got = fread (line, 1, sizeof line - 1, file);
-        fclose (file);
-        line[got] = 0;
-        uint8_t key[SHOAL_KEY_BYTES];
-        if (shoal_key_parse (line, key) != 0)
-            return shoal_why (why, why_size, "key-file %s: not a key (make one with shoal keygen)",
-                              options->key_file);
-        int rc = shoal_keyring_install (self->keyring, key);
-        if (rc == 0)
-            rc = shoal_keyring_use (self->keyring, shoal_key_id (key));
-        sodium_memzero (key, sizeof key);
-        sodium_memzero (line, sizeof line);
-        if (rc != 0)
-            return shoal_why (why, why_size, "key-file %s: cannot use the key", options->key_file);
-    } else if (options->require_key)
+    char reason[200];
+    if (options->key_file[0] &&
+        shoal_key_file_load (self->keyring, options->key_file, reason, sizeof reason) != 0)
+        return shoal_why (why, why_size, "key-file %s: %s", options->key_file, reason);
+    if (!options->key_file[0] && options->require_key)
         return shoal_why (why, why_size, "require-key is set, and no key-file is given");
     return 0;
 }

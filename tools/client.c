@@ -11,6 +11,7 @@
 #include "client.h"
 
 #include "control.h"
+#include "key.h"
 #include "keyring.h"
 #include "options.h"
 #include "shoal.h"
@@ -278,26 +279,6 @@ s_print_change (const s_command_t *command, const shoal_control_rep_t *rep, bool
     }
 }
 
-//  Reads the key file into keyring. Returns 0, or -1 with a reason.
-static int
-s_key (const char *path, shoal_keyring_t *keyring, const char *name)
-{
-    FILE *file = fopen (path, "r");
-    char line[128] = "";
-    size_t got = file ? fread (line, 1, sizeof line - 1, file) : 0;
-    if (file)
-        fclose (file);
-    line[got] = 0;
-    uint8_t key[SHOAL_KEY_BYTES];
-    if (!file || shoal_key_parse (line, key) != 0 || shoal_keyring_install (keyring, key) != 0 ||
-        shoal_keyring_use (keyring, shoal_key_id (key)) != 0) {
-        fprintf (stderr, "shoal %s: --key-file %s: %s\n", name, path,
-                 file ? "not a key (make one with shoal keygen)" : "cannot be read");
-        return -1;
-    }
-    return 0;
-}
-
 int
 shoal_client_main (const char *name, int argc, char **argv)
 {
@@ -424,8 +405,9 @@ shoal_client_main (const char *name, int argc, char **argv)
     shoal_control_rep_t rep, members = { 0 };
     if (!keyring || shoal_arena_init (&arena, SHOAL_CONTROL_ARENA) != 0)
         fprintf (stderr, "shoal %s: out of memory\n", command->name);
-    else if (key_file && key_file[0] && s_key (key_file, keyring, command->name) != 0)
-        ;
+    else if (key_file && key_file[0] &&
+             shoal_key_file_load (keyring, key_file, why, sizeof why) != 0)
+        fprintf (stderr, "shoal %s: --key-file %s: %s\n", command->name, key_file, why);
     else if (shoal_control_call (endpoint, keyring, &req, timeout_ms, &arena, &rep, why,
                                  sizeof why) != 0)
         fprintf (stderr,
