@@ -336,6 +336,19 @@ s_message (int type)
     return NULL;
 }
 
+void
+shoal_id_format (const uint8_t id[SHOAL_ID_SIZE], bool none_blank, char text[SHOAL_ID_TEXT])
+{
+    static const char digits[] = "0123456789abcdef";
+    bool none = true;
+    for (size_t i = 0; i < SHOAL_ID_SIZE; i++) {
+        text[2 * i] = digits[id[i] >> 4];
+        text[2 * i + 1] = digits[id[i] & 15];
+        none &= id[i] == 0;
+    }
+    text[none && none_blank ? 0 : 2 * SHOAL_ID_SIZE] = 0;
+}
+
 const char *
 shoal_msg_type_name (int type)
 {

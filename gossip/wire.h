@@ -416,6 +416,11 @@ long shoal_msg_encode (const shoal_msg_t *msg, uint8_t *out, size_t capacity,
 int shoal_msg_decode (const uint8_t *data, size_t size, shoal_purpose_t carrier, shoal_msg_t *msg,
                       shoal_arena_t *arena, shoal_wire_error_t *err);
 
+//  A node id as text: 32 lowercase hex digits and a NUL. With none_blank,
+//  the all-zero id ("none") is written as "".
+#define SHOAL_ID_TEXT (2 * SHOAL_ID_SIZE + 1)
+void shoal_id_format (const uint8_t id[SHOAL_ID_SIZE], bool none_blank, char text[SHOAL_ID_TEXT]);
+
 //  The message type's name ("ping", "coordinator-ack"), or NULL if unknown.
 const char *shoal_msg_type_name (int type);
 

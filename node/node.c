@@ -54,8 +54,8 @@ _Static_assert((int) SHOAL_MEMBER_STATE_LEFT == SHOAL_MEMBER_LEFT &&
 _Static_assert((int) SHOAL_RESULT_FAILED == SHOAL_REPLY_FAILED &&
                    (int) SHOAL_RESULT_PARTIAL == SHOAL_REPLY_PARTIAL,
                "the public result codes are the wire's");
-_Static_assert(SHOAL_TASK_TEXT == SHOAL_TASK_MAX + 1 && SHOAL_NAME_TEXT == SHOAL_NAME_MAX + 1 &&
-                   SHOAL_ADDR_TEXT == SHOAL_ADDR_MAX + 1 &&
+_Static_assert(SHOAL_NODE_ID_TEXT == SHOAL_ID_TEXT && SHOAL_TASK_TEXT == SHOAL_TASK_MAX + 1 &&
+                   SHOAL_NAME_TEXT == SHOAL_NAME_MAX + 1 && SHOAL_ADDR_TEXT == SHOAL_ADDR_MAX + 1 &&
                    SHOAL_REASON_TEXT == SHOAL_REASON_MAX + 1,
                "the public texts hold the wire's");
 
@@ -166,31 +166,11 @@ struct _s_actor_t {
 //  ---------------------------------------------------------------------
 //  The event queue
 
-static void
-s_hex (const uint8_t *bytes, size_t size, char *text)
-{
-    static const char digits[] = "0123456789abcdef";
-    for (size_t i = 0; i < size; i++) {
-        text[2 * i] = digits[bytes[i] >> 4];
-        text[2 * i + 1] = digits[bytes[i] & 15];
-    }
-    text[2 * size] = 0;
-}
-
 static bool
 s_id_zero (const shoal_id_t *id)
 {
     static const shoal_id_t zero;
     return memcmp (id, &zero, sizeof zero) == 0;
-}
-
-static void
-s_id_text (const shoal_id_t *id, char text[SHOAL_NODE_ID_TEXT])
-{
-    if (s_id_zero (id))
-        text[0] = 0;
-    else
-        s_hex (id->bytes, SHOAL_ID_SIZE, text);
 }
 
 //  Queues an event for the application. What the application must act on
@@ -415,7 +395,7 @@ s_member_event (void *arg, const shoal_membership_event_t *event)
     if (event->type == SHOAL_MEMBERSHIP_DEAD || event->type == SHOAL_MEMBERSHIP_LEFT)
         shoal_transport_forget (self->transport, event->node.bytes);
     shoal_event_t out = { .type = SHOAL_EVENT_MEMBER, .state = states[event->type] };
-    s_id_text (&event->node, out.node);
+    shoal_id_format (event->node.bytes, true, out.node);
     if (event->meta && event->meta->name)
         snprintf (out.name, sizeof out.name, "%s", event->meta->name);
     s_event_push (self->node, &out);
@@ -427,7 +407,7 @@ s_leader_event (void *arg, const shoal_elector_event_t *event)
     s_actor_t *self = arg;
     shoal_event_t out = { .type = SHOAL_EVENT_LEADER, .term = event->term };
     if (event->type == SHOAL_ELECTOR_LEADER)
-        s_id_text (&event->leader, out.node);
+        shoal_id_format (event->leader.bytes, true, out.node);
     s_event_push (self->node, &out);
 }
 
@@ -1017,7 +997,7 @@ s_actor (zsock_t *pipe, void *arg)
         zstr_send (pipe, why);
         return;
     }
-    s_id_text (&self.id, node->id);
+    shoal_id_format (self.id.bytes, true, node->id);
     node->port = shoal_transport_port (self.transport);
     zstr_send (pipe, "");
     s_loop (&self);
@@ -1209,7 +1189,7 @@ static void
 s_member_copy (const shoal_membership_member_t *from, shoal_member_t *to)
 {
     *to = (shoal_member_t){ .state = from->state, .incarnation = from->incarnation };
-    s_id_text (&from->node, to->id);
+    shoal_id_format (from->node.bytes, true, to->id);
     if (from->meta) {
         snprintf (to->name, sizeof to->name, "%s", from->meta->name ? from->meta->name : "");
         snprintf (to->addr, sizeof to->addr, "%s", from->meta->addr ? from->meta->addr : "");
@@ -1241,7 +1221,7 @@ s_call_leader (s_actor_t *self, s_call_t *call)
     uint64_t term = 0, now = s_now ();
     shoal_elector_t *elector = shoal_peer_elector (self->peer);
     shoal_elector_leader (elector, now, &leader, &term);
-    s_id_text (&leader, call->why);
+    shoal_id_format (leader.bytes, true, call->why);
     call->number[0] = term;
     call->number[1] = shoal_elector_acting (elector, now);
     call->rc = 0;

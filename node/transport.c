@@ -121,17 +121,6 @@ s_link_destroy (void **item)
     }
 }
 
-static void
-s_hex (const uint8_t id[16], char text[33])
-{
-    static const char digits[] = "0123456789abcdef";
-    for (int i = 0; i < 16; i++) {
-        text[2 * i] = digits[id[i] >> 4];
-        text[2 * i + 1] = digits[id[i] & 15];
-    }
-    text[32] = 0;
-}
-
 //  Options every ZeroMQ socket here takes: no message above a frame, no
 //  lingering at close.
 static void
@@ -367,7 +356,7 @@ static s_link_t *
 s_link (shoal_transport_t *self, const uint8_t id[16], const char *addr)
 {
     char key[33];
-    s_hex (id, key);
+    shoal_id_format (id, false, key);
     s_link_t *link = zhashx_lookup (self->links, key);
     if (link && strcmp (link->addr, addr) == 0)
         return link;
@@ -423,7 +412,7 @@ void
 shoal_transport_forget (shoal_transport_t *self, const uint8_t id[16])
 {
     char key[33];
-    s_hex (id, key);
+    shoal_id_format (id, false, key);
     zhashx_delete (self->links, key);
 }
 

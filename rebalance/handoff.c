@@ -22,7 +22,7 @@
 #include <string.h>
 
 //  An id as the assignor names nodes: 32 hex digits.
-#define S_NAME_SIZE (2 * SHOAL_ID_SIZE + 1)
+#define S_NAME_SIZE SHOAL_ID_TEXT
 
 typedef struct {
     char *task;
@@ -1344,11 +1344,7 @@ shoal_handoff_member (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *
         memmove (nodes + at + 1, nodes + at, (self->node_count - at) * sizeof *nodes);
         self->node_count++;
         nodes[at] = (s_node_t){ .id = *id };
-        for (size_t i = 0; i < SHOAL_ID_SIZE; i++) {
-            static const char hex[] = "0123456789abcdef";
-            nodes[at].name[2 * i] = hex[id->bytes[i] >> 4];
-            nodes[at].name[2 * i + 1] = hex[id->bytes[i] & 15];
-        }
+        shoal_id_format (id->bytes, false, nodes[at].name);
     }
     s_node_t *node = &self->nodes[at];
     if (meta && meta->life != node->life)

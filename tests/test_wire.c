@@ -741,6 +741,21 @@ the_encoder_refuses_what_does_not_fit (void)
     CHECK_EQ (shoal_msg_encode (&msg, NULL, 0, &err), -1);
 }
 
+static void
+ids_are_written_as_hex_and_none_as_blank_when_asked (void)
+{
+    uint8_t id[SHOAL_ID_SIZE] = { 0x00, 0x1f, 0xa0 };
+    id[SHOAL_ID_SIZE - 1] = 0xff;
+    char text[SHOAL_ID_TEXT];
+    shoal_id_format (id, true, text);
+    CHECK_STR (text, "001fa0000000000000000000000000ff");
+    const uint8_t none[SHOAL_ID_SIZE] = { 0 };
+    shoal_id_format (none, false, text);
+    CHECK_STR (text, "00000000000000000000000000000000");
+    shoal_id_format (none, true, text);
+    CHECK_STR (text, "");
+}
+
 int
 main (void)
 {
@@ -767,6 +782,7 @@ main (void)
     RUN (a_full_arena_fails_the_decode_cleanly);
     RUN (the_encoder_refuses_what_the_decoder_would);
     RUN (the_encoder_refuses_what_does_not_fit);
+    RUN (ids_are_written_as_hex_and_none_as_blank_when_asked);
     shoal_arena_release (&arena);
     return TEST_DONE ();
 }

@@ -92,18 +92,6 @@ s_duration (const char *text, uint64_t *ms)
     return rc;
 }
 
-static void
-s_hex (const shoal_id_t *id, char text[SHOAL_NODE_ID_TEXT])
-{
-    static const shoal_id_t zero;
-    if (memcmp (id, &zero, sizeof zero) == 0) {
-        text[0] = 0;
-        return;
-    }
-    for (int i = 0; i < SHOAL_ID_SIZE; i++)
-        snprintf (text + 2 * i, 3, "%02x", id->bytes[i]);
-}
-
 static const char *
 s_name (const char *const *names, size_t count, unsigned value)
 {
@@ -138,7 +126,7 @@ s_print_members (const shoal_control_rep_t *rep, bool json)
     for (uint32_t i = 0; i < rep->member_count; i++) {
         const shoal_update_t *member = &rep->members[i];
         char id[SHOAL_NODE_ID_TEXT];
-        s_hex (&member->node, id);
+        shoal_id_format (member->node.bytes, true, id);
         const char *name = member->meta ? member->meta->name : "";
         const char *addr = member->meta ? member->meta->addr : "";
         const char *state = s_name (NAMES (s_states), member->state);
@@ -152,7 +140,7 @@ s_print_members (const shoal_control_rep_t *rep, bool json)
     }
     if (json) {
         char leader[SHOAL_NODE_ID_TEXT];
-        s_hex (&rep->leader, leader);
+        shoal_id_format (rep->leader.bytes, true, leader);
         json_t *out = json_pack ("{s:o, s:s, s:I}", "members", list, "leader", leader, "term",
                                  (json_int_t) rep->term);
         json_dumpf (out, stdout, JSON_COMPACT);
@@ -202,7 +190,7 @@ static void
 s_print_status (const shoal_control_rep_t *rep, const shoal_control_rep_t *members, bool json)
 {
     char leader[SHOAL_NODE_ID_TEXT];
-    s_hex (&rep->leader, leader);
+    shoal_id_format (rep->leader.bytes, true, leader);
     json_t *list = json ? json_array () : NULL;
     if (!json) {
         printf ("leader %s (%s), term %llu, assignment version %llu\n\n",
@@ -214,7 +202,7 @@ s_print_status (const shoal_control_rep_t *rep, const shoal_control_rep_t *membe
     for (uint32_t i = 0; i < rep->task_count; i++) {
         const shoal_task_report_t *task = &rep->tasks[i];
         char node[SHOAL_NODE_ID_TEXT], epoch[48];
-        s_hex (&task->node, node);
+        shoal_id_format (task->node.bytes, true, node);
         const char *name = s_member_name (members, &task->node);
         snprintf (epoch, sizeof epoch, "%llu.%llu", (unsigned long long) task->status.epoch.term,
                   (unsigned long long) task->status.epoch.version);
