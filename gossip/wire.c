@@ -440,8 +440,8 @@ s_fail (s_trail_t *trail, const char *format, ...)
 
 //  A string the wire accepts: valid UTF-8 (no overlong forms, no surrogates),
 //  no NUL, so it is safe as a C string and in JSON.
-static bool
-s_valid_text (const uint8_t *s, size_t size)
+bool
+shoal_text_valid (const uint8_t *s, size_t size)
 {
     size_t i = 0;
     while (i < size) {
@@ -482,7 +482,7 @@ s_check_text (s_trail_t *trail, const char *s, size_t size, uint64_t max)
 {
     if (size > max)
         return s_fail (trail, "%zu bytes, limit %llu", size, (unsigned long long) max);
-    if (!s_valid_text ((const uint8_t *) s, size))
+    if (!shoal_text_valid ((const uint8_t *) s, size))
         return s_fail (trail, "not UTF-8 text without NUL");
     return 0;
 }

@@ -416,6 +416,10 @@ long shoal_msg_encode (const shoal_msg_t *msg, uint8_t *out, size_t capacity,
 int shoal_msg_decode (const uint8_t *data, size_t size, shoal_purpose_t carrier, shoal_msg_t *msg,
                       shoal_arena_t *arena, shoal_wire_error_t *err);
 
+//  True when the size bytes at s are text as every string on the wire must
+//  be: UTF-8 without overlong forms, surrogates or NUL.
+bool shoal_text_valid (const uint8_t *s, size_t size);
+
 //  A node id as text: 32 lowercase hex digits and a NUL. With none_blank,
 //  the all-zero id ("none") is written as "".
 #define SHOAL_ID_TEXT (2 * SHOAL_ID_SIZE + 1)

@@ -245,33 +245,6 @@ s_quote (const char *value)
     return quote;
 }
 
-//  True when the size bytes at s are UTF-8 (no overlong forms, no
-//  surrogates) without NUL, as gossip/wire.c takes strings.
-static bool
-s_is_utf8 (const unsigned char *s, size_t size)
-{
-    static const uint32_t least[] = { 0, 0x80, 0x800, 0x10000 };
-    size_t i = 0;
-    while (i < size) {
-        unsigned char c = s[i];
-        if (c == 0)
-            return false;
-        size_t more = c < 0x80 ? 0 : (c & 0xe0) == 0xc0 ? 1 : (c & 0xf0) == 0xe0 ? 2 : 3;
-        if ((c >= 0x80 && (c & 0xc0) == 0x80) || c >= 0xf8 || size - i <= more)
-            return false;
-        uint32_t code = more ? c & (0x3f >> more) : c;
-        for (size_t k = 1; k <= more; k++) {
-            if ((s[i + k] & 0xc0) != 0x80)
-                return false;
-            code = (code << 6) | (s[i + k] & 0x3f);
-        }
-        if (code < least[more] || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff))
-            return false;
-        i += more + 1;
-    }
-    return true;
-}
-
 //  Control characters would make a value unprintable in help and
 //  unwritable in a config file, where a line ends at a newline.
 static bool
@@ -901,7 +874,7 @@ s_apply (shoal_options_t *self, const s_option_t *option, const char *value, cha
     if (length > SHOAL_OPTIONS_VALUE_MAX)
         return shoal_why (why, why_size, "%s: the value is longer than %d bytes", option->info.key,
                           SHOAL_OPTIONS_VALUE_MAX);
-    if (!s_is_utf8 ((const unsigned char *) value, length))
+    if (!shoal_text_valid ((const uint8_t *) value, length))
         return shoal_why (why, why_size, "%s: the value is not UTF-8 text", option->info.key);
     if (s_has_control (value, length, false))
         return shoal_why (why, why_size, "%s: the value holds a control character",
@@ -1057,7 +1030,7 @@ s_load_line (shoal_options_t *self, const char *line, size_t length, char *why, 
         return shoal_why (why, why_size, "a line longer than %d bytes", SHOAL_OPTIONS_LINE_MAX);
     if (memchr (line, '\0', length))
         return shoal_why (why, why_size, "a NUL byte");
-    if (!s_is_utf8 ((const unsigned char *) line, length))
+    if (!shoal_text_valid ((const uint8_t *) line, length))
         return shoal_why (why, why_size, "not UTF-8 text");
     if (s_has_control (line, length, true))
         return shoal_why (why, why_size, "a control character");
