@@ -478,6 +478,18 @@ s_parse_duration (const char *key, const char *text, uint64_t *ms, char *why, si
     return 0;
 }
 
+int
+shoal_options_duration (const char *name, const char *text, uint64_t *ms, char *why,
+                        size_t why_size)
+{
+    if (s_parse_duration (name, text, ms, why, why_size) != 0)
+        return -1;
+    if (*ms > SHOAL_OPTIONS_DURATION_MAX)
+        return shoal_why (why, why_size, "%s: %s is over the maximum 24h", name,
+                          s_quote (text).text);
+    return 0;
+}
+
 static int
 s_parse_bool (const char *key, const char *text, bool *flag, char *why, size_t why_size)
 {

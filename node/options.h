@@ -177,6 +177,12 @@ int shoal_options_set (shoal_options_t *self, const char *key, const char *value
 //  is always enough.
 int shoal_options_get (const shoal_options_t *self, const char *key, char *text, size_t size);
 
+//  Parses text as a duration option does ("250ms", "30s", at most 24h)
+//  into *ms, for the flags of the shoal command that are not options;
+//  reasons start with name.
+int shoal_options_duration (const char *name, const char *text, uint64_t *ms, char *why,
+                            size_t why_size);
+
 //  Applies a config file of size bytes at text (not NUL-terminated; name
 //  is how reasons call it) as one source: all of it, or on any error
 //  nothing. The format, in short (docs/options.md has it whole):

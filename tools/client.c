@@ -80,18 +80,6 @@ s_usage_error (const s_command_t *command, const char *reason, const char *arg)
     return EXIT_USAGE;
 }
 
-//  A duration ("250ms", "30s") through the options' own parser.
-static int
-s_duration (const char *text, uint64_t *ms)
-{
-    shoal_options_t *options = shoal_options_new ();
-    int rc = options ? shoal_options_set (options, "grace", text, NULL, 0) : -1;
-    if (rc == 0)
-        *ms = options->grace_ms;
-    shoal_options_destroy (&options);
-    return rc;
-}
-
 static const char *
 s_name (const char *const *names, size_t count, unsigned value)
 {
@@ -311,7 +299,8 @@ shoal_client_main (const char *name, int argc, char **argv)
         else if (strcmp (arg, "--key-file") == 0)
             key_file = value;
         else if (strcmp (arg, "--timeout") == 0 || strcmp (arg, "--wait") == 0) {
-            if (s_duration (value, arg[2] == 't' ? &timeout_ms : &wait_ms) != 0)
+            if (shoal_options_duration (arg, value, arg[2] == 't' ? &timeout_ms : &wait_ms, NULL,
+                                        0) != 0)
                 return s_usage_error (command, "not a duration (as 500ms, 30s, 2m):", value);
         } else if (command->op == SHOAL_OP_SUBMIT && strcmp (arg, "--stateful") == 0)
             spec.stateful = true;
