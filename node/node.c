@@ -108,7 +108,6 @@ struct _shoal_node_t {
     int events_fd;               //  eventfd: readable while events wait
     shoal_event_t *events;       //  a ring
     size_t events_head, events_count, events_size;
-    uint64_t events_dropped;
     char id[SHOAL_NODE_ID_TEXT];
     uint16_t port;
     bool stopped; //  it left or was stopped: it never starts again
@@ -175,8 +174,8 @@ s_id_zero (const shoal_id_t *id)
 
 //  Queues an event for the application. What the application must act on
 //  (its tasks, the lease, the leave) is always queued while memory lasts;
-//  the rest (members, leaders, notices) is dropped and counted once the
-//  queue holds S_EVENTS_MAX events: the application does not read.
+//  the rest (members, leaders, notices) is dropped once the queue holds
+//  S_EVENTS_MAX events: the application does not read.
 static void
 s_event_push (shoal_node_t *node, const shoal_event_t *event)
 {
@@ -184,7 +183,6 @@ s_event_push (shoal_node_t *node, const shoal_event_t *event)
                      event->type == SHOAL_EVENT_NOTICE;
     pthread_mutex_lock (&node->events_lock);
     if (droppable && node->events_count >= S_EVENTS_MAX) {
-        node->events_dropped++;
         pthread_mutex_unlock (&node->events_lock);
         return;
     }
@@ -192,7 +190,6 @@ s_event_push (shoal_node_t *node, const shoal_event_t *event)
         size_t size = node->events_size ? 2 * node->events_size : 64;
         shoal_event_t *events = malloc (size * sizeof *events);
         if (!events) {
-            node->events_dropped++;
             pthread_mutex_unlock (&node->events_lock);
             return;
         }
