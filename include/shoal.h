@@ -106,6 +106,13 @@ SHOAL_EXPORT void shoal_node_destroy (shoal_node_t **self_p);
 SHOAL_EXPORT int shoal_node_set (shoal_node_t *self, const char *key, const char *value, char *why,
                                  size_t why_size);
 
+//  Writes the option key's value as text into value (size bytes;
+//  SHOAL_OPTION_TEXT always fits), as the config file would set it: the
+//  default when it was not set. Any time, before or after start.
+#define SHOAL_OPTION_TEXT 4097
+SHOAL_EXPORT int shoal_node_get (shoal_node_t *self, const char *key, char *value, size_t size,
+                                 char *why, size_t why_size);
+
 //  Applies a config file, all or nothing (reasons name file and line).
 SHOAL_EXPORT int shoal_node_load_file (shoal_node_t *self, const char *path, char *why,
                                        size_t why_size);
@@ -269,6 +276,16 @@ SHOAL_EXPORT int shoal_node_rescale (shoal_node_t *self, const char *job, uint32
 
 SHOAL_EXPORT int shoal_node_remove (shoal_node_t *self, const char *job, uint64_t timeout_ms,
                                     shoal_result_t *result);
+
+//  What this node knows of job's committed spec (every node holds every
+//  job's spec): its parallelism and whether it is stateful, and its command
+//  into command (command_size bytes; SHOAL_COMMAND_TEXT always fits; ""
+//  when it has none). Any of the outputs may be NULL. -1 when the node
+//  knows no such job, or command_size is too small.
+#define SHOAL_COMMAND_TEXT 4097
+SHOAL_EXPORT int shoal_node_job (shoal_node_t *self, const char *job, uint32_t *parallelism,
+                                 bool *stateful, char *command, size_t command_size, char *why,
+                                 size_t why_size);
 
 //  ---------------------------------------------------------------------
 //  What the node knows

@@ -56,7 +56,9 @@ _Static_assert((int) SHOAL_RESULT_FAILED == SHOAL_REPLY_FAILED &&
                "the public result codes are the wire's");
 _Static_assert(SHOAL_NODE_ID_TEXT == SHOAL_ID_TEXT && SHOAL_TASK_TEXT == SHOAL_TASK_MAX + 1 &&
                    SHOAL_NAME_TEXT == SHOAL_NAME_MAX + 1 && SHOAL_ADDR_TEXT == SHOAL_ADDR_MAX + 1 &&
-                   SHOAL_REASON_TEXT == SHOAL_REASON_MAX + 1,
+                   SHOAL_REASON_TEXT == SHOAL_REASON_MAX + 1 &&
+                   SHOAL_COMMAND_TEXT == SHOAL_COMMAND_MAX + 1 &&
+                   SHOAL_OPTION_TEXT == SHOAL_OPTIONS_VALUE_MAX + 1,
                "the public texts hold the wire's");
 
 //  Decoded messages live in an arena of this size: the largest frame
@@ -1246,6 +1248,31 @@ s_call_tasks (s_actor_t *self, s_call_t *call)
     call->rc = 0;
 }
 
+static void
+s_call_job (s_actor_t *self, s_call_t *call)
+{
+    const shoal_jobspec_t *specs;
+    size_t count = shoal_jobs_specs (shoal_peer_jobs (self->peer), &specs);
+    for (size_t i = 0; i < count; i++) {
+        if (strcmp (specs[i].name, call->in) != 0 || specs[i].parallelism == 0)
+            continue;
+        if (call->out && strlen (specs[i].command) >= call->max) {
+            shoal_why (call->why, sizeof call->why, "job %s: its command needs %zu bytes",
+                       specs[i].name, strlen (specs[i].command) + 1);
+            call->rc = -1;
+            return;
+        }
+        if (call->out)
+            memcpy (call->out, specs[i].command, strlen (specs[i].command) + 1);
+        call->number[0] = specs[i].parallelism;
+        call->number[1] = specs[i].stateful;
+        call->rc = 0;
+        return;
+    }
+    shoal_why (call->why, sizeof call->why, "no job %s", (const char *) call->in);
+    call->rc = -1;
+}
+
 //  ---------------------------------------------------------------------
 //  The API
 
@@ -1385,6 +1412,17 @@ shoal_node_set (shoal_node_t *self, const char *key, const char *value, char *wh
     if (!key || !value)
         return s_reason (why, why_size, "an option needs a key and a value");
     return shoal_options_set (self->options, key, value, why, why_size);
+}
+
+int
+shoal_node_get (shoal_node_t *self, const char *key, char *value, size_t size, char *why,
+                size_t why_size)
+{
+    if (!self || !key || !value)
+        return s_reason (why, why_size, "no node, key or room for the value");
+    if (shoal_options_get (self->options, key, value, size) != 0)
+        return shoal_why (why, why_size, "%s: no such option, or no room for its value", key);
+    return 0;
 }
 
 int
@@ -1617,6 +1655,32 @@ shoal_node_remove (shoal_node_t *self, const char *job, uint64_t timeout_ms, sho
 {
     shoal_control_req_t req = { .op = SHOAL_OP_REMOVE, .job = job ? job : "" };
     return s_request (self, &req, timeout_ms, result);
+}
+
+int
+shoal_node_job (shoal_node_t *self, const char *job, uint32_t *parallelism, bool *stateful,
+                char *command, size_t command_size, char *why, size_t why_size)
+{
+    if (!self || !job)
+        return s_reason (why, why_size, "no node or no job");
+    s_call_t call;
+    if (s_call_init (&call) != 0)
+        return s_reason (why, why_size, "out of memory");
+    call.run = s_call_job;
+    call.in = job;
+    call.out = command;
+    call.max = command_size;
+    int rc = s_call (self, &call) == 0 ? call.rc : -1;
+    if (rc != 0)
+        s_reason (why, why_size, call.why);
+    else {
+        if (parallelism)
+            *parallelism = (uint32_t) call.number[0];
+        if (stateful)
+            *stateful = call.number[1] != 0;
+    }
+    s_call_fini (&call);
+    return rc;
 }
 
 int

@@ -357,10 +357,28 @@ three_nodes_on_seeds_make_one_cluster_with_one_leader (void)
     CHECK (s_wait_for (s_one_cluster));
 }
 
+//  Every started node knows the job's spec, command included.
+static bool
+s_all_know_the_job (void)
+{
+    for (int n = 0; n < s_expected; n++) {
+        char command[SHOAL_COMMAND_TEXT];
+        uint32_t parallelism = 0;
+        bool stateful = false;
+        if (shoal_node_job (s_members[n].node, s_job, &parallelism, &stateful, command,
+                            sizeof command, NULL, 0) != 0 ||
+            parallelism != 6 || !stateful || strcmp (command, "./count --fast") != 0)
+            return false;
+    }
+    return true;
+}
+
 static void
 a_job_submitted_anywhere_runs_every_task_once (void)
 {
-    shoal_job_spec_t spec = { .name = s_job, .parallelism = 6, .stateful = true };
+    shoal_job_spec_t spec = {
+        .name = s_job, .parallelism = 6, .stateful = true, .command = "./count --fast"
+    };
     shoal_result_t result;
     //  Any node takes it: n2 forwards to the leader unless it leads.
     CHECK_EQ (shoal_node_submit (s_members[2].node, &spec, WAIT_MS, &result), 0);
@@ -369,6 +387,16 @@ a_job_submitted_anywhere_runs_every_task_once (void)
     s_parallelism = 6;
     CHECK (s_wait_for (s_all_active_once));
     CHECK_EQ (s_double_active, 0);
+    CHECK (s_wait_for (s_all_know_the_job));
+    char why[256] = "", command[4];
+    CHECK_EQ (shoal_node_job (s_members[0].node, s_job, NULL, NULL, command, sizeof command, why,
+                              sizeof why),
+              -1);
+    CHECK_CONTAINS (why, "bytes");
+    CHECK_EQ (
+        shoal_node_job (s_members[0].node, "no-such-job", NULL, NULL, NULL, 0, why, sizeof why),
+        -1);
+    CHECK_CONTAINS (why, "no job no-such-job");
 
     //  The same submit again is done already; another spec under the same
     //  name is refused with a reason.
@@ -573,6 +601,13 @@ requests_with_bad_arguments_are_refused_with_reasons (void)
         -1);
     CHECK_CONTAINS (why, "no-such-job/0");
     CHECK_EQ (shoal_node_report (s_members[0].node, "work/0", 77, 0, why, sizeof why), -1);
+    char value[SHOAL_OPTION_TEXT];
+    CHECK_EQ (shoal_node_get (s_members[0].node, "grace", value, sizeof value, why, sizeof why), 0);
+    CHECK_STR (value, "10s");
+    CHECK_EQ (
+        shoal_node_get (s_members[0].node, "no-such-key", value, sizeof value, why, sizeof why),
+        -1);
+    CHECK_CONTAINS (why, "no-such-key");
 }
 
 //  Asks node n's control endpoint; returns the call's result.
