@@ -393,6 +393,12 @@ s_member_event (void *arg, const shoal_membership_event_t *event)
         return;
     if (event->type == SHOAL_MEMBERSHIP_DEAD || event->type == SHOAL_MEMBERSHIP_LEFT)
         shoal_transport_forget (self->transport, event->node.bytes);
+    else if ((event->type == SHOAL_MEMBERSHIP_UP || event->type == SHOAL_MEMBERSHIP_UPDATED) &&
+             event->meta && event->meta->addr &&
+             memcmp (event->node.bytes, self->id.bytes, SHOAL_ID_SIZE) != 0)
+        //  Connected before it is needed: an election must not lose its
+        //  first message to a member this node never spoke to.
+        shoal_transport_link (self->transport, event->node.bytes, event->meta->addr);
     shoal_event_t out = { .type = SHOAL_EVENT_MEMBER, .state = states[event->type] };
     shoal_id_format (event->node.bytes, true, out.node);
     if (event->meta && event->meta->name)

@@ -408,6 +408,12 @@ shoal_transport_frame (shoal_transport_t *self, const char *addr, const shoal_li
     return 0;
 }
 
+int
+shoal_transport_link (shoal_transport_t *self, const uint8_t id[16], const char *addr)
+{
+    return id && addr && s_link (self, id, addr) ? 0 : -1;
+}
+
 void
 shoal_transport_forget (shoal_transport_t *self, const uint8_t id[16])
 {

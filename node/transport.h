@@ -102,6 +102,14 @@ int shoal_transport_datagram (shoal_transport_t *self, const char *addr,
 int shoal_transport_frame (shoal_transport_t *self, const char *addr, const shoal_life_t *recipient,
                            const shoal_msg_t *msg);
 
+//  Makes the DEALER to the node id at addr now, ahead of its first frame:
+//  a DEALER queues only to a finished connection, so a frame sent on a link
+//  made for it is dropped (the connection is still being made). The node
+//  links every member it learns is alive, so that the first ELECTION or
+//  COORDINATOR to a member it never spoke to arrives. Returns 0, or -1 when
+//  addr is malformed or memory is short.
+int shoal_transport_link (shoal_transport_t *self, const uint8_t id[16], const char *addr);
+
 //  Closes the DEALER to the node id (it left, or died): its queue is dropped.
 void shoal_transport_forget (shoal_transport_t *self, const uint8_t id[16]);
 
