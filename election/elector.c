@@ -95,6 +95,7 @@ struct _shoal_elector_t {
     uint64_t lead_term;       //  the current term of this leadership
     uint64_t lead_first_term; //  its first term: acknowledgements of any count
     bool contested;           //  a member holds lead_term for another leader
+    bool rebid;               //  this candidacy took a new term on a refusal
     uint64_t round;
     uint64_t next_round_ms;
     s_round_t rounds[S_ROUNDS];
@@ -527,6 +528,7 @@ s_proclaim (shoal_elector_t *self, uint64_t now)
         //  Terms beyond S_COUNT_MAX are refused at the door: this cannot wrap.
         self->term_seen++;
         if (self->role != S_LEADING) {
+            self->rebid = false;
             self->lead_first_term = self->term_seen;
             self->round = 0;
             memset (self->rounds, 0, sizeof self->rounds);
@@ -853,12 +855,22 @@ s_on_answer (shoal_elector_t *self, uint64_t now, const s_member_t *from,
         self->deadline_ms = now + self->config.coordinator_timeout_ms;
     } else if (self->role == S_LEADING && answer->term >= self->lead_term) {
         //  A member refused this term: it holds it for another (two nodes
-        //  proclaimed at once, with views that differed) or a newer one. A
-        //  leader that acts takes a term above, so that the member can
-        //  follow it; a candidate does when it proclaims again.
+        //  proclaimed at once, with views that differed, or an ELECTION was
+        //  lost) or a newer one. A leader that acts takes a term above, so
+        //  that the member can follow it.
+        //  A candidate that outranks the member does so too, once: the
+        //  member is likely a rival candidate of the same term, which takes
+        //  a higher term from the higher rank, and both would otherwise wait
+        //  two leases for a majority. Only once, or a candidate that cannot
+        //  hear the acting leader would run the term up against the
+        //  refusals of that leader's followers.
         self->contested = true;
-        if (s_acting (self, now))
+        bool rebid =
+            !self->rebid && s_outranks (self->priority, &self->id, from->priority, &from->id);
+        if (s_acting (self, now) || rebid) {
+            self->rebid = self->rebid || rebid;
             s_proclaim (self, now);
+        }
     }
 }
 
