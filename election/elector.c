@@ -858,15 +858,16 @@ s_on_answer (shoal_elector_t *self, uint64_t now, const s_member_t *from,
         //  proclaimed at once, with views that differed, or an ELECTION was
         //  lost) or a newer one. A leader that acts takes a term above, so
         //  that the member can follow it.
-        //  A candidate that outranks the member does so too, once: the
-        //  member is likely a rival candidate of the same term, which takes
-        //  a higher term from the higher rank, and both would otherwise wait
-        //  two leases for a majority. Only once, or a candidate that cannot
-        //  hear the acting leader would run the term up against the
-        //  refusals of that leader's followers.
+        //  A candidate that outranks the member does so too, once, when
+        //  refused its very term: the member is a rival candidate of that
+        //  term (or bound to one), which takes a higher term from the
+        //  higher rank, and both would otherwise wait two leases for a
+        //  majority. Only once, or a candidate that cannot hear the acting
+        //  leader would run the term up against the refusals of that
+        //  leader's followers.
         self->contested = true;
-        bool rebid =
-            !self->rebid && s_outranks (self->priority, &self->id, from->priority, &from->id);
+        bool rebid = !self->rebid && answer->term == self->lead_term &&
+                     s_outranks (self->priority, &self->id, from->priority, &from->id);
         if (s_acting (self, now) || rebid) {
             self->rebid = self->rebid || rebid;
             s_proclaim (self, now);
