@@ -96,6 +96,7 @@ struct _shoal_elector_t {
     uint64_t lead_first_term; //  its first term: acknowledgements of any count
     bool contested;           //  a member holds lead_term for another leader
     bool rebid;               //  this candidacy took a new term on a refusal
+    bool leaving;             //  hands its vote over (shoal_elector_leave)
     uint64_t round;
     uint64_t next_round_ms;
     s_round_t rounds[S_ROUNDS];
@@ -553,53 +554,80 @@ s_proclaim (shoal_elector_t *self, uint64_t now)
     s_acting_update (self, now);
 }
 
-//  One voter set change, when the last is held by a majority of the set:
-//  first a voter down for down_after_ms (or gone for good) leaves, else
-//  this leader joins if it is not a voter, else a member live for
-//  stable_ms joins.
-static void
-s_voters_review (shoal_elector_t *self, uint64_t now)
+//  Voters that hold the current voter set (this node among them, if it is
+//  one): a majority of them must before the set changes again.
+static size_t
+s_voters_holding (const shoal_elector_t *self)
 {
     size_t holding = s_is_voter (self, &self->id) ? 1 : 0;
     for (size_t i = 0; i < self->voter_count; i++) {
-        const s_member_t *member = s_member (self, &self->voters[i]);
-        if (member && member->voters_known && member->voters_version >= self->voters_version)
+        bool found;
+        size_t at = s_member_index (self, &self->voters[i], &found);
+        if (found && self->members[at].voters_known &&
+            self->members[at].voters_version >= self->voters_version)
             holding++;
     }
-    if (holding < s_majority (self))
+    return holding;
+}
+
+//  The highest-ranked live member that is not a voter, or NULL.
+static const s_member_t *
+s_best_non_voter (const shoal_elector_t *self)
+{
+    const s_member_t *best = NULL;
+    for (size_t i = 0; i < self->member_count; i++) {
+        const s_member_t *member = &self->members[i];
+        if (member->live && !s_is_voter (self, &member->id) &&
+            (!best || s_outranks (member->priority, &member->id, best->priority, &best->id)))
+            best = member;
+    }
+    return best;
+}
+
+//  One voter set change, when the last is held by a majority of the set.
+//  A leaving leader hands its vote over: it leaves the set, or when it is
+//  the only voter, first brings in the best live member. Otherwise: first a
+//  voter down for down_after_ms (or gone for good) leaves, else this leader
+//  joins if it is not a voter, else a member live for stable_ms joins.
+static void
+s_voters_review (shoal_elector_t *self, uint64_t now)
+{
+    if (s_voters_holding (self) < s_majority (self))
         return;
-    const s_member_t *change = NULL;
-    bool leaves = false;
-    for (size_t i = 0; i < self->member_count && !change; i++) {
+    const shoal_id_t *leaves = NULL, *joins = NULL;
+    bool self_votes = s_is_voter (self, &self->id);
+    if (self->leaving && self_votes) {
+        const s_member_t *heir = self->voter_count == 1 ? s_best_non_voter (self) : NULL;
+        if (heir)
+            joins = &heir->id;
+        else if (self->voter_count > 1)
+            leaves = &self->id;
+    }
+    for (size_t i = 0; i < self->member_count && !leaves && !joins; i++) {
         const s_member_t *member = &self->members[i];
         bool gone = member->left || now - member->since_ms >= self->config.down_after_ms;
-        if (!member->live && gone && s_is_voter (self, &member->id) && self->voter_count > 1) {
-            change = member;
-            leaves = true;
-        }
+        if (!member->live && gone && s_is_voter (self, &member->id) && self->voter_count > 1)
+            leaves = &member->id;
     }
     //  A leader elected from outside the set (it came up after the set was
     //  made) joins it first: a majority the set no longer holds live would
     //  otherwise hold the cluster's fate, with the leader unable to vote.
-    const shoal_id_t *joins = NULL;
-    if (!change && !s_is_voter (self, &self->id) && self->voter_count < SHOAL_VOTERS_MAX)
+    if (!leaves && !joins && !self_votes && !self->leaving && self->voter_count < SHOAL_VOTERS_MAX)
         joins = &self->id;
-    for (size_t i = 0; i < self->member_count && !change && !joins; i++) {
+    for (size_t i = 0; i < self->member_count && !leaves && !joins; i++) {
         const s_member_t *member = &self->members[i];
         if (member->live && now - member->since_ms >= self->config.stable_ms &&
             !s_is_voter (self, &member->id) && self->voter_count < SHOAL_VOTERS_MAX)
-            change = member;
+            joins = &member->id;
     }
-    if (change && !leaves)
-        joins = &change->id;
-    if (!change && !joins)
+    if (!leaves && !joins)
         return;
     shoal_id_t *ids = malloc ((self->voter_count + 1) * sizeof *ids);
     if (!ids)
         return;
     size_t count = 0;
     for (size_t i = 0; i < self->voter_count; i++)
-        if (!leaves || !s_id_equal (&self->voters[i], &change->id))
+        if (!leaves || !s_id_equal (&self->voters[i], leaves))
             ids[count++] = self->voters[i];
     if (joins)
         ids[count++] = *joins;
@@ -1001,6 +1029,27 @@ shoal_elector_member_left (shoal_elector_t *self, uint64_t now_ms, const shoal_i
     s_acting_update (self, now_ms);
     s_finish (self);
     return rc;
+}
+
+void
+shoal_elector_leave (shoal_elector_t *self, uint64_t now_ms)
+{
+    s_begin (self);
+    self->leaving = true;
+    if (self->config.quorum && s_acting (self, now_ms))
+        s_voters_review (self, now_ms);
+    s_acting_update (self, now_ms);
+    s_finish (self);
+}
+
+bool
+shoal_elector_handed_off (const shoal_elector_t *self, uint64_t now_ms)
+{
+    if (!self->config.quorum || !s_acting (self, now_ms))
+        return true;
+    if (s_is_voter (self, &self->id))
+        return self->voter_count == 1 && !s_best_non_voter (self);
+    return s_voters_holding (self) >= s_majority (self);
 }
 
 //  Terms, rounds and versions are counted up by one: a message with one

@@ -140,6 +140,19 @@ int shoal_elector_member (shoal_elector_t *self, uint64_t now_ms, const shoal_id
 int shoal_elector_member_left (shoal_elector_t *self, uint64_t now_ms, const shoal_id_t *id,
                                uint32_t priority);
 
+//  This node is leaving the cluster gracefully. An acting leader first
+//  hands its vote over, so that the others keep a majority without it: it
+//  takes itself out of the voter set (adding a live member first when it
+//  is the only voter), one acknowledged change at a time, and goes on
+//  leading, as a non-voter, until it leaves the view. Any other node has
+//  nothing to do: the leader drops it when it leaves.
+void shoal_elector_leave (shoal_elector_t *self, uint64_t now_ms);
+
+//  True when a leaving node may go without taking the quorum with it: it
+//  does not act as leader (or not in quorum mode), or a majority of a voter
+//  set without it holds that set, or nobody else is live to hand to.
+bool shoal_elector_handed_off (const shoal_elector_t *self, uint64_t now_ms);
+
 //  Takes in one message from member from. Returns 0, or -1 when it was
 //  dropped (unknown sender, not an election message, or nonsense).
 int shoal_elector_receive (shoal_elector_t *self, uint64_t now_ms, const shoal_id_t *from,

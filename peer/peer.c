@@ -176,16 +176,19 @@ s_schedule (shoal_peer_t *self)
 
 static void s_leave_view (shoal_peer_t *self);
 
-//  A leaving leader leaves the view once it holds no task, or once it no
-//  longer leads: at the end of the input that drained it (s_leave_if_due),
-//  not here, where the caller may be walking the membership's events,
-//  which the leave replaces.
+//  A leaving leader leaves the view once it holds no task and has handed
+//  its vote over (shoal_elector_leave), or once it no longer leads: at the
+//  end of the input that drained it (s_leave_if_due), not here, where the
+//  caller may be walking the membership's events, which the leave
+//  replaces.
 static void
 s_drain_check (shoal_peer_t *self)
 {
     const shoal_task_status_t *list;
-    if (self->draining &&
-        (!self->handoff_acting || !self->tasks || shoal_tasks_list (self->tasks, &list) == 0)) {
+    bool tasks_gone =
+        !self->handoff_acting || !self->tasks || shoal_tasks_list (self->tasks, &list) == 0;
+    bool vote_gone = !self->elector || shoal_elector_handed_off (self->elector, self->now);
+    if (self->draining && tasks_gone && vote_gone) {
         self->draining = false;
         self->leave_due = true;
     }
@@ -391,6 +394,7 @@ s_elector_outputs (shoal_peer_t *self)
             self->sink.leader_event (self->sink.arg, &copies[i]);
         s_leader_event (self, &copies[i]);
     }
+    s_drain_check (self);
 }
 
 //  Alive and suspect members are live, dead and left ones are not.
@@ -593,13 +597,21 @@ shoal_peer_leave (shoal_peer_t *self, uint64_t now_ms)
     if (self->draining)
         return -1;
     self->now = now_ms;
-    //  The leader moves its tasks away before it leaves the view, so that
-    //  they never wait for the next leader.
-    if (self->handoff && self->handoff_acting && self->tasks) {
+    //  The leader moves its tasks away, and hands its vote over, before it
+    //  leaves the view, so that the tasks never wait for the next leader and
+    //  the others keep a majority without it.
+    if (self->elector) {
+        shoal_elector_leave (self->elector, self->now);
+        s_elector_outputs (self);
+    }
+    bool leads = self->handoff && self->handoff_acting && self->tasks;
+    if (leads || (self->elector && !shoal_elector_handed_off (self->elector, self->now))) {
         self->draining = true;
-        shoal_handoff_member (self->handoff, self->now, &self->id, NULL, false);
-        s_handoff_outputs (self);
-        s_jobs_capacity (self);
+        if (leads) {
+            shoal_handoff_member (self->handoff, self->now, &self->id, NULL, false);
+            s_handoff_outputs (self);
+            s_jobs_capacity (self);
+        }
         s_drain_check (self);
         s_schedule (self);
         s_leave_if_due (self);

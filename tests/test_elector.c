@@ -603,6 +603,75 @@ s_votes (const s_node_t *node, const shoal_id_t *id)
 //  The highest rank comes up after the voter set was made, and is elected
 //  when the leader crashes before it became a voter: it joins the set at
 //  once, not never (only members other than the leader wait stable_ms).
+//  Node leader leaves: it hands its vote over, then goes (the others'
+//  views say it left); the node heir must then lead alone.
+static void
+s_leader_leaves (s_net_t *net, int leader, int heir)
+{
+    shoal_elector_config_t config = net->config;
+    shoal_elector_leave (net->nodes[leader].core, net->now);
+    s_collect (net, leader);
+    CHECK (!shoal_elector_handed_off (net->nodes[leader].core, net->now));
+    uint64_t start = net->now;
+    while (!shoal_elector_handed_off (net->nodes[leader].core, net->now) &&
+           net->now < start + 10 * config.lease_ms)
+        s_run_until (net, net->now + 1);
+    CHECK (shoal_elector_handed_off (net->nodes[leader].core, net->now));
+    //  It leads on, as a non-voter, until it goes; the others hold a set
+    //  without it.
+    CHECK_EQ (s_leader (net), leader);
+    for (int i = 0; i < net->count; i++)
+        if (i != leader && net->nodes[i].core)
+            for (uint32_t v = 0; v < net->nodes[i].voter_count; v++)
+                CHECK (memcmp (&net->nodes[i].voters[v], &net->nodes[leader].id,
+                               sizeof (shoal_id_t)) != 0);
+    shoal_elector_destroy (&net->nodes[leader].core);
+    for (int i = 0; i < net->count; i++)
+        if (net->nodes[i].core) {
+            shoal_elector_member_left (net->nodes[i].core, net->now, &net->nodes[leader].id,
+                                       net->nodes[leader].priority);
+            s_collect (net, i);
+        }
+    start = net->now;
+    while (s_leader (net) != heir && net->now < start + 10 * config.lease_ms)
+        s_run_until (net, net->now + 1);
+    CHECK_EQ (s_leader (net), heir);
+    s_run_until (net, net->now + 5 * config.lease_ms);
+    CHECK_EQ (s_leader (net), heir);
+    CHECK_EQ (net->two_acting, 0);
+}
+
+static void
+a_leader_that_leaves_hands_its_vote_over (void)
+{
+    shoal_elector_config_t config = s_config ();
+    //  A set of two: without the handover, the one left has no majority.
+    s_net_t *net = s_led (&config, 2, 1);
+    s_leader_leaves (net, 1, 0);
+    s_net_destroy (&net);
+
+    //  A set of one, the leader, with a newcomer not yet a voter: the
+    //  newcomer is brought in first.
+    net = s_led_but_last (&config, 2);
+    CHECK_EQ (net->nodes[0].voter_count, 1);
+    s_start (net, 1);
+    s_run_until (net, net->now + config.heartbeat_ms);
+    s_leader_leaves (net, 0, 1);
+    s_net_destroy (&net);
+
+    //  Three: the two others keep a set of two.
+    net = s_led (&config, 3, 2);
+    s_leader_leaves (net, 2, 1);
+    CHECK_EQ (net->nodes[1].voter_count, 2);
+    s_net_destroy (&net);
+
+    //  A follower that leaves hands nothing over.
+    net = s_led (&config, 3, 2);
+    shoal_elector_leave (net->nodes[0].core, net->now);
+    CHECK (shoal_elector_handed_off (net->nodes[0].core, net->now));
+    s_net_destroy (&net);
+}
+
 static void
 a_leader_from_outside_the_voter_set_joins_it (void)
 {
@@ -825,6 +894,7 @@ main (void)
     RUN (available_mode_leads_on_both_sides_and_the_higher_term_wins);
     RUN (voters_that_stay_down_leave_the_set_one_at_a_time);
     RUN (a_voter_that_leaves_is_dropped_at_once);
+    RUN (a_leader_that_leaves_hands_its_vote_over);
     RUN (a_leader_from_outside_the_voter_set_joins_it);
     RUN (the_first_leader_waits_for_expect_members);
     RUN (a_restarted_node_keeps_its_term_and_voters);

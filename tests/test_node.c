@@ -721,6 +721,51 @@ a_keyed_control_endpoint_answers_only_key_holders (void)
     shoal_node_destroy (&s_members[4].node);
 }
 
+//  The index of the node that acts as leader, or -1.
+static int
+s_acting_leader (void)
+{
+    for (int n = 0; n < NODES_MAX; n++) {
+        char id[SHOAL_NODE_ID_TEXT];
+        uint64_t term;
+        bool acting = false;
+        if (s_members[n].node && shoal_node_leader (s_members[n].node, id, &term, &acting) == 0 &&
+            acting)
+            return n;
+    }
+    return -1;
+}
+
+//  Leaders leave one after another, down to a single node: each hands its
+//  vote over first, so the ones left keep a majority (a leader that left a
+//  set of two used to leave the other without one, for good).
+static void
+leaders_that_leave_leave_a_majority_behind (void)
+{
+    while (s_expected > 1) {
+        CHECK (s_wait_for (s_one_cluster));
+        int leader = s_acting_leader ();
+        CHECK (leader >= 0);
+        if (leader < 0)
+            return;
+        s_member_t *member = &s_members[leader];
+        pthread_t thread;
+        pthread_create (&thread, NULL, s_leave_thread, member);
+        uint64_t until = s_clock_ms () + WAIT_MS;
+        while (!member->left && s_clock_ms () < until)
+            s_pump (50);
+        void *rc;
+        pthread_join (thread, &rc);
+        CHECK (rc == NULL);
+        shoal_node_destroy (&member->node);
+        member->task_count = 0;
+        s_expected--;
+        CHECK (s_wait_for (s_one_cluster));
+        CHECK (s_wait_for (s_all_active_once));
+    }
+    CHECK_EQ (s_double_active, 0);
+}
+
 int
 main (void)
 {
@@ -738,6 +783,7 @@ main (void)
     RUN (a_new_node_warms_learners_then_takes_over);
     RUN (a_leaving_node_hands_its_tasks_over);
     RUN (a_restarted_node_keeps_its_id_and_raises_its_incarnation);
+    RUN (leaders_that_leave_leave_a_majority_behind);
     for (int n = 0; n < NODES_MAX; n++)
         shoal_node_destroy (&s_members[n].node);
     char command[128];
