@@ -20,8 +20,10 @@
 #include "shoal.h"
 
 #include "control.h"
+#include "eventlog.h"
 #include "key.h"
 #include "keyring.h"
+#include "metrics.h"
 #include "options.h"
 #include "peer.h"
 #include "persist.h"
@@ -162,6 +164,11 @@ struct _s_actor_t {
     bool left;
     //  The control endpoint.
     shoal_control_server_t *control;
+    //  What the node shows of itself (NULL: off), and whether the event
+    //  log's first failure was told.
+    shoal_metrics_t *metrics;
+    shoal_eventlog_t *events;
+    bool events_failed;
 };
 
 //  ---------------------------------------------------------------------
@@ -324,6 +331,8 @@ s_command (void *arg, const shoal_tasks_command_t *command)
                                  [SHOAL_TASKS_STOP] = SHOAL_EVENT_STOP };
     if (command->type >= sizeof types / sizeof types[0] || !types[command->type])
         return;
+    shoal_metrics_command (self->metrics, command);
+    shoal_eventlog_command (self->events, command);
     shoal_event_t event = { .type = types[command->type],
                             .role = command->role,
                             .epoch_term = command->epoch.term,
@@ -372,6 +381,7 @@ static void
 s_reply (void *arg, const shoal_jobs_reply_t *reply)
 {
     s_actor_t *self = arg;
+    shoal_eventlog_reply (self->events, reply);
     if (shoal_control_server_answer (self->control, reply->ref, &reply->rep) == 0)
         return;
     s_call_t *call = s_waiter_take (self, reply->ref);
@@ -391,6 +401,7 @@ s_member_event (void *arg, const shoal_membership_event_t *event)
                                   [SHOAL_MEMBERSHIP_UPDATED] = SHOAL_MEMBER_ALIVE };
     if (event->type >= sizeof states / sizeof states[0])
         return;
+    shoal_eventlog_member (self->events, event);
     if (event->type == SHOAL_MEMBERSHIP_DEAD || event->type == SHOAL_MEMBERSHIP_LEFT)
         shoal_transport_forget (self->transport, event->node.bytes);
     else if ((event->type == SHOAL_MEMBERSHIP_UP || event->type == SHOAL_MEMBERSHIP_UPDATED) &&
@@ -410,6 +421,8 @@ static void
 s_leader_event (void *arg, const shoal_elector_event_t *event)
 {
     s_actor_t *self = arg;
+    shoal_eventlog_leader (self->events, event,
+                           shoal_elector_acting (shoal_peer_elector (self->peer), s_now ()));
     shoal_event_t out = { .type = SHOAL_EVENT_LEADER, .term = event->term };
     if (event->type == SHOAL_ELECTOR_LEADER)
         shoal_id_format (event->leader.bytes, true, out.node);
@@ -459,6 +472,7 @@ s_lease_check (s_actor_t *self, uint64_t now)
     if (leased == self->leased)
         return;
     self->leased = leased;
+    shoal_eventlog_lease (self->events, leased, tasks ? shoal_tasks_lease_end (tasks) : 0);
     shoal_event_t event = { .type = SHOAL_EVENT_LEASE, .leased = leased };
     s_event_push (self->node, &event);
 }
@@ -467,6 +481,7 @@ static void
 s_tasks_done (void *arg)
 {
     s_actor_t *self = arg;
+    shoal_eventlog_assignment (self->events, shoal_tasks_version (shoal_peer_tasks (self->peer)));
     s_lease_check (self, s_now ());
 }
 
@@ -780,6 +795,23 @@ s_peer_start (s_actor_t *self, const shoal_persist_identity_t *identity, char *w
 
 static void s_actor_free (s_actor_t *self);
 
+//  The metrics' server and the event log, where the options ask for them.
+static int
+s_observe_start (s_actor_t *self, char *why, size_t why_size)
+{
+    const shoal_options_t *options = self->options;
+    char reason[200], id[SHOAL_ID_TEXT];
+    if (options->metrics.host[0] &&
+        !(self->metrics = shoal_metrics_new (options->metrics.host, options->metrics.port, reason,
+                                             sizeof reason)))
+        return shoal_why (why, why_size, "metrics: %s", reason);
+    shoal_id_format (self->id.bytes, false, id);
+    if (options->events[0] &&
+        !(self->events = shoal_eventlog_open (options->events, id, reason, sizeof reason)))
+        return shoal_why (why, why_size, "events %s: %s", options->events, reason);
+    return 0;
+}
+
 //  Everything a start does on the actor's thread. Returns 0, or -1 with
 //  the reason.
 static int
@@ -800,6 +832,8 @@ s_actor_start (s_actor_t *self, char *why, size_t why_size)
     self->life.life = identity.life;
     crypto_generichash (self->cluster.bytes, sizeof self->cluster.bytes,
                         (const uint8_t *) options->cluster, strlen (options->cluster), NULL, 0);
+    if (s_observe_start (self, why, why_size) != 0)
+        return -1;
 
     char bind[SHOAL_OPTIONS_HOST_MAX + 16];
     snprintf (bind, sizeof bind, strchr (options->bind.host, ':') ? "[%s]:%u" : "%s:%u",
@@ -839,6 +873,7 @@ s_actor_start (s_actor_t *self, char *why, size_t why_size)
             s_event_push (self->node, &event);
         }
     }
+    shoal_eventlog_start (self->events, self->addr, self->life.life, identity.incarnation);
     return 0;
 }
 
@@ -885,6 +920,7 @@ s_leave_check (s_actor_t *self)
     if (!self->leaving || self->left || !shoal_peer_left (self->peer) || s_acting_tasks (self))
         return;
     self->left = true;
+    shoal_eventlog_leave (self->events, true);
     shoal_event_t event = { .type = SHOAL_EVENT_LEFT };
     s_event_push (self->node, &event);
     s_call_t *call = s_waiter_take (self, 0);
@@ -912,6 +948,29 @@ s_pipe (s_actor_t *self)
     free (command);
 }
 
+//  The metrics, refreshed after a pass that changed anything (an input or
+//  a tick), and the event log's first failure, told once. Returns when
+//  the metrics want the next pass.
+static uint64_t
+s_observe (s_actor_t *self, uint64_t now, bool changed)
+{
+    char reason[200];
+    uint64_t failures = shoal_eventlog_failures (self->events, reason, sizeof reason);
+    if (failures && !self->events_failed) {
+        self->events_failed = true;
+        shoal_event_t event = { .type = SHOAL_EVENT_NOTICE };
+        shoal_why (event.reason, sizeof event.reason,
+                   "events %s: cannot write a line (%s); lines that fail are dropped",
+                   self->options->events, reason);
+        s_event_push (self->node, &event);
+    }
+    shoal_metrics_sources_t sources = { .peer = self->peer,
+                                        .transport = self->transport,
+                                        .leased = self->leased,
+                                        .event_write_failures = failures };
+    return shoal_metrics_update (self->metrics, now, &sources, changed);
+}
+
 static void
 s_loop (s_actor_t *self)
 {
@@ -928,6 +987,7 @@ s_loop (s_actor_t *self)
         items[count++] =
             (zmq_pollitem_t){ zsock_resolve (shoal_transport_beacons (self->transport)), 0,
                               ZMQ_POLLIN, 0 };
+    uint64_t observe_at = s_observe (self, s_now (), true);
     while (!self->terminated) {
         uint64_t now = s_now ();
         s_join_seeds (self, now);
@@ -940,6 +1000,8 @@ s_loop (s_actor_t *self)
         shoal_tasks_t *tasks = shoal_peer_tasks (self->peer);
         if (self->leased && tasks && shoal_tasks_lease_end (tasks) < next)
             next = shoal_tasks_lease_end (tasks);
+        if (observe_at < next)
+            next = observe_at;
         long timeout = next <= now ? 0 : next - now > 60000 ? 60000 : (long) (next - now);
         int rc = zmq_poll (items, count, timeout);
         if (rc < 0 && zmq_errno () != EINTR)
@@ -955,13 +1017,15 @@ s_loop (s_actor_t *self)
         if (count > 4 && items[4].revents & ZMQ_POLLIN)
             s_receive (self, SHOAL_PURPOSE_BEACON);
         now = s_now ();
-        if (shoal_peer_next (self->peer) <= now) {
+        bool ticked = shoal_peer_next (self->peer) <= now;
+        if (ticked) {
             shoal_peer_tick (self->peer, now);
             s_loopback_deliver (self, now);
         }
         s_lease_check (self, now);
         s_incarnation_keep (self);
         s_leave_check (self);
+        observe_at = s_observe (self, now, rc > 0 || ticked);
     }
 }
 
@@ -975,6 +1039,8 @@ s_actor_free (s_actor_t *self)
         zlistx_destroy (&self->waiters);
     }
     shoal_control_server_destroy (&self->control);
+    shoal_metrics_destroy (&self->metrics);
+    shoal_eventlog_close (&self->events);
     shoal_peer_destroy (&self->peer);
     shoal_transport_destroy (&self->transport);
     shoal_store_close (&self->store);
@@ -1112,6 +1178,7 @@ s_control (s_actor_t *self, uint64_t now)
             break;
         default:
             //  Submit, rescale, remove: answered when the cluster answers.
+            shoal_eventlog_request (self->events, ref, &req);
             if (shoal_peer_request (self->peer, now, ref, &req) == 0) {
                 s_loopback_deliver (self, now);
                 continue;
@@ -1133,6 +1200,7 @@ s_leave_start (s_actor_t *self, uint64_t now)
     if (self->leaving)
         return;
     self->leaving = true;
+    shoal_eventlog_leave (self->events, false);
     shoal_peer_leave (self->peer, now);
     s_loopback_deliver (self, now);
     s_beacon_publish (self, now);
@@ -1155,6 +1223,7 @@ s_call_request (s_actor_t *self, s_call_t *call)
 {
     call->ref = ++self->next_ref;
     call->rc = -1;
+    shoal_eventlog_request (self->events, call->ref, call->in);
     uint64_t now = s_now ();
     //  The answer may come during the request (a refusal, a submit done
     //  already, or this node leads): the waiter is listed first.

@@ -261,6 +261,16 @@ shoal_transport_router (const shoal_transport_t *self)
 static long s_seal (shoal_transport_t *self, shoal_purpose_t purpose, const shoal_life_t *recipient,
                     const shoal_msg_t *msg);
 
+//  Counts a message of type sent in an envelope of size bytes on purpose.
+static void
+s_count_sent (shoal_transport_t *self, shoal_purpose_t purpose, uint8_t type, long size)
+{
+    self->stats.sent[purpose - 1]++;
+    self->stats.bytes_sent += (uint64_t) size;
+    self->stats.types[type].sent++;
+    self->stats.types[type].bytes_sent += (uint64_t) size;
+}
+
 void *
 shoal_transport_beacons (const shoal_transport_t *self)
 {
@@ -303,8 +313,7 @@ shoal_transport_beacons_publish (shoal_transport_t *self, const shoal_msg_t *bea
         return -1;
     }
     zsock_send (self->beacons, "sbi", "PUBLISH", self->sealed, (size_t) sealed, (int) interval_ms);
-    self->stats.sent[SHOAL_PURPOSE_BEACON - 1]++;
-    self->stats.bytes_sent += (uint64_t) sealed;
+    s_count_sent (self, SHOAL_PURPOSE_BEACON, beacon->type, sealed);
     return 0;
 }
 
@@ -345,8 +354,7 @@ shoal_transport_datagram (shoal_transport_t *self, const char *addr, const shoal
         self->stats.send_dropped++;
         return -1;
     }
-    self->stats.sent[SHOAL_PURPOSE_DATAGRAM - 1]++;
-    self->stats.bytes_sent += (uint64_t) sealed;
+    s_count_sent (self, SHOAL_PURPOSE_DATAGRAM, msg->type, sealed);
     return 0;
 }
 
@@ -403,8 +411,7 @@ shoal_transport_frame (shoal_transport_t *self, const char *addr, const shoal_li
         self->stats.send_dropped++;
         return -1;
     }
-    self->stats.sent[SHOAL_PURPOSE_FRAME - 1]++;
-    self->stats.bytes_sent += (uint64_t) sealed;
+    s_count_sent (self, SHOAL_PURPOSE_FRAME, msg->type, sealed);
     return 0;
 }
 
@@ -444,6 +451,8 @@ s_accept (shoal_transport_t *self, shoal_purpose_t purpose, size_t size, shoal_a
     }
     self->stats.received[purpose - 1]++;
     self->stats.bytes_received += size;
+    self->stats.types[in->msg.type].received++;
+    self->stats.types[in->msg.type].bytes_received += size;
     return 1;
 }
 

@@ -53,6 +53,11 @@ typedef struct {
     uint64_t refused[SHOAL_OPEN_RESULT_COUNT]; //  envelopes dropped, by reason
     uint64_t undecodable;                      //  authentic, but the payload broke the codec
     uint64_t malformed; //  ZeroMQ messages not of one frame, beacons not of two
+    //  By message type (the wire's type byte): messages sent and accepted,
+    //  and their bytes as sealed on the wire (for the node's metrics).
+    struct {
+        uint64_t sent, received, bytes_sent, bytes_received;
+    } types[256];
 } shoal_transport_stats_t;
 
 typedef struct _shoal_transport_t shoal_transport_t;

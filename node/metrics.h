@@ -1,0 +1,62 @@
+/*  node/metrics.h: a node's metrics, served in Prometheus' text format.
+
+    Two threads, and nothing of the node shared between them. The actor's
+    thread owns every number: it counts what only it sees (the commands of
+    its tasks, the gaps of the handoffs it leads), and after its inputs it
+    renders every metric into a text page, at most once every
+    SHOAL_METRICS_RENDER_MS, which it publishes under a lock. An HTTP server
+    (libmicrohttpd, on a thread of its own) answers GET /metrics with the
+    last page published, and reads nothing else. So a scrape never waits
+    for the actor, and a page is at most SHOAL_METRICS_RENDER_MS older than
+    the last input the actor took before it.
+
+    The server answers GET (and HEAD) /metrics only: 404 for another path,
+    405 for another method. Its connections, their memory and their idle
+    time are bounded. docs/metrics.md lists every metric.
+
+    Every function but new and destroy is for the actor's thread, and takes
+    self NULL (metrics are off) as a call that does nothing.
+*/
+#ifndef SHOAL_METRICS_H
+#define SHOAL_METRICS_H
+
+#include "peer.h"
+#include "transport.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SHOAL_METRICS_RENDER_MS 250
+//  Learner and standby tasks whose lag is a series of its own, at most.
+#define SHOAL_METRICS_LAG_SERIES 256
+
+typedef struct _shoal_metrics_t shoal_metrics_t;
+
+//  Listens at host:port (host a name or an address) and serves. Returns
+//  NULL with a reason that names the address when it cannot.
+shoal_metrics_t *shoal_metrics_new (const char *host, uint16_t port, char *why, size_t why_size);
+
+//  Stops the server (waiting for its thread) and frees. Nulls the pointer;
+//  idempotent.
+void shoal_metrics_destroy (shoal_metrics_t **self_p);
+
+//  The application was told a command of a task (a move on this node).
+void shoal_metrics_command (shoal_metrics_t *self, const shoal_tasks_command_t *command);
+
+//  What the metrics are made of besides their own counts.
+typedef struct {
+    const shoal_peer_t *peer;
+    const shoal_transport_t *transport;
+    bool leased;                   //  the lease, as the application was told
+    uint64_t event_write_failures; //  lines the event log could not write
+} shoal_metrics_sources_t;
+
+//  After each pass of the actor's loop: follows what the handoff this node
+//  leads published (for the handoff gaps), and renders a page when one is
+//  due and changed is true or was since the last page. Returns when it
+//  wants to be called again to render what changed (UINT64_MAX: not
+//  before the next change).
+uint64_t shoal_metrics_update (shoal_metrics_t *self, uint64_t now_ms,
+                               const shoal_metrics_sources_t *sources, bool changed);
+
+#endif
