@@ -1116,12 +1116,21 @@ s_tasks_list (s_actor_t *self, shoal_control_rep_t *rep)
         rep->tasks = shoal_arena_alloc (&self->arena, (count ? count : 1) * sizeof *rep->tasks);
         if (!rep->tasks)
             return -1;
-        for (size_t i = 0; i < count; i++)
+        for (size_t i = 0; i < count; i++) {
+            //  The state and lag are the node's word in its last STATUS;
+            //  a role it has not reported taking is still starting.
+            shoal_task_status_t reported;
+            bool known = shoal_handoff_reported (handoff, &placements[i].node, placements[i].task,
+                                                 &reported) &&
+                         reported.role == placements[i].role;
             rep->tasks[i] = (shoal_task_report_t){ .node = placements[i].node,
                                                    .status = { .task = placements[i].task,
                                                                .role = placements[i].role,
                                                                .epoch = placements[i].epoch,
-                                                               .state = SHOAL_TASK_RUNNING } };
+                                                               .state = known ? reported.state
+                                                                              : SHOAL_TASK_STARTING,
+                                                               .lag = known ? reported.lag : 0 } };
+        }
         rep->task_count = (uint32_t) count;
         rep->version = shoal_handoff_version (handoff);
         return 0;

@@ -1584,6 +1584,22 @@ shoal_handoff_placements (const shoal_handoff_t *self, const shoal_placement_t *
     return self->adopted ? self->placement_count : 0;
 }
 
+bool
+shoal_handoff_reported (const shoal_handoff_t *self, const shoal_id_t *node, const char *task,
+                        shoal_task_status_t *status)
+{
+    const s_node_t *member = node && task ? s_node (self, node) : NULL;
+    const s_report_t *report = member ? s_report (member, task) : NULL;
+    if (!report)
+        return false;
+    *status = (shoal_task_status_t){ .task = report->task,
+                                     .role = report->role,
+                                     .state = report->state,
+                                     .lag = report->lag,
+                                     .epoch = report->epoch };
+    return true;
+}
+
 uint64_t
 shoal_handoff_version (const shoal_handoff_t *self)
 {

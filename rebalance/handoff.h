@@ -24,6 +24,7 @@
              shoal_handoff_outbox  ASSIGN messages, each to one member;
              shoal_handoff_next    when to call tick next.
     Queries: shoal_handoff_placements (the assignment published last),
+             shoal_handoff_reported (what a member said of a task),
              shoal_handoff_failed (the tasks that failed everywhere),
              shoal_handoff_version, shoal_handoff_adopted, shoal_handoff_stats.
 
@@ -130,6 +131,12 @@ uint64_t shoal_handoff_next (const shoal_handoff_t *self);
 //  The assignment published last, sorted by task then node; valid until the
 //  next input. None before adoption.
 size_t shoal_handoff_placements (const shoal_handoff_t *self, const shoal_placement_t **placements);
+
+//  What node said of task in its last STATUS to this leader: *status filled
+//  (its task points into this object: valid until the next input), true;
+//  false when it has not reported that task.
+bool shoal_handoff_reported (const shoal_handoff_t *self, const shoal_id_t *node, const char *task,
+                             shoal_task_status_t *status);
 //  The tasks that every member that may hold them gave up on, sorted, as
 //  the last computation found: none of them is placed. Valid until the
 //  next input.

@@ -650,12 +650,18 @@ the_control_endpoint_answers_members_jobs_and_status (void)
             leader = n;
     }
     CHECK (leader >= 0);
+    CHECK (s_wait_for (s_all_active_once));
     req = (shoal_control_req_t){ .id = 9, .op = SHOAL_OP_STATUS };
     CHECK_EQ (s_control (leader < 0 ? 0 : leader, plaintext, &req, WAIT_MS, &arena, &rep, why), 0);
-    size_t actives = 0;
-    for (uint32_t i = 0; i < rep.task_count; i++)
+    size_t actives = 0, running = 0;
+    for (uint32_t i = 0; i < rep.task_count; i++) {
         actives += rep.tasks[i].status.role == SHOAL_ROLE_ACTIVE;
+        //  Each as its node reported it: these all run by now.
+        running += rep.tasks[i].status.role == SHOAL_ROLE_ACTIVE &&
+                   rep.tasks[i].status.state == SHOAL_TASK_RUNNING;
+    }
     CHECK_EQ (actives, s_parallelism);
+    CHECK_EQ (running, s_parallelism);
 
     //  A submit through the endpoint is answered once the cluster holds it.
     shoal_jobspec_t spec = { .name = "more", .parallelism = 2, .weight = 1, .command = "" };
