@@ -433,22 +433,12 @@ s_leave_thread (void *arg)
     return (void *) rc;
 }
 
-static bool s_leaving_done;
-static bool
-s_leave_done (void)
-{
-    return s_leaving_done;
-}
-
+//  Makes member leave. A leave waits: the application keeps running
+//  meanwhile, here on the main thread, and reports the stops it brings.
 static void
-a_leaving_node_hands_its_tasks_over (void)
+s_leave (s_member_t *member)
 {
-    s_member_t *member = &s_members[3];
-    CHECK (s_active_count (member) > 0);
-    //  Leave waits: the application keeps running meanwhile, here on the
-    //  main thread, and reports the stops the leave brings.
     pthread_t thread;
-    s_leaving_done = false;
     pthread_create (&thread, NULL, s_leave_thread, member);
     uint64_t until = s_clock_ms () + WAIT_MS;
     while (!member->left && s_clock_ms () < until)
@@ -457,11 +447,18 @@ a_leaving_node_hands_its_tasks_over (void)
     pthread_join (thread, &rc);
     CHECK (rc == NULL);
     CHECK (member->left);
+}
+
+static void
+a_leaving_node_hands_its_tasks_over (void)
+{
+    s_member_t *member = &s_members[3];
+    CHECK (s_active_count (member) > 0);
+    s_leave (member);
     CHECK_EQ (s_active_count (member), 0);
     shoal_node_destroy (&member->node);
     member->task_count = 0;
     s_expected = 3;
-    (void) s_leave_done;
     CHECK (s_wait_for (s_all_active_once));
     CHECK (s_wait_for (s_one_cluster));
     CHECK_EQ (s_double_active, 0);
@@ -755,14 +752,7 @@ leaders_that_leave_leave_a_majority_behind (void)
         if (leader < 0)
             return;
         s_member_t *member = &s_members[leader];
-        pthread_t thread;
-        pthread_create (&thread, NULL, s_leave_thread, member);
-        uint64_t until = s_clock_ms () + WAIT_MS;
-        while (!member->left && s_clock_ms () < until)
-            s_pump (50);
-        void *rc;
-        pthread_join (thread, &rc);
-        CHECK (rc == NULL);
+        s_leave (member);
         shoal_node_destroy (&member->node);
         member->task_count = 0;
         s_expected--;
