@@ -1045,11 +1045,24 @@ shoal_elector_leave (shoal_elector_t *self, uint64_t now_ms)
 bool
 shoal_elector_handed_off (const shoal_elector_t *self, uint64_t now_ms)
 {
-    if (!self->config.quorum || !s_acting (self, now_ms))
+    (void) now_ms;
+    //  A follower is dropped by its leader when it leaves.
+    if (!self->config.quorum || self->role != S_LEADING)
         return true;
-    if (s_is_voter (self, &self->id))
-        return self->voter_count == 1 && !s_best_non_voter (self);
-    return s_voters_holding (self) >= s_majority (self);
+    //  Out of the set: done once a majority of the set holds that.
+    if (!s_is_voter (self, &self->id))
+        return s_voters_holding (self) >= s_majority (self);
+    //  A voter of a set of three or more leaves a majority behind. In a
+    //  set of one or two it must hand over first, unless nobody is live to
+    //  hand to. A leader that lost its majority midway is not done: it
+    //  proclaims again, acts again and finishes (the caller bounds the
+    //  wait).
+    if (self->voter_count >= 3)
+        return true;
+    for (size_t i = 0; i < self->member_count; i++)
+        if (self->members[i].live)
+            return false;
+    return true;
 }
 
 //  Terms, rounds and versions are counted up by one: a message with one

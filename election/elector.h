@@ -149,8 +149,11 @@ int shoal_elector_member_left (shoal_elector_t *self, uint64_t now_ms, const sho
 void shoal_elector_leave (shoal_elector_t *self, uint64_t now_ms);
 
 //  True when a leaving node may go without taking the quorum with it: it
-//  does not act as leader (or not in quorum mode), or a majority of a voter
-//  set without it holds that set, or nobody else is live to hand to.
+//  does not lead (its leader drops it from the voter set when it leaves),
+//  or it is out of a voter set that a majority holds, or it is a voter of
+//  a set of three or more (the others keep a majority), or nobody else is
+//  live to hand to. A leader that loses its majority midway is not done
+//  until it has it again and finishes: bound the wait.
 bool shoal_elector_handed_off (const shoal_elector_t *self, uint64_t now_ms);
 
 //  Takes in one message from member from. Returns 0, or -1 when it was

@@ -281,7 +281,7 @@ SHOAL_EXPORT int shoal_node_remove (shoal_node_t *self, const char *job, uint64_
 //  job's spec): its parallelism and whether it is stateful, and its command
 //  into command (command_size bytes; SHOAL_COMMAND_TEXT always fits; ""
 //  when it has none). Any of the outputs may be NULL. -1 when the node
-//  knows no such job, or command_size is too small.
+//  knows no such job, command_size is too small, or it is not running.
 #define SHOAL_COMMAND_TEXT 4097
 SHOAL_EXPORT int shoal_node_job (shoal_node_t *self, const char *job, uint32_t *parallelism,
                                  bool *stateful, char *command, size_t command_size, char *why,

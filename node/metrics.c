@@ -224,7 +224,10 @@ shoal_metrics_new (const char *host, uint16_t port, char *why, size_t why_size)
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) S_IDLE_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
         (size_t) S_CONNECTION_MEMORY, MHD_OPTION_END);
     if (!self->daemon) {
-        close (fd);
+        //  The socket is not closed here: libmicrohttpd closes a socket it
+        //  was given on some of its failures and not on others, and closing
+        //  it twice could close a descriptor another thread opened since.
+        //  A failed start may leak one descriptor; it never closes another's.
         shoal_why (why, why_size, "cannot start the HTTP server at %s:%u", host, port);
         shoal_metrics_destroy (&self);
         return NULL;

@@ -1477,25 +1477,31 @@ shoal_node_destroy (shoal_node_t **self_p)
 }
 
 //  Options change only before start: the actor reads them without a lock.
+//  Takes the call lock when options may still be set, and returns 0
+//  holding it; -1 otherwise. Options are set and read under that lock, so
+//  that a list being set is never read half made.
 static int
-s_settable (shoal_node_t *self, char *why, size_t why_size)
+s_settable_lock (shoal_node_t *self, char *why, size_t why_size)
 {
     if (!self)
         return s_reason (why, why_size, "no node");
     pthread_mutex_lock (&self->call_lock);
-    bool started = self->actor || self->stopped;
+    if (!self->actor && !self->stopped)
+        return 0;
     pthread_mutex_unlock (&self->call_lock);
-    return started ? s_reason (why, why_size, "options are set before the node starts") : 0;
+    return s_reason (why, why_size, "options are set before the node starts");
 }
 
 int
 shoal_node_set (shoal_node_t *self, const char *key, const char *value, char *why, size_t why_size)
 {
-    if (s_settable (self, why, why_size) != 0)
-        return -1;
-    if (!key || !value)
+    if (self && (!key || !value))
         return s_reason (why, why_size, "an option needs a key and a value");
-    return shoal_options_set (self->options, key, value, why, why_size);
+    if (s_settable_lock (self, why, why_size) != 0)
+        return -1;
+    int rc = shoal_options_set (self->options, key, value, why, why_size);
+    pthread_mutex_unlock (&self->call_lock);
+    return rc;
 }
 
 int
@@ -1504,7 +1510,10 @@ shoal_node_get (shoal_node_t *self, const char *key, char *value, size_t size, c
 {
     if (!self || !key || !value)
         return s_reason (why, why_size, "no node, key or room for the value");
-    if (shoal_options_get (self->options, key, value, size) != 0)
+    pthread_mutex_lock (&self->call_lock);
+    int rc = shoal_options_get (self->options, key, value, size);
+    pthread_mutex_unlock (&self->call_lock);
+    if (rc != 0)
         return shoal_why (why, why_size, "%s: no such option, or no room for its value", key);
     return 0;
 }
@@ -1512,21 +1521,23 @@ shoal_node_get (shoal_node_t *self, const char *key, char *value, size_t size, c
 int
 shoal_node_load_file (shoal_node_t *self, const char *path, char *why, size_t why_size)
 {
-    if (s_settable (self, why, why_size) != 0)
-        return -1;
-    if (!path)
+    if (self && !path)
         return s_reason (why, why_size, "no config file named");
-    return shoal_options_load_file (self->options, path, why, why_size);
+    if (s_settable_lock (self, why, why_size) != 0)
+        return -1;
+    int rc = shoal_options_load_file (self->options, path, why, why_size);
+    pthread_mutex_unlock (&self->call_lock);
+    return rc;
 }
 
 int
 shoal_node_load_env (shoal_node_t *self, char *const *envp, char *why, size_t why_size)
 {
-    if (s_settable (self, why, why_size) != 0)
+    if (s_settable_lock (self, why, why_size) != 0)
         return -1;
-    if (!envp)
-        return 0;
-    return shoal_options_load_env (self->options, envp, why, why_size);
+    int rc = envp ? shoal_options_load_env (self->options, envp, why, why_size) : 0;
+    pthread_mutex_unlock (&self->call_lock);
+    return rc;
 }
 
 int

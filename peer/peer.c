@@ -254,6 +254,12 @@ s_handoff_start (shoal_peer_t *self, uint64_t term)
         shoal_handoff_member (self->handoff, self->now, &member.node, member.meta, live);
         s_handoff_outputs (self);
     }
+    //  A leader that is leaving is still alive in its view (it leaves the
+    //  view last), but must be given nothing.
+    if (self->draining) {
+        shoal_handoff_member (self->handoff, self->now, &self->id, NULL, false);
+        s_handoff_outputs (self);
+    }
 }
 
 //  The outputs of the last input to the jobs: messages, answers to the
@@ -607,7 +613,9 @@ shoal_peer_leave (shoal_peer_t *self, uint64_t now_ms)
     bool leads = self->handoff && self->handoff_acting && self->tasks;
     if (leads || (self->elector && !shoal_elector_handed_off (self->elector, self->now))) {
         self->draining = true;
-        if (leads) {
+        //  A handoff not acting yet (its leader waits for the jobs, or lost
+        //  its majority for a while) must know too, for when it acts.
+        if (self->handoff) {
             shoal_handoff_member (self->handoff, self->now, &self->id, NULL, false);
             s_handoff_outputs (self);
             s_jobs_capacity (self);

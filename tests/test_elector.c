@@ -606,12 +606,21 @@ s_votes (const s_node_t *node, const shoal_id_t *id)
 //  Node leader leaves: it hands its vote over, then goes (the others'
 //  views say it left); the node heir must then lead alone.
 static void
-s_leader_leaves (s_net_t *net, int leader, int heir)
+s_leader_leaves (s_net_t *net, int leader, int heir, bool deaf)
 {
     shoal_elector_config_t config = net->config;
     shoal_elector_leave (net->nodes[leader].core, net->now);
     s_collect (net, leader);
     CHECK (!shoal_elector_handed_off (net->nodes[leader].core, net->now));
+    if (deaf) {
+        //  It hears no acknowledgement for a lease and a half: it stops
+        //  acting, and is not done for that.
+        net->drop[heir][leader] = 1 << 30;
+        s_run_until (net, net->now + config.lease_ms + config.lease_ms / 2);
+        CHECK (!shoal_elector_acting (net->nodes[leader].core, net->now));
+        CHECK (!shoal_elector_handed_off (net->nodes[leader].core, net->now));
+        net->drop[heir][leader] = 0;
+    }
     uint64_t start = net->now;
     while (!shoal_elector_handed_off (net->nodes[leader].core, net->now) &&
            net->now < start + 10 * config.lease_ms)
@@ -647,7 +656,13 @@ a_leader_that_leaves_hands_its_vote_over (void)
     shoal_elector_config_t config = s_config ();
     //  A set of two: without the handover, the one left has no majority.
     s_net_t *net = s_led (&config, 2, 1);
-    s_leader_leaves (net, 1, 0);
+    s_leader_leaves (net, 1, 0, false);
+    s_net_destroy (&net);
+
+    //  The same, with the leader losing its majority midway: it finishes
+    //  once it has it again.
+    net = s_led (&config, 2, 1);
+    s_leader_leaves (net, 1, 0, true);
     s_net_destroy (&net);
 
     //  A set of one, the leader, with a newcomer not yet a voter: the
@@ -656,12 +671,12 @@ a_leader_that_leaves_hands_its_vote_over (void)
     CHECK_EQ (net->nodes[0].voter_count, 1);
     s_start (net, 1);
     s_run_until (net, net->now + config.heartbeat_ms);
-    s_leader_leaves (net, 0, 1);
+    s_leader_leaves (net, 0, 1, false);
     s_net_destroy (&net);
 
     //  Three: the two others keep a set of two.
     net = s_led (&config, 3, 2);
-    s_leader_leaves (net, 2, 1);
+    s_leader_leaves (net, 2, 1, false);
     CHECK_EQ (net->nodes[1].voter_count, 2);
     s_net_destroy (&net);
 
