@@ -8,6 +8,7 @@
 #include "assign_json.h"
 #include "client.h"
 #include "keyring.h"
+#include "worker.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +31,8 @@ static const char s_usage[] =
     "leader hands out incrementally.\n"
     "\n"
     "commands:\n"
+    "  worker [--KEY VALUE]...        run a node that runs each task it is given as a\n"
+    "                                 child process of the job's command\n"
     "  keygen [--out FILE] [--json]   print a new cluster key (base64, 32 bytes)\n"
     "  assign [FILE]                  print the assignment the leader would make for\n"
     "                                 a cluster described in JSON (docs/assign.md)\n"
@@ -42,8 +45,6 @@ static const char s_usage[] =
     "  rescale JOB N [--min M]        set a job's parallelism, waiting for room\n"
     "  remove JOB                     remove a job\n"
     "  leave                          make the node leave the cluster gracefully\n"
-    "\n"
-    "The worker (shoal worker) is not in this build yet; see README.md.\n"
     "\n"
     "Run 'shoal COMMAND --help' for a command's options.\n";
 
@@ -281,6 +282,8 @@ main (int argc, char **argv)
         return s_keygen (argc - 2, argv + 2);
     if (strcmp (command, "assign") == 0)
         return s_assign (argc - 2, argv + 2);
+    if (strcmp (command, "worker") == 0)
+        return shoal_worker_main (argc - 2, argv + 2);
     int rc = shoal_client_main (command, argc - 2, argv + 2);
     if (rc >= 0)
         return rc;

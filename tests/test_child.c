@@ -1,0 +1,717 @@
+/*  tests/test_child.c: a task's child process as `shoal worker` runs it
+    (worker/child.h): the parser of its status lines, and real children:
+    their environment, their lines both ways, stops with a grace, exits,
+    freezes, and that none outlives its worker.
+
+    Waits are bounded polls against a hang (10 s), never a measure of time:
+    a slow machine makes these tests slower, not failed. The grace of a
+    stop runs on a clock the test moves itself.
+*/
+#define _GNU_SOURCE //  setenv, mkdtemp
+
+#include "child.h"
+#include "shoal.h"
+#include "test.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+//  Polls are bounded by this many steps of 10 ms.
+#define WAIT_STEPS 1000
+
+static char s_dir[] = "/tmp/shoal-test-child-XXXXXX";
+
+static void
+s_sleep_ms (long ms)
+{
+    struct timespec wait = { ms / 1000, (ms % 1000) * 1000000 };
+    nanosleep (&wait, NULL);
+}
+
+//  ---------------------------------------------------------------------
+//  The status lines
+
+//  Feeds text whole to a fresh parser; up to max results into statuses.
+static size_t
+s_parse_all (shoal_status_parser_t *parser, const char *text, size_t size,
+             shoal_status_line_t *statuses, size_t max)
+{
+    size_t count = 0, at = 0;
+    while (at < size) {
+        shoal_status_line_t status;
+        size_t taken = shoal_status_parse (parser, text + at, size - at, &status);
+        CHECK (taken > 0 && taken <= size - at);
+        at += taken;
+        if (status.type != SHOAL_STATUS_NONE && count < max)
+            statuses[count++] = status;
+    }
+    return count;
+}
+
+static void
+test_status_good_lines (void)
+{
+    shoal_status_parser_t parser = { 0 };
+    shoal_status_line_t statuses[4];
+    const char text[] = "lag 1500\nready\nlag 18446744073709551615\nlag 0000000000000000000000\n";
+    CHECK_EQ (s_parse_all (&parser, text, strlen (text), statuses, 4), 4);
+    CHECK_EQ (statuses[0].type, SHOAL_STATUS_LAG);
+    CHECK_EQ (statuses[0].lag, 1500);
+    CHECK (!statuses[0].ready);
+    CHECK_EQ (statuses[1].type, SHOAL_STATUS_LAG);
+    CHECK_EQ (statuses[1].lag, 0);
+    CHECK (statuses[1].ready);
+    CHECK (statuses[2].lag == UINT64_MAX);
+    CHECK_EQ (statuses[3].lag, 0);
+    CHECK (!statuses[3].ready);
+}
+
+static void
+test_status_bad_lines_are_skipped (void)
+{
+    const char *const bad[] = {
+        "lag",     "lag ",     "lag x",   "lag -1", "lag 18446744073709551616",
+        "LAG 5",   "lag 5 ",   " ready",  "ready!", "promote 1.2",
+        "lag 1\r", "lag 0x10", "lag 1.5", "hello"
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[128];
+        int size = snprintf (text, sizeof text, "%s\nlag 42\n", bad[i]);
+        shoal_status_parser_t parser = { 0 };
+        shoal_status_line_t statuses[2];
+        CHECK_EQ (s_parse_all (&parser, text, (size_t) size, statuses, 2), 2);
+        CHECK_EQ (statuses[0].type, SHOAL_STATUS_BAD);
+        CHECK (statuses[0].reason && statuses[0].reason[0]);
+        //  The next line is read as if nothing had happened.
+        CHECK_EQ (statuses[1].type, SHOAL_STATUS_LAG);
+        CHECK_EQ (statuses[1].lag, 42);
+    }
+}
+
+static void
+test_status_blank_lines_say_nothing (void)
+{
+    shoal_status_parser_t parser = { 0 };
+    shoal_status_line_t statuses[2];
+    const char text[] = "\n\nready\n\n";
+    CHECK_EQ (s_parse_all (&parser, text, strlen (text), statuses, 2), 1);
+    CHECK (statuses[0].ready);
+}
+
+//  A line of 256 bytes with its newline is read; one byte more is refused,
+//  once, as soon as it is too long, and never held whole.
+static void
+test_status_too_long (void)
+{
+    char text[600];
+    memset (text, 'x', sizeof text);
+    //  255 bytes and the newline: read, and refused for what it says.
+    text[255] = '\n';
+    shoal_status_parser_t parser = { 0 };
+    shoal_status_line_t status;
+    CHECK_EQ (shoal_status_parse (&parser, text, 256, &status), 256);
+    CHECK_EQ (status.type, SHOAL_STATUS_BAD);
+    CHECK (!strstr (status.reason, "longer"));
+
+    //  256 bytes before the newline: refused at the 256th, then skipped.
+    memset (text, 'x', sizeof text);
+    text[256] = '\n';
+    CHECK_EQ (shoal_status_parse (&parser, text, 257, &status), 256);
+    CHECK_EQ (status.type, SHOAL_STATUS_BAD);
+    CHECK_CONTAINS (status.reason, "longer than 256");
+    CHECK_EQ (shoal_status_parse (&parser, text + 256, 1, &status), 1);
+    CHECK_EQ (status.type, SHOAL_STATUS_NONE);
+    memset (text, 'x', sizeof text);
+    memcpy (text + 400, "\nlag 9\n", 7);
+    shoal_status_line_t statuses[4];
+    CHECK_EQ (s_parse_all (&parser, text, 407, statuses, 4), 2);
+    CHECK_EQ (statuses[0].type, SHOAL_STATUS_BAD);
+    CHECK_CONTAINS (statuses[0].reason, "longer than 256");
+    CHECK_EQ (statuses[1].type, SHOAL_STATUS_LAG);
+    CHECK_EQ (statuses[1].lag, 9);
+
+    //  A line that never ends is refused once, however long it goes on.
+    shoal_status_parser_t endless = { 0 };
+    memset (text, 'y', sizeof text);
+    size_t bad = 0;
+    for (int round = 0; round < 200; round++)
+        bad += s_parse_all (&endless, text, sizeof text, statuses, 4);
+    CHECK_EQ (bad, 1);
+}
+
+//  A line split across reads, down to one byte each, reads as one.
+static void
+test_status_split_across_reads (void)
+{
+    const char text[] = "lag 123456\nready\n";
+    shoal_status_parser_t parser = { 0 };
+    shoal_status_line_t statuses[2];
+    size_t count = 0;
+    for (size_t i = 0; i < strlen (text); i++) {
+        shoal_status_line_t status;
+        CHECK_EQ (shoal_status_parse (&parser, text + i, 1, &status), 1);
+        if (status.type != SHOAL_STATUS_NONE) {
+            CHECK (text[i] == '\n');
+            if (count < 2)
+                statuses[count] = status;
+            count++;
+        } else
+            CHECK (text[i] != '\n');
+    }
+    CHECK_EQ (count, 2);
+    CHECK_EQ (statuses[0].lag, 123456);
+    CHECK (statuses[1].ready);
+}
+
+//  Many lines in one read come one call each, in order, each call taking
+//  the bytes up to its line's end.
+static void
+test_status_many_lines_in_one_read (void)
+{
+    const char text[] = "lag 3\nlag 2\nlag 1\nready\nlag 7";
+    shoal_status_parser_t parser = { 0 };
+    shoal_status_line_t status;
+    size_t at = 0;
+    const uint64_t lags[] = { 3, 2, 1, 0 };
+    for (size_t i = 0; i < 4; i++) {
+        size_t taken = shoal_status_parse (&parser, text + at, strlen (text) - at, &status);
+        CHECK_EQ (taken, 6);
+        CHECK_EQ (status.type, SHOAL_STATUS_LAG);
+        CHECK_EQ (status.lag, lags[i]);
+        at += taken;
+    }
+    //  The unfinished line waits for its end.
+    CHECK_EQ (shoal_status_parse (&parser, text + at, strlen (text) - at, &status), 5);
+    CHECK_EQ (status.type, SHOAL_STATUS_NONE);
+    CHECK_EQ (shoal_status_parse (&parser, "0\n", 2, &status), 2);
+    CHECK_EQ (status.lag, 70);
+}
+
+//  ---------------------------------------------------------------------
+//  Children
+
+static shoal_child_spec_t
+s_spec (const char *command, int role)
+{
+    return (shoal_child_spec_t){
+        .command = command,
+        .job = "orders",
+        .index = 3,
+        .parallelism = 8,
+        .role = role,
+        .epoch_term = 4,
+        .epoch_version = 17,
+        .node = "00112233445566778899aabbccddeeff",
+        .environment = environ,
+        .grace_ms = 60000,
+    };
+}
+
+//  Makes a child of the command (printf-formatted; %1$s is the test's
+//  folder) and waits until its command runs.
+__attribute__ ((format (printf, 2, 3))) static shoal_child_t *
+s_child (int role, const char *format, ...)
+{
+    char command[2048];
+    va_list args;
+    va_start (args, format);
+    vsnprintf (command, sizeof command, format, args);
+    va_end (args);
+    shoal_child_spec_t spec = s_spec (command, role);
+    char why[256] = "";
+    shoal_child_t *child = shoal_child_new (&spec, why, sizeof why);
+    CHECK (child);
+    if (!child) {
+        fprintf (stderr, "shoal_child_new: %s\n", why);
+        return NULL;
+    }
+    int started = 0;
+    for (int i = 0; i < WAIT_STEPS && started == 0; i++) {
+        struct pollfd fd = { .fd = shoal_child_exec_fd (child), .events = POLLIN };
+        poll (&fd, 1, 10);
+        started = shoal_child_started (child, why, sizeof why);
+    }
+    CHECK_EQ (started, 1);
+    CHECK (shoal_child_pid (child) > 0);
+    return child;
+}
+
+//  Waits until the child's shim was reaped; false if it never was.
+static bool
+s_reaped (shoal_child_t *child, shoal_child_exit_t *exit)
+{
+    for (int i = 0; i < WAIT_STEPS; i++) {
+        if (shoal_child_reap (child, exit) == 1)
+            return true;
+        s_sleep_ms (10);
+    }
+    return false;
+}
+
+//  Waits for the next line the child says; false if none came.
+static bool
+s_next_status (shoal_child_t *child, shoal_status_line_t *status)
+{
+    for (int i = 0; i < WAIT_STEPS; i++) {
+        int rc = shoal_child_status (child, status);
+        if (rc == 1)
+            return true;
+        if (rc < 0)
+            return false;
+        struct pollfd fd = { .fd = shoal_child_status_fd (child), .events = POLLIN };
+        poll (&fd, 1, 10);
+    }
+    return false;
+}
+
+//  The process's state letter from /proc, or 0 when there is none.
+static char
+s_state (pid_t pid)
+{
+    char path[64], text[512];
+    snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+    FILE *file = fopen (path, "r");
+    if (!file)
+        return 0;
+    size_t size = fread (text, 1, sizeof text - 1, file);
+    fclose (file);
+    text[size] = 0;
+    char *close = strrchr (text, ')');
+    return close && close[1] == ' ' ? close[2] : 0;
+}
+
+//  Alive: there and not a zombie (a zombie that init has not reaped yet
+//  runs no more).
+static bool
+s_alive (pid_t pid)
+{
+    char state = s_state (pid);
+    return pid > 0 && state && state != 'Z' && state != 'X';
+}
+
+//  Kills what a broken child module would leave behind, so that a failed
+//  test ends rather than waits for it.
+static void
+s_kill_leftover (pid_t pid)
+{
+    if (s_alive (pid))
+        kill (pid, SIGKILL);
+}
+
+static bool
+s_gone_soon (pid_t pid)
+{
+    for (int i = 0; i < WAIT_STEPS; i++) {
+        if (!s_alive (pid))
+            return true;
+        s_sleep_ms (10);
+    }
+    return false;
+}
+
+//  Waits until the child wrote the file name to the test's folder (whole:
+//  children write a file aside and move it in place when it is not one
+//  number).
+static bool
+s_file_there (const char *name)
+{
+    char path[256];
+    snprintf (path, sizeof path, "%s/%s", s_dir, name);
+    for (int i = 0; i < WAIT_STEPS; i++) {
+        if (access (path, F_OK) == 0)
+            return true;
+        s_sleep_ms (10);
+    }
+    return false;
+}
+
+//  The pid a child wrote to the test's folder, once it is there.
+static pid_t
+s_pid_file (const char *name)
+{
+    char path[256];
+    snprintf (path, sizeof path, "%s/%s", s_dir, name);
+    for (int i = 0; i < WAIT_STEPS; i++) {
+        FILE *file = fopen (path, "r");
+        int pid = 0;
+        if (file) {
+            int read = fscanf (file, "%d", &pid);
+            fclose (file);
+            if (read == 1 && pid > 0)
+                return pid;
+        }
+        s_sleep_ms (10);
+    }
+    return 0;
+}
+
+//  The whole of a file the child wrote, "" if none.
+static void
+s_read_file (const char *name, char *text, size_t size)
+{
+    char path[256];
+    snprintf (path, sizeof path, "%s/%s", s_dir, name);
+    text[0] = 0;
+    FILE *file = fopen (path, "r");
+    if (!file)
+        return;
+    size_t used = fread (text, 1, size - 1, file);
+    text[used] = 0;
+    fclose (file);
+}
+
+//  The child's environment is the worker's, less the worker's options,
+//  plus its task's variables; descriptor 3 is its status socket, input is
+//  /dev/null, and nothing else of the worker is open.
+static void
+test_child_environment (void)
+{
+    setenv ("SHOAL_CAPACITY", "3", 1);
+    setenv ("SHOAL_DATA_DIR", "/somewhere", 1);
+    setenv ("SHOAL_JOB", "stale", 1);
+    setenv ("SHOAL_TEST_MARK", "kept", 1);
+    setenv ("UNRELATED", "kept too", 1);
+    shoal_child_t *child = s_child (
+        SHOAL_LEARNER, "env > %1$s/env.tmp; mv %1$s/env.tmp %1$s/env; exec sleep 60", s_dir);
+    unsetenv ("SHOAL_CAPACITY");
+    unsetenv ("SHOAL_DATA_DIR");
+    unsetenv ("SHOAL_JOB");
+    unsetenv ("SHOAL_TEST_MARK");
+    unsetenv ("UNRELATED");
+    if (!child)
+        return;
+    pid_t pid = s_file_there ("env") ? shoal_child_pid (child) : 0;
+    CHECK (pid > 0);
+    char text[16384];
+    s_read_file ("env", text, sizeof text);
+    //  With a newline first, every variable follows one.
+    char whole[16400];
+    snprintf (whole, sizeof whole, "\n%s", text);
+    const char *const present[] = {
+        "\nSHOAL_JOB=orders\n",     "\nSHOAL_TASK=orders/3\n",
+        "\nSHOAL_INDEX=3\n",        "\nSHOAL_PARALLELISM=8\n",
+        "\nSHOAL_ROLE=learner\n",   "\nSHOAL_EPOCH=4.17\n",
+        "\nSHOAL_STATUS_FD=3\n",    "\nSHOAL_NODE=00112233445566778899aabbccddeeff\n",
+        "\nSHOAL_TEST_MARK=kept\n", "\nUNRELATED=kept too\n",
+    };
+    for (size_t i = 0; i < sizeof present / sizeof present[0]; i++)
+        CHECK_CONTAINS (whole, present[i]);
+    CHECK (!strstr (whole, "\nSHOAL_CAPACITY="));
+    CHECK (!strstr (whole, "\nSHOAL_DATA_DIR="));
+    CHECK (!strstr (whole, "SHOAL_JOB=stale"));
+
+    //  The command's descriptors: input, output, error and the status
+    //  socket, nothing else.
+    char path[64], link[256];
+    snprintf (path, sizeof path, "/proc/%d/fd", (int) pid);
+    DIR *fds = opendir (path);
+    CHECK (fds);
+    int count = 0;
+    for (struct dirent *entry; fds && (entry = readdir (fds));)
+        if (entry->d_name[0] != '.') {
+            CHECK (atoi (entry->d_name) <= 3);
+            count++;
+        }
+    if (fds)
+        closedir (fds);
+    CHECK_EQ (count, 4);
+    snprintf (path, sizeof path, "/proc/%d/fd/0", (int) pid);
+    ssize_t size = readlink (path, link, sizeof link - 1);
+    link[size > 0 ? size : 0] = 0;
+    CHECK_STR (link, "/dev/null");
+    snprintf (path, sizeof path, "/proc/%d/fd/%d", (int) pid, SHOAL_CHILD_STATUS_FD);
+    size = readlink (path, link, sizeof link - 1);
+    link[size > 0 ? size : 0] = 0;
+    CHECK (strncmp (link, "socket:", 7) == 0);
+    shoal_child_destroy (&child);
+    CHECK (!child);
+    CHECK (!s_alive (pid));
+}
+
+//  A learner's lag comes line by line; a malformed line is skipped; a
+//  promotion reaches the same process, which goes on.
+static void
+test_child_lag_and_promote (void)
+{
+    shoal_child_t *child =
+        s_child (SHOAL_LEARNER,
+                 "echo $$ > %1$s/pid; fd=$SHOAL_STATUS_FD; echo 'lag 50' >&$fd; "
+                 "echo 'lag 7' >&$fd; echo bogus >&$fd; echo ready >&$fd; "
+                 "read line <&$fd; echo \"$line\" > %1$s/got.tmp; mv %1$s/got.tmp %1$s/got; "
+                 "exec sleep 60",
+                 s_dir);
+    if (!child)
+        return;
+    shoal_status_line_t status;
+    CHECK (s_next_status (child, &status));
+    CHECK_EQ (status.type, SHOAL_STATUS_LAG);
+    CHECK_EQ (status.lag, 50);
+    CHECK (s_next_status (child, &status));
+    CHECK_EQ (status.lag, 7);
+    CHECK (s_next_status (child, &status));
+    CHECK_EQ (status.type, SHOAL_STATUS_BAD);
+    CHECK (s_next_status (child, &status));
+    CHECK (status.type == SHOAL_STATUS_LAG && status.ready);
+
+    pid_t pid = s_pid_file ("pid");
+    CHECK_EQ (pid, shoal_child_pid (child));
+    char why[256] = "";
+    CHECK_EQ (shoal_child_promote (child, 5, 2, why, sizeof why), 0);
+    char got[64] = "";
+    CHECK (s_file_there ("got"));
+    s_read_file ("got", got, sizeof got);
+    CHECK_STR (got, "promote 5.2\n");
+    //  The same process runs on: promoted, not restarted.
+    CHECK (s_alive (pid));
+    CHECK_EQ (shoal_child_pid (child), pid);
+    shoal_child_exit_t exit;
+    CHECK_EQ (shoal_child_reap (child, &exit), 0);
+
+    CHECK_EQ (shoal_child_stop (child, 1000, 60000), 0);
+    CHECK (s_reaped (child, &exit));
+    CHECK_EQ (exit.signal, SIGTERM);
+    CHECK (!s_alive (pid));
+    shoal_child_destroy (&child);
+}
+
+//  A child that survives SIGTERM runs until the grace is over, then is
+//  killed: its whole group, and what left the group.
+static void
+test_child_stop_then_kill_after_grace (void)
+{
+    shoal_child_t *child =
+        s_child (SHOAL_ACTIVE,
+                 "fd=$SHOAL_STATUS_FD; trap 'echo \"lag 1\" >&$fd' TERM; "
+                 "setsid sh -c 'trap \"\" TERM; echo $$ > %1$s/escaped; exec sleep 60' & "
+                 "while [ ! -s %1$s/escaped ]; do sleep 0.01; done; echo ready >&$fd; "
+                 "while :; do sleep 1; done",
+                 s_dir);
+    if (!child)
+        return;
+    shoal_status_line_t status;
+    CHECK (s_next_status (child, &status) && status.ready);
+    pid_t pid = shoal_child_pid (child), escaped = s_pid_file ("escaped");
+    CHECK (escaped > 0 && escaped != pid);
+
+    uint64_t now = 1000, grace = 5000;
+    CHECK_EQ (shoal_child_stop (child, now, grace), 0);
+    CHECK (shoal_child_stopping (child));
+    CHECK (shoal_child_next (child) == now + grace);
+    //  The SIGTERM came, and the child went on.
+    CHECK (s_next_status (child, &status) && status.lag == 1);
+    shoal_child_tick (child, now + grace - 1);
+    shoal_child_exit_t exit;
+    CHECK_EQ (shoal_child_reap (child, &exit), 0);
+    CHECK (s_alive (pid));
+    CHECK (s_alive (escaped));
+
+    //  The grace is over: SIGKILL.
+    shoal_child_tick (child, now + grace);
+    CHECK (shoal_child_next (child) == UINT64_MAX);
+    CHECK (s_reaped (child, &exit));
+    CHECK_EQ (exit.signal, SIGKILL);
+    CHECK_EQ (exit.status, 128 + SIGKILL);
+    CHECK (!exit.shim_signal && !exit.exec_failed);
+    CHECK (!s_alive (pid));
+    //  The shim reaps its whole tree before it exits.
+    CHECK (!s_alive (escaped));
+    s_kill_leftover (escaped);
+    char text[128];
+    shoal_child_exit_text (&exit, text, sizeof text);
+    CHECK_CONTAINS (text, "signal 9");
+    shoal_child_destroy (&child);
+}
+
+//  What the command leaves behind when it exits on its own gets SIGTERM
+//  from the shim.
+static void
+test_child_leftovers_end_with_the_command (void)
+{
+    shoal_child_t *child = s_child (SHOAL_ACTIVE, "sleep 60 & echo $! > %1$s/left; exit 4", s_dir);
+    if (!child)
+        return;
+    pid_t left = s_pid_file ("left");
+    shoal_child_exit_t exit;
+    CHECK (s_reaped (child, &exit));
+    CHECK_EQ (exit.status, 4);
+    CHECK_EQ (exit.signal, 0);
+    CHECK (!s_alive (left));
+    shoal_child_destroy (&child);
+}
+
+static void
+test_child_exit_status_and_signal (void)
+{
+    shoal_child_exit_t exit;
+    char text[128];
+    shoal_child_t *child = s_child (SHOAL_ACTIVE, "exit 3");
+    CHECK (child && s_reaped (child, &exit));
+    CHECK_EQ (exit.status, 3);
+    CHECK_EQ (exit.signal, 0);
+    shoal_child_exit_text (&exit, text, sizeof text);
+    CHECK_STR (text, "exited with status 3");
+    shoal_child_destroy (&child);
+
+    child = s_child (SHOAL_ACTIVE, "kill -USR1 $$; sleep 60");
+    CHECK (child && s_reaped (child, &exit));
+    CHECK_EQ (exit.signal, SIGUSR1);
+    CHECK_EQ (exit.status, 128 + SIGUSR1);
+    shoal_child_exit_text (&exit, text, sizeof text);
+    CHECK_CONTAINS (text, "killed by signal 10");
+    shoal_child_destroy (&child);
+}
+
+//  The shell runs, but finds no such command: the child fails with 127.
+static void
+test_child_missing_command_fails (void)
+{
+    shoal_child_t *child = s_child (SHOAL_ACTIVE, "/nonexistent/shoal-test-command --flag");
+    shoal_child_exit_t exit;
+    CHECK (child && s_reaped (child, &exit));
+    CHECK_EQ (exit.status, 127);
+    char text[128];
+    shoal_child_exit_text (&exit, text, sizeof text);
+    CHECK_STR (text, "exited with status 127");
+    shoal_child_destroy (&child);
+}
+
+//  A frozen child's group is stopped, and runs again when thawed; stopped
+//  while frozen, it is killed at once.
+static void
+test_child_freeze (void)
+{
+    shoal_child_t *child = s_child (SHOAL_ACTIVE, "echo ready >&$SHOAL_STATUS_FD; exec sleep 60");
+    if (!child)
+        return;
+    shoal_status_line_t status;
+    CHECK (s_next_status (child, &status) && status.ready);
+    pid_t pid = shoal_child_pid (child);
+    shoal_child_freeze (child, true);
+    CHECK (shoal_child_frozen (child));
+    bool stopped = false;
+    for (int i = 0; i < WAIT_STEPS && !stopped; i++, s_sleep_ms (10))
+        stopped = s_state (pid) == 'T';
+    CHECK (stopped);
+    shoal_child_freeze (child, false);
+    for (int i = 0; i < WAIT_STEPS && stopped; i++, s_sleep_ms (10))
+        stopped = s_state (pid) == 'T';
+    CHECK (!stopped);
+
+    shoal_child_freeze (child, true);
+    CHECK_EQ (shoal_child_stop (child, 1000, 60000), 0);
+    //  No grace: killed, not waited for.
+    CHECK (shoal_child_next (child) == UINT64_MAX);
+    shoal_child_exit_t exit;
+    CHECK (s_reaped (child, &exit));
+    CHECK_EQ (exit.signal, SIGKILL);
+    shoal_child_destroy (&child);
+}
+
+//  A child that closes its status descriptor, or never uses it, is fine.
+static void
+test_child_closes_its_descriptor (void)
+{
+    shoal_child_t *child = s_child (SHOAL_STANDBY, "exec 3>&-; exec sleep 60");
+    if (!child)
+        return;
+    shoal_status_line_t status;
+    CHECK (!s_next_status (child, &status));
+    char why[256] = "";
+    CHECK_EQ (shoal_child_promote (child, 1, 1, why, sizeof why), -1);
+    CHECK (why[0]);
+    shoal_child_exit_t exit;
+    CHECK_EQ (shoal_child_reap (child, &exit), 0);
+    shoal_child_destroy (&child);
+    CHECK (!child);
+}
+
+//  The worker is SIGKILLed: the command, a grandchild that ignores SIGTERM
+//  and one that left the command's group and session all die with it.
+static void
+test_child_never_outlives_its_worker (void)
+{
+    int ready[2];
+    CHECK_EQ (pipe (ready), 0);
+    pid_t worker = fork ();
+    if (worker == 0) {
+        //  Plays the worker: starts the child from its only thread, says
+        //  so, and waits to be killed.
+        close (ready[0]);
+        shoal_child_t *child =
+            s_child (SHOAL_ACTIVE,
+                     "sh -c 'trap \"\" TERM; echo $$ > %1$s/grandchild; exec sleep 60' & "
+                     "setsid sh -c 'trap \"\" TERM; echo $$ > %1$s/away; exec sleep 60' & "
+                     "echo $$ > %1$s/command; wait",
+                     s_dir);
+        char shim[32];
+        int size = snprintf (shim, sizeof shim, "%d\n", child ? (int) shoal_child_shim (child) : 0);
+        if (write (ready[1], shim, (size_t) size) != size)
+            _exit (1);
+        while (true)
+            pause ();
+    }
+    close (ready[1]);
+    char shim_text[32] = "";
+    ssize_t size = read (ready[0], shim_text, sizeof shim_text - 1);
+    close (ready[0]);
+    CHECK (size > 0);
+    pid_t shim = (pid_t) atoi (shim_text);
+    pid_t command = s_pid_file ("command"), grandchild = s_pid_file ("grandchild"),
+          away = s_pid_file ("away");
+    CHECK (shim > 0 && command > 0 && grandchild > 0 && away > 0);
+    CHECK (s_alive (command) && s_alive (grandchild) && s_alive (away));
+
+    kill (worker, SIGKILL);
+    int status;
+    waitpid (worker, &status, 0);
+    CHECK (s_gone_soon (command));
+    CHECK (s_gone_soon (grandchild));
+    CHECK (s_gone_soon (away));
+    CHECK (s_gone_soon (shim));
+    s_kill_leftover (command);
+    s_kill_leftover (grandchild);
+    s_kill_leftover (away);
+    s_kill_leftover (shim);
+}
+
+int
+main (void)
+{
+    signal (SIGPIPE, SIG_IGN);
+    if (!mkdtemp (s_dir)) {
+        perror ("mkdtemp");
+        return 1;
+    }
+    RUN (test_status_good_lines);
+    RUN (test_status_bad_lines_are_skipped);
+    RUN (test_status_blank_lines_say_nothing);
+    RUN (test_status_too_long);
+    RUN (test_status_split_across_reads);
+    RUN (test_status_many_lines_in_one_read);
+    RUN (test_child_environment);
+    RUN (test_child_lag_and_promote);
+    RUN (test_child_stop_then_kill_after_grace);
+    RUN (test_child_leftovers_end_with_the_command);
+    RUN (test_child_exit_status_and_signal);
+    RUN (test_child_missing_command_fails);
+    RUN (test_child_freeze);
+    RUN (test_child_closes_its_descriptor);
+    RUN (test_child_never_outlives_its_worker);
+    char command[128];
+    snprintf (command, sizeof command, "rm -rf %s", s_dir);
+    if (system (command) != 0)
+        fprintf (stderr, "cannot remove %s\n", s_dir);
+    return TEST_DONE ();
+}

@@ -1,0 +1,284 @@
+#!/usr/bin/env bash
+# `shoal worker` as a user runs it: its flags, then workers on loopback,
+# joined by a seed, running a stateful job whose command records its
+# environment and runs the example child (examples/worker/child.sh).
+#
+#   - the children start with their task's environment, and without the
+#     worker's option variables;
+#   - a fourth worker gets learners that report their lag and are
+#     promoted without a restart, only after the old owner's child is gone;
+#   - rescale and remove stop children;
+#   - a SIGKILLed worker's children die with it, at once;
+#   - a SIGTERMed worker leaves, stops its children and exits 0;
+#   - no task was ever active in two live children at once.
+#
+# Waits are bounded against a hang only.
+set -u
+shoal=$1
+src=$2
+# shellcheck source=lib/expect.bash
+. "$(dirname "$0")/lib/expect.bash"
+child_sh=$src/examples/worker/child.sh
+[ -r "$child_sh" ] || { echo "skip: no $child_sh"; exit 77; }
+[ -r /proc/self/stat ] || { echo "skip: no /proc to tell which processes live"; exit 77; }
+
+declare -A pid_of
+cleanup () {
+    local pid name
+    for pid in "${pid_of[@]}"; do kill -9 "$pid" 2>/dev/null; done
+    # Children a broken worker would leave behind.
+    for name in a b c d; do
+        [ -f "$work/$name.log" ] || continue
+        for pid in $(children_of "$name"); do alive "$pid" && kill -9 "$pid"; done
+    done
+    if [ "$failures" -gt 0 ]; then
+        for name in a b c d; do
+            [ -f "$work/$name.log" ] && { echo "--- $name"; grep -v ' member ' "$work/$name.log"; }
+        done
+    fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# Up to 60 s until the command succeeds.
+wait_for () { # what command...
+    local what=$1 i; shift
+    for i in $(seq 300); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+    fail "$what"; return 1
+}
+
+# A process is alive while it is there and not a zombie (which its new
+# parent may leave unreaped; it runs no more).
+alive () {
+    local state
+    state=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)
+    [ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]
+}
+all_gone () { local pid; for pid in "$@"; do alive "$pid" && return 1; done; return 0; }
+
+# The pids of the children a worker started: the command's pid, as its log
+# says (the command execs the child, so it is the child's own pid too).
+children_of () {
+    sed -n -E 's/.* (started|promoted) [^ ]+ (as|to) [a-z]+ \(epoch [^,]*, pid ([0-9]+)\).*/\3/p' \
+        "$work/$1.log" | sort -u
+}
+
+# --- flags -------------------------------------------------------------
+
+expect_status 0 "--help" "$shoal" worker --help
+for key in $(sed -n 's/^| `\([a-z-]*\)` |.*/\1/p' "$src/docs/options.md"); do
+    grep -q -- "--$key " "$work/out" || fail "--help lists --$key"
+done
+grep -q 'SHOAL_<KEY>' "$work/out" || fail "--help says how the environment sets options"
+grep -q 'config file' "$work/out" || fail "--help says what a config file is"
+expect_status 2 "an unknown flag" "$shoal" worker --frobnicate 1
+grep -q 'frobnicate' "$work/err" || fail "an unknown flag is named ($(cat "$work/err"))"
+[ "$(wc -l <"$work/err")" -eq 1 ] || fail "an unknown flag: one line ($(cat "$work/err"))"
+expect_status 2 "a bad value" "$shoal" worker --capacity=0
+grep -q 'capacity' "$work/err" || fail "a bad value names its option ($(cat "$work/err"))"
+expect_status 2 "a flag without its value" "$shoal" worker --grace
+expect_status 2 "a config file that is not there" "$shoal" worker --config "$work/nowhere.conf"
+grep -q 'nowhere.conf' "$work/err" || fail "a missing config file is named"
+SHOAL_CAPCITY=3 expect_status 2 "a misspelled variable" "$shoal" worker
+grep -q 'SHOAL_CAPCITY' "$work/err" || fail "a misspelled variable is named"
+touch "$work/file"
+expect_status 1 "a start that fails" "$shoal" worker --data-dir "$work/file/data" \
+    --bind 127.0.0.1:0 --beacon-port 0
+grep -q 'data' "$work/err" || fail "a failed start says why ($(cat "$work/err"))"
+
+# --- a cluster ---------------------------------------------------------
+
+# Every worker has options from the environment and from flags, and a from
+# a config file too; the flags win over both (grace, name, log-format), the
+# environment over the file (log-level), and the children see none of them.
+printf 'name = from-config\nlog-format = json\nlog-level = error\n' >"$work/a.conf"
+start () { # name [seed]
+    local config=()
+    [ "$1" = a ] && config=(--config "$work/a.conf")
+    SHOAL_PROFILE=loopback SHOAL_DATA_DIR=$work/$1 SHOAL_GRACE=1h SHOAL_LOG_LEVEL=info \
+        SHOAL_TEST_MARK=passed "$shoal" worker "${config[@]}" --bind 127.0.0.1:0 --beacon-port 0 \
+        --name "$1" --grace 2s --log-format=text --acceptable-lag 0 ${2:+--join "$2"} \
+        >"$work/$1.out" 2>"$work/$1.log" &
+    pid_of[$1]=$!
+}
+node_of () { sed -n -E 's/.* node ([0-9a-f]{32}) .*on port.*/\1/p' "$work/$1.log"; }
+
+start a
+wait_for "a starts" grep -q 'on port' "$work/a.log" || exit 1
+grep -Eq '^[0-9T:.-]+Z info  node [0-9a-f]{32} \(a\) on port' "$work/a.log" ||
+    fail "flags win over the environment, and both over the config file ($(head -1 "$work/a.log"))"
+port=$(sed -n -E 's/.* on port ([0-9]+),.*/\1/p' "$work/a.log")
+start b "127.0.0.1:$port"
+start c "127.0.0.1:$port"
+three_alive () { [ "$("$shoal" members --data-dir "$work/a" | grep -c ' alive ')" -eq 3 ]; }
+wait_for "three members alive" three_alive || exit 1
+
+mkdir "$work/env"
+command="env | grep '^SHOAL_' > $work/env/\${SHOAL_JOB}-\${SHOAL_INDEX}.\$\$; exec bash $child_sh"
+# Right after the joins the voters may still change: a submit may find no
+# leader with a quorum for a moment.
+wait_for "submit" "$shoal" submit orders --parallelism 8 --stateful --command "$command" \
+    --data-dir "$work/a" --timeout 2s || exit 1
+# A new stateful job's tasks may start as actives, or as learners that are
+# promoted once ready.
+all_active () {
+    [ "$(cat "$work"/[abc].log | grep -Eo '(started|promoted) orders/[0-9] (as|to) active' |
+        cut -d' ' -f2 | sort -u | wc -l)" -eq 8 ]
+}
+wait_for "every task runs as active" all_active || exit 1
+
+# Each child's environment: its task's variables, with the role, epoch and
+# node its worker's log gives, and none of the worker's options.
+for index in 0 1 2 3 4 5 6 7; do
+    file=$(ls "$work/env/orders-$index".* 2>/dev/null | head -1)
+    [ -n "$file" ] || { fail "orders/$index wrote its environment"; continue; }
+    pid=${file##*.}
+    started="started orders/$index as ([a-z]+) \(epoch ([0-9.]+), pid $pid\)"
+    owner=$(grep -El "$started" "$work"/[abc].log | head -1)
+    [ -n "$owner" ] || { fail "orders/$index: pid $pid is in a worker's log"; continue; }
+    owner=$(basename "$owner" .log)
+    role=$(sed -n -E "s|.*$started.*|\1|p" "$work/$owner.log")
+    epoch=$(sed -n -E "s|.*$started.*|\2|p" "$work/$owner.log")
+    for line in SHOAL_JOB=orders "SHOAL_TASK=orders/$index" "SHOAL_INDEX=$index" \
+        SHOAL_PARALLELISM=8 "SHOAL_ROLE=$role" "SHOAL_EPOCH=$epoch" \
+        "SHOAL_NODE=$(node_of "$owner")" SHOAL_STATUS_FD=3 SHOAL_TEST_MARK=passed; do
+        grep -qx "$line" "$file" || fail "orders/$index's environment has $line ($(tr '\n' ' ' <"$file"))"
+    done
+    grep -Eq '^SHOAL_(PROFILE|DATA_DIR|GRACE)=' "$file" && fail "orders/$index's environment has the worker's options"
+done
+
+# --- scale-out: learners, promoted without a restart ---------------------
+
+start d "127.0.0.1:$port"
+two_promoted () { [ "$(grep -c 'promoted orders/[0-9] to active' "$work/d.log")" -ge 2 ]; }
+wait_for "d's learners are promoted" two_promoted || exit 1
+for task in $(grep -Eo 'promoted orders/[0-9]' "$work/d.log" | cut -d' ' -f2 | sort -u); do
+    learner=$(sed -n -E "s|.*started $task as learner \(epoch [0-9.]+, pid ([0-9]+)\).*|\1|p" "$work/d.log" | head -1)
+    promoted=$(sed -n -E "s|.*promoted $task to active \(epoch [0-9.]+, pid ([0-9]+)\).*|\1|p" "$work/d.log" | head -1)
+    [ -n "$learner" ] && [ "$learner" = "$promoted" ] || fail "$task: the learner ($learner) is the one promoted ($promoted)"
+    grep -qx "SHOAL_ROLE=learner" "$work/env/orders-${task#orders/}.$learner" ||
+        fail "$task: the learner's environment says learner"
+    # The child's own words: lags that fall, then ready, then the promotion.
+    said=$(grep "^$task: .*(pid $learner)$" "$work/d.out")
+    lags=$(echo "$said" | sed -n -E 's/.*restoring, lag ([0-9]+) .*/\1/p')
+    [ "$(echo "$lags" | wc -w)" -ge 2 ] || fail "$task: the learner reports its lag ($said)"
+    [ "$(echo "$lags" | sort -n -r)" = "$lags" ] || fail "$task: the lag only falls ($lags)"
+    echo "$said" | grep -A1 ': ready ' | grep -q 'promoted to active' ||
+        fail "$task: promoted after it was ready, in the same process ($said)"
+    # The old owner's child was gone before the promotion.
+    stopped=$(grep -h "$task stopped: pid" "$work"/[abc].log | head -1 | cut -d' ' -f1)
+    promoted_at=$(grep "promoted $task to active" "$work/d.log" | head -1 | cut -d' ' -f1)
+    [ -n "$stopped" ] && [[ ! "$stopped" > "$promoted_at" ]] ||
+        fail "$task: the old child stopped ($stopped) before the promotion ($promoted_at)"
+done
+grep -q 'SIGKILL after 2000 ms' "$work"/[abc].log || fail "the --grace flag wins over SHOAL_GRACE"
+
+# --- rescale: the tasks dropped stop ------------------------------------
+
+expect_status 0 "rescale" "$shoal" rescale orders 6 --data-dir "$work/a"
+dropped_stop () { [ "$(cat "$work"/[abcd].log | grep -Ec 'orders/[67] stopped: pid')" -ge 2 ]; }
+wait_for "the children of orders/6 and orders/7 stop" dropped_stop
+for task in orders/6 orders/7; do
+    for pid in $(cat "$work"/[abcd].log | sed -n -E "s|.*$task stopped: pid ([0-9]+) .*|\1|p"); do
+        alive "$pid" && fail "$task: pid $pid still runs"
+    done
+done
+
+# --- SIGKILL: the children die with their worker ------------------------
+
+# d, whose children were learners promoted in place. (Losing d keeps a
+# majority of the voters whether or not d is one yet; c's leave below does
+# too.)
+d_children=$(children_of d)
+live=0
+for pid in $d_children; do alive "$pid" && live=$((live + 1)); done
+[ "$live" -gt 0 ] || fail "some of d's children run before d is killed"
+killed_at=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)
+kill -9 "${pid_of[d]}"
+wait "${pid_of[d]}" 2>/dev/null
+unset 'pid_of[d]'
+# shellcheck disable=SC2086
+wait_for "d's children die with it" all_gone $d_children
+
+# The leader's status lists every task; another node's, only its own. Six
+# tasks run, on the live workers but the one named.
+six_running () { # not-on
+    local name
+    for name in a b c; do
+        [ -n "${pid_of[$name]:-}" ] || continue
+        "$shoal" status --data-dir "$work/$name" --json >"$work/status" 2>/dev/null || continue
+        [ "$(grep -Eo '"task": ?"orders/[0-5]"[^}]*"node_name": ?"[^"]*"[^}]*"role": ?"active"[^}]*"state": ?"running"' \
+            "$work/status" | grep -Ev "\"node_name\": ?\"($1)\"" | wc -l)" -eq 6 ] && return 0
+    done
+    return 1
+}
+wait_for "d's tasks run elsewhere" six_running d
+
+# --- SIGTERM: a graceful leave ------------------------------------------
+
+c_children=$(children_of c)
+kill -TERM "${pid_of[c]}"
+for i in $(seq 300); do kill -0 "${pid_of[c]}" 2>/dev/null || break; sleep 0.2; done
+wait "${pid_of[c]}"
+status=$?
+unset 'pid_of[c]'
+[ "$status" -eq 0 ] || fail "c exits 0 after its leave, not $status"
+grep -q 'left the cluster' "$work/c.log" || fail "c says it left"
+# shellcheck disable=SC2086
+all_gone $c_children || fail "c's children stopped before it exited"
+
+# --- remove: every child stops ------------------------------------------
+
+wait_for "c's tasks run elsewhere" six_running "c|d"
+# The leader may have changed meanwhile: ask until one answers.
+wait_for "remove" "$shoal" remove orders --data-dir "$work/a" --timeout 2s
+# shellcheck disable=SC2046
+wait_for "every child stops" all_gone $(children_of a) $(children_of b)
+
+# --- children that exit, jobs without a command -------------------------
+
+# A child that exits unasked is restarted after 1 s, then 2 s; a job with no
+# command is reported failed, and logged once per task on each worker
+# however often the node starts it again.
+wait_for "submit crash" "$shoal" submit crash --parallelism 1 --command 'exit 3' \
+    --data-dir "$work/a" --timeout 2s
+wait_for "submit nothing" "$shoal" submit nothing --parallelism 1 --data-dir "$work/a" --timeout 2s
+wait_for "a second restart of crash/0" grep -q 'restarting crash/0 in 2000 ms (failure 2 of 5)' \
+    "$work/a.log" "$work/b.log"
+grep -q 'crash/0 exited unasked: pid [0-9]* exited with status 3' "$work/a.log" "$work/b.log" ||
+    fail "crash/0's exit status is logged"
+grep -q 'restarting crash/0 in 1000 ms (failure 1 of 5)' "$work/a.log" "$work/b.log" ||
+    fail "crash/0 is restarted after 1 s first"
+wait_for "a job without a command is said" grep -q 'job nothing has no command' \
+    "$work/a.log" "$work/b.log"
+for name in a b; do
+    [ "$(grep -c 'job nothing has no command' "$work/$name.log")" -le 1 ] ||
+        fail "$name logs a job without a command once per task"
+done
+
+# --- never two actives --------------------------------------------------
+
+# Each active child's time, from its worker's log: from its start as an
+# active, or its promotion, to its exit (d's: to its SIGKILL). Two children
+# of a task must never overlap.
+for name in a b c d; do
+    sed -n -E \
+        -e "s/^([^ ]+) [a-z]+ +(started|promoted) ([^ ]+) (as|to) active \(epoch [^,]+, pid ([0-9]+)\).*/\3 \1 begin $name \5/p" \
+        -e "s/^([^ ]+) [a-z]+ +([^ ]+) (stopped|exited unasked): pid ([0-9]+) .*/\2 \1 end $name \4/p" \
+        "$work/$name.log"
+done >"$work/activity"
+overlaps=$(awk -v killed="$killed_at" '
+    { key = $1 " " $4 " " $5 }
+    $3 == "begin" && !(key in begin) { begin[key] = $2; task[key] = $1 }
+    $3 == "end" && (key in begin) && !(key in end) { end[key] = $2 }
+    END {
+        for (k in begin) if (!(k in end)) end[k] = (k ~ / d /) ? killed : "~"
+        for (i in begin) for (j in begin)
+            if (i < j && task[i] == task[j] && begin[i] < end[j] && begin[j] < end[i])
+                print i " [" begin[i] ", " end[i] "] and " j " [" begin[j] ", " end[j] "]"
+    }' "$work/activity")
+[ "$(grep -c begin "$work/activity")" -ge 10 ] || fail "the logs show the actives ($(wc -l <"$work/activity") lines)"
+[ -z "$overlaps" ] || fail "two actives at once: $overlaps"
+
+echo "worker: $failures failed"
+exit $((failures > 0))

@@ -1,0 +1,780 @@
+/*  worker/child.c: the child process of one task: the shim that keeps it
+    from outliving the worker, the signals to its process group, its status
+    socket and the parser of its lines. worker/child.h says how they work.
+*/
+#define _GNU_SOURCE //  pipe2, dup3, ppoll
+
+#include "child.h"
+
+#include "options.h"
+#include "shoal.h"
+#include "why.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+//  ---------------------------------------------------------------------
+//  The status lines
+
+//  A lag is a whole number, in decimal digits, that fits 64 bits.
+static bool
+s_number (const char *text, size_t length, uint64_t *value)
+{
+    if (length == 0)
+        return false;
+    uint64_t number = 0;
+    for (size_t i = 0; i < length; i++) {
+        if (text[i] < '0' || text[i] > '9')
+            return false;
+        uint64_t digit = (uint64_t) (text[i] - '0');
+        if (number > (UINT64_MAX - digit) / 10)
+            return false;
+        number = number * 10 + digit;
+    }
+    *value = number;
+    return true;
+}
+
+//  What one whole line (without its newline) says.
+static void
+s_status_line (const char *line, size_t length, shoal_status_line_t *status)
+{
+    uint64_t lag = 0;
+    if (length == 5 && memcmp (line, "ready", 5) == 0)
+        *status = (shoal_status_line_t){ .type = SHOAL_STATUS_LAG, .lag = 0, .ready = true };
+    else if (length > 4 && memcmp (line, "lag ", 4) == 0 && s_number (line + 4, length - 4, &lag))
+        *status = (shoal_status_line_t){ .type = SHOAL_STATUS_LAG, .lag = lag };
+    else if (length >= 4 && memcmp (line, "lag ", 4) == 0)
+        *status = (shoal_status_line_t){ .type = SHOAL_STATUS_BAD,
+                                         .reason = "lag takes a whole number, 0 to 2^64-1" };
+    else
+        *status = (shoal_status_line_t){ .type = SHOAL_STATUS_BAD,
+                                         .reason = "not a status line (lag N, or ready)" };
+}
+
+size_t
+shoal_status_parse (shoal_status_parser_t *self, const char *data, size_t size,
+                    shoal_status_line_t *status)
+{
+    assert (self && status && (data || size == 0));
+    *status = (shoal_status_line_t){ .type = SHOAL_STATUS_NONE };
+    for (size_t i = 0; i < size; i++) {
+        if (data[i] == '\n') {
+            size_t used = self->used;
+            bool overlong = self->overlong;
+            self->used = 0;
+            self->overlong = false;
+            if (used > 0 && !overlong) {
+                s_status_line (self->line, used, status);
+                return i + 1;
+            }
+            //  A blank line, or the end of one that was too long.
+            continue;
+        }
+        if (self->overlong)
+            continue;
+        if (self->used == sizeof self->line) {
+            //  With this byte and its newline the line would pass the limit:
+            //  it is refused now, and the rest of it is never held.
+            self->overlong = true;
+            self->used = 0;
+            *status = (shoal_status_line_t){ .type = SHOAL_STATUS_BAD,
+                                             .reason = "a line longer than 256 bytes" };
+            return i + 1;
+        }
+        self->line[self->used++] = data[i];
+    }
+    return size;
+}
+
+//  ---------------------------------------------------------------------
+//  The environment of a command
+
+//  The variables a child is given, made afresh for each.
+#define S_TASK_VARIABLES 8
+
+typedef struct {
+    char **entries;               //  what the command gets, NULL last
+    char *made[S_TASK_VARIABLES]; //  the task's variables, to free
+} s_environment_t;
+
+//  True when the entry "NAME=value" names one of the names given.
+static bool
+s_names (const char *entry, size_t length, const char *name)
+{
+    return strlen (name) == length && memcmp (entry, name, length) == 0;
+}
+
+//  The worker's variables go to its children, but for those of its options
+//  (a node embedded in the child would take them for its own) and those
+//  the child is given anew.
+static bool
+s_passed_on (const char *entry)
+{
+    static const char prefix[] = SHOAL_OPTIONS_ENV_PREFIX;
+    if (strncmp (entry, prefix, sizeof prefix - 1) != 0)
+        return true;
+    size_t length = strcspn (entry, "=");
+    static const char *const reserved[] = { SHOAL_OPTIONS_ENV_RESERVED };
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+        if (s_names (entry, length, reserved[i]))
+            return false;
+    for (size_t i = 0; i < shoal_options_count (); i++) {
+        char name[128];
+        const char *key = shoal_options_info (i)->key;
+        size_t at = snprintf (name, sizeof name, "%s", prefix);
+        for (; *key && at < sizeof name - 1; key++)
+            name[at++] = *key == '-' ? '_' : (char) (*key >= 'a' && *key <= 'z' ? *key - 32 : *key);
+        name[at] = 0;
+        if (s_names (entry, length, name))
+            return false;
+    }
+    return true;
+}
+
+static char *
+s_variable (const char *format, ...)
+{
+    va_list args;
+    va_start (args, format);
+    char *text = NULL;
+    if (vasprintf (&text, format, args) < 0)
+        text = NULL;
+    va_end (args);
+    return text;
+}
+
+static void
+s_environment_free (s_environment_t *environment)
+{
+    for (size_t i = 0; i < S_TASK_VARIABLES; i++)
+        free (environment->made[i]);
+    free (environment->entries);
+}
+
+static int
+s_environment (const shoal_child_spec_t *spec, s_environment_t *environment)
+{
+    memset (environment, 0, sizeof *environment);
+    size_t count = 0;
+    for (char *const *entry = spec->environment; entry && *entry; entry++)
+        count++;
+    environment->entries = calloc (count + S_TASK_VARIABLES + 1, sizeof (char *));
+    if (!environment->entries)
+        return -1;
+    size_t used = 0;
+    for (char *const *entry = spec->environment; entry && *entry; entry++)
+        if (s_passed_on (*entry))
+            environment->entries[used++] = *entry;
+    char **made = environment->made;
+    made[0] = s_variable ("SHOAL_JOB=%s", spec->job);
+    made[1] = s_variable ("SHOAL_TASK=%s/%u", spec->job, spec->index);
+    made[2] = s_variable ("SHOAL_INDEX=%u", spec->index);
+    made[3] = s_variable ("SHOAL_PARALLELISM=%u", spec->parallelism);
+    made[4] = s_variable ("SHOAL_ROLE=%s", shoal_child_role_name (spec->role));
+    made[5] = s_variable ("SHOAL_EPOCH=%llu.%llu", (unsigned long long) spec->epoch_term,
+                          (unsigned long long) spec->epoch_version);
+    made[6] = s_variable ("SHOAL_NODE=%s", spec->node ? spec->node : "");
+    made[7] = s_variable ("SHOAL_STATUS_FD=%d", SHOAL_CHILD_STATUS_FD);
+    for (size_t i = 0; i < S_TASK_VARIABLES; i++) {
+        if (!made[i]) {
+            s_environment_free (environment);
+            return -1;
+        }
+        environment->entries[used++] = made[i];
+    }
+    return 0;
+}
+
+//  ---------------------------------------------------------------------
+//  The shim and the command: after the fork, async-signal-safe calls only
+
+//  The exec pipe carries records from the shim and the command to the
+//  worker: the command's pid, or why it could not run. Each is written
+//  whole (a pipe write of at most PIPE_BUF bytes is atomic). Its end of
+//  file, once every writer has closed it (the command on exec), says the
+//  command was exec'd.
+typedef struct {
+    int32_t kind;
+    int32_t value;
+} s_record_t;
+
+#define S_RECORD_PID  'P' //  the command's pid, which is its group's
+#define S_RECORD_EXEC 'E' //  the errno of an exec of /bin/sh that failed
+#define S_RECORD_FORK 'F' //  the errno of the shim's fork that failed
+
+//  In the shim and the command: 3 the status socket, 4 the exec pipe; no
+//  other descriptor past standard error.
+#define S_EXEC_FD       4
+#define S_FIRST_FREE_FD 5
+
+//  The shim's exit status when it could not set up: the worker never
+//  hears of a command then, and says so.
+#define S_EXIT_SETUP 126
+
+//  What the shim and the command need, made before the fork.
+typedef struct {
+    pid_t worker;
+    char *const *argv;
+    char *const *envp;
+    int status_fd; //  the child's end of the status socket
+    int exec_fd;   //  the write end of the exec pipe
+    uint64_t grace_ms;
+    int fd_limit; //  descriptors to close one by one when close_range is missing
+} s_launch_t;
+
+static volatile sig_atomic_t s_shim_terminated;
+
+static void
+s_shim_on_signal (int signal)
+{
+    if (signal == SIGTERM)
+        s_shim_terminated = 1;
+}
+
+static void
+s_record (int kind, int value)
+{
+    s_record_t record = { kind, value };
+    while (write (S_EXEC_FD, &record, sizeof record) < 0 && errno == EINTR)
+        ;
+}
+
+static uint64_t
+s_shim_now (void)
+{
+    struct timespec now;
+    clock_gettime (CLOCK_MONOTONIC, &now);
+    return (uint64_t) now.tv_sec * 1000 + (uint64_t) now.tv_nsec / 1000000;
+}
+
+//  Sends signal to every child of the shim, and to the group each leads. A
+//  live process's id names no group but its own, so this reaches nobody
+//  else. The shim is a subreaper: each process below it whose parent dies
+//  becomes its child, so sweeping again after each death reaches the whole
+//  tree, also what left the command's group (setsid).
+static void
+s_shim_sweep (int signal)
+{
+    int fd = open ("/proc/thread-self/children", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char buffer[512];
+    pid_t pid = 0;
+    ssize_t size;
+    while ((size = read (fd, buffer, sizeof buffer)) > 0)
+        for (ssize_t i = 0; i <= size; i++) {
+            bool digit = i < size && buffer[i] >= '0' && buffer[i] <= '9';
+            if (digit && pid < 100000000)
+                pid = pid * 10 + (buffer[i] - '0');
+            else if (!digit && i < size && pid > 0) {
+                kill (pid, signal);
+                kill (-pid, signal);
+                pid = 0;
+            }
+        }
+    close (fd);
+}
+
+//  The command's process: its own group, /dev/null for input, the status
+//  socket as descriptor 3, default signals, then /bin/sh -c.
+_Noreturn static void
+s_command (const s_launch_t *launch, pid_t shim)
+{
+    setpgid (0, 0);
+    //  Should the shim die by SIGKILL, the command dies too (this outlives
+    //  exec). What the command starts is the shim's to kill.
+    prctl (PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid () != shim)
+        _exit (127);
+    int null = open ("/dev/null", O_RDONLY);
+    if (null > 0) {
+        dup2 (null, 0);
+        close (null);
+    }
+    struct sigaction fallback = { .sa_handler = SIG_DFL };
+    for (int signal = 1; signal < NSIG; signal++)
+        if (signal != SIGKILL && signal != SIGSTOP)
+            sigaction (signal, &fallback, NULL);
+    //  A SIGTERM the worker sent to the group before this is taken now, as
+    //  the command would: it never runs.
+    sigset_t none;
+    sigemptyset (&none);
+    sigprocmask (SIG_SETMASK, &none, NULL);
+    execve ("/bin/sh", launch->argv, launch->envp);
+    s_record (S_RECORD_EXEC, errno);
+    _exit (127);
+}
+
+//  Puts the status socket at 3 and the exec pipe at 4 (closed on exec) and
+//  closes every other descriptor above standard error: the worker's
+//  sockets, and the ends it holds of its other children's channels, which
+//  would keep them open.
+static void
+s_shim_descriptors (const s_launch_t *launch)
+{
+    int status = fcntl (launch->status_fd, F_DUPFD, S_FIRST_FREE_FD);
+    int exec = fcntl (launch->exec_fd, F_DUPFD, S_FIRST_FREE_FD);
+    if (status < 0 || exec < 0 || dup2 (status, SHOAL_CHILD_STATUS_FD) < 0 ||
+        dup3 (exec, S_EXEC_FD, O_CLOEXEC) < 0)
+        _exit (S_EXIT_SETUP);
+#ifdef SYS_close_range
+    if (syscall (SYS_close_range, S_FIRST_FREE_FD, ~0U, 0) == 0)
+        return;
+#endif
+    for (int fd = S_FIRST_FREE_FD; fd < launch->fd_limit; fd++)
+        close (fd);
+}
+
+//  The shim: see child.h. Every signal is blocked (shoal_child_new blocked
+//  them before the fork) but in ppoll, which lets SIGTERM and SIGCHLD in.
+_Noreturn static void
+s_shim (const s_launch_t *launch)
+{
+    struct sigaction action = { .sa_handler = s_shim_on_signal };
+    sigemptyset (&action.sa_mask);
+    sigaction (SIGTERM, &action, NULL);
+    sigaction (SIGCHLD, &action, NULL);
+    setpgid (0, 0);
+    prctl (PR_SET_PDEATHSIG, SIGTERM);
+    //  The worker may have died before the line above: nothing to run.
+    if (getppid () != launch->worker)
+        _exit (S_EXIT_SETUP);
+    prctl (PR_SET_CHILD_SUBREAPER, 1);
+    s_shim_descriptors (launch);
+
+    pid_t shim = getpid ();
+    pid_t command = fork ();
+    if (command == 0)
+        s_command (launch, shim);
+    if (command < 0) {
+        s_record (S_RECORD_FORK, errno);
+        _exit (S_EXIT_SETUP);
+    }
+    //  The command does it too; whichever comes first makes the group
+    //  before the worker hears of it.
+    setpgid (command, command);
+    s_record (S_RECORD_PID, command);
+    close (S_EXEC_FD);
+    close (SHOAL_CHILD_STATUS_FD);
+
+    sigset_t waiting;
+    sigfillset (&waiting);
+    sigdelset (&waiting, SIGTERM);
+    sigdelset (&waiting, SIGCHLD);
+    int status = 0;
+    bool command_done = false, group_gone = false, leftovers_told = false, killing = false;
+    uint64_t deadline = 0;
+    while (true) {
+        int wstatus;
+        pid_t pid;
+        while ((pid = waitpid (-1, &wstatus, WNOHANG)) > 0)
+            if (pid == command) {
+                status = wstatus;
+                command_done = true;
+            }
+        if (pid < 0 && errno == ECHILD)
+            break; //  nothing is left below the shim
+        killing |= s_shim_terminated || (leftovers_told && s_shim_now () >= deadline);
+        if (killing || (command_done && !leftovers_told)) {
+            //  The worker died or gave up waiting: everything dies now.
+            //  Or the command ended and left processes behind: they are
+            //  told to end, and killed after the grace.
+            int signal = killing ? SIGKILL : SIGTERM;
+            if (!group_gone && kill (-command, signal) != 0 && errno == ESRCH)
+                group_gone = true; //  its id may be reused from now on
+            s_shim_sweep (signal);
+            if (!leftovers_told) {
+                leftovers_told = true;
+                deadline = s_shim_now () + launch->grace_ms;
+            }
+        }
+        struct timespec timeout = { 0 };
+        if (leftovers_told && !killing) {
+            uint64_t now = s_shim_now ();
+            uint64_t left = deadline > now ? deadline - now : 0;
+            timeout.tv_sec = (time_t) (left / 1000);
+            timeout.tv_nsec = (long) (left % 1000) * 1000000;
+        }
+        ppoll (NULL, 0, leftovers_told && !killing ? &timeout : NULL, &waiting);
+    }
+    if (WIFEXITED (status))
+        _exit (WEXITSTATUS (status));
+    _exit (WIFSIGNALED (status) ? 128 + WTERMSIG (status) : 1);
+}
+
+//  ---------------------------------------------------------------------
+//  Children, as the worker sees them
+
+struct _shoal_child_t {
+    pid_t shim;
+    pid_t pid;     //  the command and its group; 0 until known
+    int exec_fd;   //  the read end of the exec pipe; -1 once it ended
+    int status_fd; //  the worker's end of the status socket; -1 once closed
+    int started;   //  1 exec'd, -1 could not be, 0 not known yet
+    char reason[128];
+    bool stopping;
+    bool killed;
+    bool frozen;
+    bool reaped;
+    uint64_t kill_at; //  stopping: when SIGKILL comes
+    shoal_child_exit_t exit;
+    shoal_status_parser_t parser;
+    char input[512]; //  bytes read from the status socket, parsed from input_at
+    size_t input_used;
+    size_t input_at;
+};
+
+static void
+s_close (int *fd)
+{
+    if (*fd >= 0)
+        close (*fd);
+    *fd = -1;
+}
+
+static void
+s_nonblocking (int fd)
+{
+    int flags = fcntl (fd, F_GETFL);
+    if (flags >= 0)
+        fcntl (fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+shoal_child_t *
+shoal_child_new (const shoal_child_spec_t *spec, char *why, size_t why_size)
+{
+    assert (spec && spec->command && spec->job);
+    shoal_child_t *self = calloc (1, sizeof *self);
+    s_environment_t environment;
+    if (!self || s_environment (spec, &environment) != 0) {
+        free (self);
+        shoal_why (why, why_size, "out of memory");
+        return NULL;
+    }
+    self->exec_fd = self->status_fd = -1;
+    self->kill_at = UINT64_MAX;
+    int pair[2] = { -1, -1 }, pipe_fds[2] = { -1, -1 };
+    if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0 ||
+        pipe2 (pipe_fds, O_CLOEXEC) != 0) {
+        shoal_why (why, why_size, "cannot make the child's descriptors: %s", strerror (errno));
+        s_close (&pair[0]);
+        s_close (&pair[1]);
+        s_environment_free (&environment);
+        free (self);
+        return NULL;
+    }
+    s_nonblocking (pair[0]);
+    s_nonblocking (pipe_fds[0]);
+    char *argv[] = { "/bin/sh", "-c", (char *) spec->command, NULL };
+    long fd_limit = sysconf (_SC_OPEN_MAX);
+    s_launch_t launch = {
+        .worker = getpid (),
+        .argv = argv,
+        .envp = environment.entries,
+        .status_fd = pair[1],
+        .exec_fd = pipe_fds[1],
+        .grace_ms = spec->grace_ms,
+        .fd_limit = fd_limit > 0 && fd_limit < 65536 ? (int) fd_limit : 65536,
+    };
+    //  The shim starts with every signal blocked, so that none arrives
+    //  before it is ready for it.
+    sigset_t all, old;
+    sigfillset (&all);
+    pthread_sigmask (SIG_SETMASK, &all, &old);
+    pid_t pid = fork ();
+    if (pid == 0)
+        s_shim (&launch);
+    int saved = errno;
+    pthread_sigmask (SIG_SETMASK, &old, NULL);
+    s_close (&pair[1]);
+    s_close (&pipe_fds[1]);
+    s_environment_free (&environment);
+    if (pid < 0) {
+        shoal_why (why, why_size, "cannot fork: %s", strerror (saved));
+        s_close (&pair[0]);
+        s_close (&pipe_fds[0]);
+        free (self);
+        return NULL;
+    }
+    self->shim = pid;
+    self->status_fd = pair[0];
+    self->exec_fd = pipe_fds[0];
+    return self;
+}
+
+//  Reads what the exec pipe holds: the command's pid, then its end (the
+//  command was exec'd) or why it could not run.
+static void
+s_exec_read (shoal_child_t *self)
+{
+    while (self->exec_fd >= 0) {
+        s_record_t records[4];
+        ssize_t size = read (self->exec_fd, records, sizeof records);
+        if (size < 0 && errno == EINTR)
+            continue;
+        if (size < 0)
+            return; //  nothing yet
+        for (size_t i = 0; i < (size_t) size / sizeof records[0]; i++) {
+            const s_record_t *record = &records[i];
+            if (record->kind == S_RECORD_PID && record->value > 0) {
+                self->pid = record->value;
+                if (self->frozen && !self->killed)
+                    kill (-self->pid, SIGSTOP);
+            } else if (record->kind == S_RECORD_EXEC || record->kind == S_RECORD_FORK) {
+                self->started = -1;
+                snprintf (self->reason, sizeof self->reason, "%s: %s",
+                          record->kind == S_RECORD_EXEC ? "cannot run /bin/sh"
+                                                        : "the shim cannot fork",
+                          strerror (record->value));
+            }
+        }
+        if (size == 0) {
+            s_close (&self->exec_fd);
+            if (self->started == 0 && self->pid > 0)
+                self->started = 1;
+            else if (self->started == 0) {
+                self->started = -1;
+                snprintf (self->reason, sizeof self->reason,
+                          "the shim ended before it started the command");
+            }
+        }
+    }
+}
+
+void
+shoal_child_destroy (shoal_child_t **self_p)
+{
+    assert (self_p);
+    shoal_child_t *self = *self_p;
+    if (!self)
+        return;
+    if (!self->reaped) {
+        shoal_child_kill (self);
+        int status;
+        while (waitpid (self->shim, &status, 0) < 0 && errno == EINTR)
+            ;
+    }
+    s_close (&self->exec_fd);
+    s_close (&self->status_fd);
+    free (self);
+    *self_p = NULL;
+}
+
+int
+shoal_child_exec_fd (const shoal_child_t *self)
+{
+    return self->exec_fd;
+}
+
+int
+shoal_child_status_fd (const shoal_child_t *self)
+{
+    return self->status_fd;
+}
+
+int
+shoal_child_started (shoal_child_t *self, char *why, size_t why_size)
+{
+    s_exec_read (self);
+    if (self->started < 0)
+        shoal_why (why, why_size, "%s", self->reason);
+    return self->started;
+}
+
+pid_t
+shoal_child_pid (const shoal_child_t *self)
+{
+    return self->pid;
+}
+
+pid_t
+shoal_child_shim (const shoal_child_t *self)
+{
+    return self->shim;
+}
+
+int
+shoal_child_status (shoal_child_t *self, shoal_status_line_t *status)
+{
+    while (true) {
+        if (self->input_at < self->input_used) {
+            self->input_at += shoal_status_parse (&self->parser, self->input + self->input_at,
+                                                  self->input_used - self->input_at, status);
+            if (status->type != SHOAL_STATUS_NONE)
+                return 1;
+            continue;
+        }
+        if (self->status_fd < 0)
+            return -1;
+        ssize_t size = recv (self->status_fd, self->input, sizeof self->input, MSG_DONTWAIT);
+        if (size < 0 && errno == EINTR)
+            continue;
+        if (size < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return 0;
+        if (size <= 0) {
+            //  The child closed its end, or exited. A line it left
+            //  unfinished says nothing.
+            s_close (&self->status_fd);
+            return -1;
+        }
+        self->input_used = (size_t) size;
+        self->input_at = 0;
+    }
+}
+
+int
+shoal_child_promote (shoal_child_t *self, uint64_t term, uint64_t version, char *why,
+                     size_t why_size)
+{
+    char line[64];
+    int length = snprintf (line, sizeof line, "promote %llu.%llu\n", (unsigned long long) term,
+                           (unsigned long long) version);
+    if (self->status_fd < 0)
+        return shoal_why (why, why_size, "the child closed its status descriptor");
+    ssize_t sent = send (self->status_fd, line, (size_t) length, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (sent == length)
+        return 0;
+    return shoal_why (why, why_size, "cannot tell the child: %s",
+                      sent < 0 ? strerror (errno) : "the line did not fit");
+}
+
+int
+shoal_child_stop (shoal_child_t *self, uint64_t now_ms, uint64_t grace_ms)
+{
+    if (self->stopping || self->reaped)
+        return 0;
+    self->stopping = true;
+    s_exec_read (self);
+    if (self->frozen || self->pid == 0)
+        shoal_child_kill (self);
+    else {
+        kill (-self->pid, SIGTERM);
+        self->kill_at = now_ms + grace_ms < now_ms ? UINT64_MAX - 1 : now_ms + grace_ms;
+    }
+    return 0;
+}
+
+bool
+shoal_child_stopping (const shoal_child_t *self)
+{
+    return self->stopping;
+}
+
+void
+shoal_child_kill (shoal_child_t *self)
+{
+    //  Once the shim is reaped, its ids may name other processes.
+    if (self->reaped)
+        return;
+    s_exec_read (self);
+    if (self->pid > 0)
+        kill (-self->pid, SIGKILL);
+    kill (self->shim, SIGTERM);
+    if (self->pid > 0)
+        kill (-self->pid, SIGCONT);
+    self->stopping = self->killed = true;
+    self->kill_at = UINT64_MAX;
+}
+
+void
+shoal_child_freeze (shoal_child_t *self, bool frozen)
+{
+    if (self->reaped || self->killed || self->frozen == frozen)
+        return;
+    self->frozen = frozen;
+    s_exec_read (self);
+    //  A child told to stop may finish its work only while the lease
+    //  holds: it cannot finish frozen, so it ends now.
+    if (frozen && self->stopping)
+        shoal_child_kill (self);
+    else if (self->pid > 0)
+        kill (-self->pid, frozen ? SIGSTOP : SIGCONT);
+}
+
+bool
+shoal_child_frozen (const shoal_child_t *self)
+{
+    return self->frozen;
+}
+
+uint64_t
+shoal_child_next (const shoal_child_t *self)
+{
+    return self->stopping && !self->killed && !self->reaped ? self->kill_at : UINT64_MAX;
+}
+
+void
+shoal_child_tick (shoal_child_t *self, uint64_t now_ms)
+{
+    if (self->stopping && !self->killed && now_ms >= self->kill_at)
+        shoal_child_kill (self);
+}
+
+int
+shoal_child_reap (shoal_child_t *self, shoal_child_exit_t *exit)
+{
+    if (!self->reaped) {
+        int status = 0;
+        pid_t pid = waitpid (self->shim, &status, WNOHANG);
+        if (pid == 0 || (pid < 0 && errno == EINTR))
+            return 0;
+        self->reaped = true;
+        //  Every writer of the exec pipe is gone: it says all it will.
+        s_exec_read (self);
+        s_close (&self->exec_fd);
+        shoal_child_exit_t *out = &self->exit;
+        if (pid < 0)
+            out->shim_signal = SIGKILL; //  reaped by someone else: as good as killed
+        else if (WIFSIGNALED (status))
+            out->shim_signal = WTERMSIG (status);
+        else if (WIFEXITED (status)) {
+            out->status = WEXITSTATUS (status);
+            if (out->status > 128 && out->status < 128 + NSIG)
+                out->signal = out->status - 128;
+        }
+        if (self->started < 0) {
+            out->exec_failed = true;
+            snprintf (out->reason, sizeof out->reason, "%s", self->reason);
+        }
+    }
+    *exit = self->exit;
+    return 1;
+}
+
+void
+shoal_child_exit_text (const shoal_child_exit_t *exit, char *text, size_t size)
+{
+    if (exit->exec_failed)
+        snprintf (text, size, "could not start: %s", exit->reason);
+    else if (exit->shim_signal)
+        snprintf (text, size, "its shim was killed by signal %d (%s)", exit->shim_signal,
+                  strsignal (exit->shim_signal));
+    else if (exit->signal)
+        snprintf (text, size, "killed by signal %d (%s)", exit->signal, strsignal (exit->signal));
+    else
+        snprintf (text, size, "exited with status %d", exit->status);
+}
+
+const char *
+shoal_child_role_name (int role)
+{
+    return role == SHOAL_ACTIVE    ? "active"
+           : role == SHOAL_LEARNER ? "learner"
+           : role == SHOAL_STANDBY ? "standby"
+                                   : "none";
+}
