@@ -321,6 +321,8 @@ s_task_parts (const char *task, shoal_event_t *event)
     event->index = slash ? (uint32_t) strtoul (slash + 1, NULL, 10) : 0;
 }
 
+static void s_lease_check (s_actor_t *self, uint64_t now);
+
 static void
 s_command (void *arg, const shoal_tasks_command_t *command)
 {
@@ -331,6 +333,10 @@ s_command (void *arg, const shoal_tasks_command_t *command)
                                  [SHOAL_TASKS_STOP] = SHOAL_EVENT_STOP };
     if (command->type >= sizeof types / sizeof types[0] || !types[command->type])
         return;
+    //  A lease that lapsed brings DEMOTEs: the application hears that the
+    //  lease is lost first, so that it never takes them for a demotion it
+    //  may finish while leased.
+    s_lease_check (self, s_now ());
     shoal_metrics_command (self->metrics, command);
     shoal_eventlog_command (self->events, command);
     shoal_event_t event = { .type = types[command->type],
