@@ -184,27 +184,11 @@ for task in orders/6 orders/7; do
     done
 done
 
-# --- SIGKILL: the children die with their worker ------------------------
-
-# d, whose children were learners promoted in place. (Losing d keeps a
-# majority of the voters whether or not d is one yet; c's leave below does
-# too.)
-d_children=$(children_of d)
-live=0
-for pid in $d_children; do alive "$pid" && live=$((live + 1)); done
-[ "$live" -gt 0 ] || fail "some of d's children run before d is killed"
-killed_at=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)
-kill -9 "${pid_of[d]}"
-wait "${pid_of[d]}" 2>/dev/null
-unset 'pid_of[d]'
-# shellcheck disable=SC2086
-wait_for "d's children die with it" all_gone $d_children
-
 # The leader's status lists every task; another node's, only its own. Six
 # tasks run, on the live workers but the one named.
 six_running () { # not-on
     local name
-    for name in a b c; do
+    for name in a b c d; do
         [ -n "${pid_of[$name]:-}" ] || continue
         "$shoal" status --data-dir "$work/$name" --json >"$work/status" 2>/dev/null || continue
         [ "$(grep -Eo '"task": ?"orders/[0-5]"[^}]*"node_name": ?"[^"]*"[^}]*"role": ?"active"[^}]*"state": ?"running"' \
@@ -212,8 +196,6 @@ six_running () { # not-on
     done
     return 1
 }
-wait_for "d's tasks run elsewhere" six_running d
-
 # --- SIGTERM: a graceful leave ------------------------------------------
 
 c_children=$(children_of c)
@@ -226,10 +208,30 @@ unset 'pid_of[c]'
 grep -q 'left the cluster' "$work/c.log" || fail "c says it left"
 # shellcheck disable=SC2086
 all_gone $c_children || fail "c's children stopped before it exited"
+wait_for "c's tasks run elsewhere" six_running c
+
+
+# --- SIGKILL: the children die with their worker ------------------------
+
+# d, whose children were learners promoted in place, once c has left and
+# the cluster settled. (A failure and a leave at once can leave no majority
+# of the voters: a cluster of three, or of four with d just become a voter,
+# waits for its dead member to come back; docs/node.md, "Known limits".)
+d_children=$(children_of d)
+live=0
+for pid in $d_children; do alive "$pid" && live=$((live + 1)); done
+[ "$live" -gt 0 ] || fail "some of d's children run before d is killed"
+killed_at=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)
+kill -9 "${pid_of[d]}"
+wait "${pid_of[d]}" 2>/dev/null
+unset 'pid_of[d]'
+# shellcheck disable=SC2086
+wait_for "d's children die with it" all_gone $d_children
+
+wait_for "d's tasks run elsewhere" six_running "c|d"
 
 # --- remove: every child stops ------------------------------------------
 
-wait_for "c's tasks run elsewhere" six_running "c|d"
 # The leader may have changed meanwhile: ask until one answers.
 wait_for "remove" "$shoal" remove orders --data-dir "$work/a" --timeout 2s
 # shellcheck disable=SC2046
