@@ -614,9 +614,14 @@ s_voters_review (shoal_elector_t *self, uint64_t now)
     //  otherwise hold the cluster's fate, with the leader unable to vote.
     if (!leaves && !joins && !self_votes && !self->leaving && self->voter_count < SHOAL_VOTERS_MAX)
         joins = &self->id;
+    //  A member joins once live for stable_ms, and only while it answers:
+    //  one that acknowledged no round for a lease may have died before the
+    //  view says so, and a dead voter counts against the majority.
+    uint64_t rounds_per_lease = self->config.lease_ms / self->config.heartbeat_ms;
     for (size_t i = 0; i < self->member_count && !leaves && !joins; i++) {
         const s_member_t *member = &self->members[i];
-        if (member->live && now - member->since_ms >= self->config.stable_ms &&
+        bool answers = member->acked_round && member->acked_round + rounds_per_lease >= self->round;
+        if (member->live && answers && now - member->since_ms >= self->config.stable_ms &&
             !s_is_voter (self, &member->id) && self->voter_count < SHOAL_VOTERS_MAX)
             joins = &member->id;
     }

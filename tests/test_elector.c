@@ -687,6 +687,29 @@ a_leader_that_leaves_hands_its_vote_over (void)
     s_net_destroy (&net);
 }
 
+//  A member joins the voter set only while it answers: one the view still
+//  calls live but that acknowledges nothing (it died a moment ago) is not
+//  made a voter, which would count it against the majority.
+static void
+a_member_that_does_not_answer_is_not_made_a_voter (void)
+{
+    shoal_elector_config_t config = s_config ();
+    s_net_t *net = s_led_but_last (&config, 4);
+    s_start (net, 3);
+    for (int to = 0; to < 3; to++)
+        net->drop[3][to] = 1 << 30;
+    s_run_until (net, net->now + config.stable_ms + 2 * config.lease_ms);
+    CHECK_EQ (s_leader (net), 2);
+    CHECK (!s_votes (&net->nodes[2], &net->nodes[3].id));
+    //  Once it answers, it joins.
+    for (int to = 0; to < 3; to++)
+        net->drop[3][to] = 0;
+    s_run_until (net, net->now + 2 * config.lease_ms);
+    CHECK (s_votes (&net->nodes[2], &net->nodes[3].id));
+    CHECK_EQ (net->two_acting, 0);
+    s_net_destroy (&net);
+}
+
 static void
 a_leader_from_outside_the_voter_set_joins_it (void)
 {
@@ -910,6 +933,7 @@ main (void)
     RUN (voters_that_stay_down_leave_the_set_one_at_a_time);
     RUN (a_voter_that_leaves_is_dropped_at_once);
     RUN (a_leader_that_leaves_hands_its_vote_over);
+    RUN (a_member_that_does_not_answer_is_not_made_a_voter);
     RUN (a_leader_from_outside_the_voter_set_joins_it);
     RUN (the_first_leader_waits_for_expect_members);
     RUN (a_restarted_node_keeps_its_term_and_voters);
