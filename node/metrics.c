@@ -599,6 +599,13 @@ s_render (shoal_metrics_t *self, uint64_t now, const shoal_metrics_sources_t *so
     free (old);
 }
 
+void
+shoal_metrics_handoff (shoal_metrics_t *self, uint64_t now_ms, const shoal_peer_t *peer)
+{
+    if (self && peer)
+        s_handoff_follow (self, now_ms, peer);
+}
+
 uint64_t
 shoal_metrics_update (shoal_metrics_t *self, uint64_t now_ms,
                       const shoal_metrics_sources_t *sources, bool changed)

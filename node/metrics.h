@@ -51,6 +51,12 @@ typedef struct {
     uint64_t event_write_failures; //  lines the event log could not write
 } shoal_metrics_sources_t;
 
+//  Follows the leader's handoff: what it published since the last call.
+//  Call after every input to the peer (a self-message is one), so that a
+//  version that takes a task's active role away and the next one that
+//  gives it to another node are both seen, for the handoff gap.
+void shoal_metrics_handoff (shoal_metrics_t *self, uint64_t now_ms, const shoal_peer_t *peer);
+
 //  After each pass of the actor's loop: follows what the handoff this node
 //  leads published (for the handoff gaps), and renders a page when one is
 //  due and changed is true or was since the last page. Returns when it

@@ -258,6 +258,10 @@ s_loopback_push (s_actor_t *self, const shoal_msg_t *msg)
 static void
 s_loopback_deliver (s_actor_t *self, uint64_t now)
 {
+    //  What the input before published, and below what each message to
+    //  itself does: a revocation and the grant after it may come within
+    //  one pass of the loop (the leader's own task).
+    shoal_metrics_handoff (self->metrics, now, self->peer);
     if (self->delivering)
         return;
     self->delivering = true;
@@ -271,6 +275,7 @@ s_loopback_deliver (s_actor_t *self, uint64_t now)
                                           .sender = self->life,
                                           .recipient = self->life };
             shoal_peer_receive (self->peer, now, &envelope, &msg, self->addr);
+            shoal_metrics_handoff (self->metrics, now, self->peer);
         }
         free (item.bytes);
     }
