@@ -14,6 +14,15 @@
 # CHILD_BACKLOG is the lag a learner starts from (50000), CHILD_RESTORE what
 # it restores at each step of 0.2 s (10000). examples/worker/child.c is the
 # same in C.
+#
+# CHILD_TRACE, a directory, makes it write down when it acts, one line per
+# step as active in CHILD_TRACE/JOB-INDEX:
+#
+#     begin|act|end  TIME  NODE  EPOCH
+#
+# TIME in seconds ($EPOCHREALTIME), "begin" before its first act, "end" when
+# SIGTERM stops it. The demo (scripts/demo) merges these files to show that
+# no two nodes ever acted for one task at the same time.
 set -u
 task=${SHOAL_TASK:?run me as the command of a job of shoal worker}
 fd=${SHOAL_STATUS_FD:?}
@@ -22,9 +31,12 @@ lag=${CHILD_BACKLOG:-50000} restore=${CHILD_RESTORE:-10000}
 [ "$role" = active ] && lag=0
 
 say () { echo "$task: $* (pid $$)"; }
-trap 'say "stopping as $role at count $count"; exit 0' TERM
+trace=${CHILD_TRACE:+$CHILD_TRACE/${task//\//-}}
+note () { [ -z "$trace" ] || echo "$1 $EPOCHREALTIME ${SHOAL_NODE:0:8} $epoch" >>"$trace"; }
+trap '[ "$role" = active ] && note end; say "stopping as $role at count $count"; exit 0' TERM
 
 say "started as $role, epoch $epoch"
+[ "$role" = active ] && note begin
 listening=yes
 while :; do
     # The wait for the worker's next line is the step's pace: 0.2 s.
@@ -36,6 +48,7 @@ while :; do
             "promote "*)
                 # The role in the environment is stale from now on.
                 role=active epoch=${line#promote }
+                note begin
                 say "promoted to active, epoch $epoch" ;;
             esac
         elif [ $status -le 128 ]; then
@@ -46,6 +59,7 @@ while :; do
     fi
     if [ "$role" = active ]; then
         count=$((count + 1))
+        note act
         [ $((count % 25)) -eq 0 ] && say "count $count"
     elif [ "$lag" -gt 0 ]; then
         lag=$((lag > restore ? lag - restore : 0))
