@@ -301,6 +301,28 @@ s_alive (pid_t pid)
     return pid > 0 && state && state != 'Z' && state != 'X';
 }
 
+//  Waits until the process runs the program named comm and sleeps in it.
+//  Between exec and its first sleep the dynamic loader opens and closes
+//  libraries, so only a sleeping process shows the descriptors it keeps.
+static bool
+s_asleep_in (pid_t pid, const char *comm)
+{
+    char path[64], name[64];
+    snprintf (path, sizeof path, "/proc/%d/comm", (int) pid);
+    for (int i = 0; i < WAIT_STEPS; i++) {
+        FILE *file = fopen (path, "r");
+        size_t size = file ? fread (name, 1, sizeof name - 1, file) : 0;
+        if (file)
+            fclose (file);
+        name[size] = 0;
+        name[strcspn (name, "\n")] = 0;
+        if (strcmp (name, comm) == 0 && s_state (pid) == 'S')
+            return true;
+        s_sleep_ms (10);
+    }
+    return false;
+}
+
 //  Kills what a broken child module would leave behind, so that a failed
 //  test ends rather than waits for it.
 static void
@@ -414,6 +436,7 @@ test_child_environment (void)
 
     //  The command's descriptors: input, output, error and the status
     //  socket, nothing else.
+    CHECK (s_asleep_in (pid, "sleep"));
     char path[64], link[256];
     snprintf (path, sizeof path, "/proc/%d/fd", (int) pid);
     DIR *fds = opendir (path);
@@ -421,6 +444,13 @@ test_child_environment (void)
     int count = 0;
     for (struct dirent *entry; fds && (entry = readdir (fds));)
         if (entry->d_name[0] != '.') {
+            if (atoi (entry->d_name) > 3) {
+                char fd_path[sizeof entry->d_name + 32];
+                snprintf (fd_path, sizeof fd_path, "/proc/%d/fd/%s", (int) pid, entry->d_name);
+                ssize_t size = readlink (fd_path, link, sizeof link - 1);
+                link[size > 0 ? size : 0] = 0;
+                fprintf (stderr, "the command holds descriptor %s: %s\n", entry->d_name, link);
+            }
             CHECK (atoi (entry->d_name) <= 3);
             count++;
         }
