@@ -340,7 +340,7 @@ typedef enum {
     SHOAL_REPLY_OK = 0,
     SHOAL_REPLY_INVALID = 1,   //  the request breaks a rule; reason says which
     SHOAL_REPLY_NOT_FOUND = 2, //  no such job
-    SHOAL_REPLY_NO_LEADER = 3, //  no leader holds quorum now
+    SHOAL_REPLY_NO_LEADER = 3, //  no leader took it; nothing changed
     SHOAL_REPLY_TIMED_OUT = 4, //  a rescale waited for slots and gave up
     SHOAL_REPLY_PARTIAL = 5,   //  a rescale applied less than asked (at least min)
     SHOAL_REPLY_FAILED = 6,    //  the node could not do it; reason says why

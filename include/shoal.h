@@ -232,7 +232,11 @@ SHOAL_EXPORT int shoal_node_report (shoal_node_t *self, const char *task, int st
 //
 //  A job is a named set of parallelism tasks, "name/0" .. "name/N-1". Any
 //  node takes these requests and forwards them to the leader; they are
-//  answered once a majority of the cluster holds the change. Each returns
+//  answered once a majority of the cluster holds the change. While there
+//  is no leader (a cluster just started, an election), the node holds a
+//  request until one takes it, up to 10 s (the profile's forward time).
+//  NO_LEADER means nothing was changed: ask again; FAILED with "may still
+//  be applied" means the answer was lost with a leader. Each returns
 //  0 when the cluster answered (result->code says how), or -1 when the
 //  request was refused here or no answer came within timeout_ms (result
 //  then says why).
@@ -251,7 +255,7 @@ typedef enum {
     SHOAL_RESULT_OK = 0,
     SHOAL_RESULT_INVALID = 1,   //  the request breaks a rule; reason says which
     SHOAL_RESULT_NOT_FOUND = 2, //  no such job
-    SHOAL_RESULT_NO_LEADER = 3, //  no leader holds a quorum now
+    SHOAL_RESULT_NO_LEADER = 3, //  no leader took it in time; nothing changed
     SHOAL_RESULT_TIMED_OUT = 4, //  a rescale waited for slots and gave up
     SHOAL_RESULT_PARTIAL = 5,   //  a rescale applied less than asked (at least min)
     SHOAL_RESULT_FAILED = 6,    //  the node could not do it; reason says why

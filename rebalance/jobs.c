@@ -85,6 +85,34 @@ s_spec_copy (shoal_jobspec_t *dst, const shoal_jobspec_t *src)
     return 0;
 }
 
+//  A deep copy of req. Returns -1 when memory is short (dst is then empty).
+static int
+s_request_copy (shoal_control_req_t *dst, const shoal_control_req_t *src)
+{
+    *dst = *src;
+    dst->job = src->job ? strdup (src->job) : NULL;
+    dst->spec = src->spec ? calloc (1, sizeof *dst->spec) : NULL;
+    bool failed = (src->job && !dst->job) || (src->spec && !dst->spec) ||
+                  (src->spec && s_spec_copy (dst->spec, src->spec) != 0);
+    if (failed) {
+        free ((char *) dst->job);
+        free (dst->spec);
+        *dst = (shoal_control_req_t){ 0 };
+        return -1;
+    }
+    return 0;
+}
+
+static void
+s_request_free (shoal_control_req_t *req)
+{
+    free ((char *) req->job);
+    if (req->spec)
+        s_spec_free (req->spec);
+    free (req->spec);
+    *req = (shoal_control_req_t){ 0 };
+}
+
 static bool
 s_spec_equal (const shoal_jobspec_t *a, const shoal_jobspec_t *b)
 {
@@ -352,12 +380,16 @@ typedef struct {
     char reason[SHOAL_REASON_MAX + 1];
 } s_pending_t;
 
-//  A request this node forwarded to the leader.
+//  A local request this node does not lead. It is held while no leader
+//  can take it, then forwarded (id set) until the leader answers. Either
+//  way it is answered by its deadline.
 typedef struct {
     uint64_t ref;
-    uint32_t id;
+    uint32_t id; //  0 while held
     shoal_id_t to;
     uint64_t deadline_ms;
+    uint64_t not_before_ms;  //  held after a refusal: sent no sooner
+    shoal_control_req_t req; //  owned: job, spec
 } s_forward_t;
 
 //  An answer, in storage that lives until the next input.
@@ -544,6 +576,8 @@ shoal_jobs_destroy (shoal_jobs_t **self_p)
     s_set_clear (&self->listed);
     free (self->peers);
     free (self->pending);
+    for (size_t i = 0; i < self->forward_count; i++)
+        s_request_free (&self->forwards[i].req);
     free (self->forwards);
     free (self->sends);
     free (self->sent_specs);
@@ -885,15 +919,19 @@ s_ask (shoal_jobs_t *self, uint64_t now_ms)
     self->catchup_due_ms = now_ms + self->config.retry_ms;
 }
 
-//  Answers every request the leader works on with code and why.
+//  Answers every request the leader works on, saying why. A change
+//  written but not yet held by a majority may still be applied (failed);
+//  else nothing was changed (no leader: the client may ask again).
 static void
-s_pending_fail (shoal_jobs_t *self, uint8_t code, const char *why)
+s_pending_fail (shoal_jobs_t *self, const char *why)
 {
     for (size_t i = 0; i < self->pending_count; i++) {
         s_pending_t *pending = &self->pending[i];
-        const char *outcome = pending->wait == S_WAIT_COMMIT ? "the change may still be applied"
-                                                             : "nothing was changed";
-        s_pending_answer (self, pending, s_answer (self, code, NULL, "%s; %s", why, outcome));
+        bool written = pending->wait == S_WAIT_COMMIT;
+        s_pending_answer (
+            self, pending,
+            s_answer (self, written ? SHOAL_REPLY_FAILED : SHOAL_REPLY_NO_LEADER, NULL, "%s; %s",
+                      why, written ? "the change may still be applied" : "nothing was changed"));
     }
     self->pending_count = 0;
 }
@@ -1152,16 +1190,134 @@ s_waits_build (shoal_jobs_t *self)
                 (shoal_jobs_wait_t){ self->pending[i].job, self->pending[i].parallelism };
 }
 
+//  ---------------------------------------------------------------------
+//  Requests this node does not lead
+
+//  Keeps req for the local client ref until a leader takes it, at most
+//  forward_ms (a rescale: its timeout too).
+static void
+s_forward_hold (shoal_jobs_t *self, uint64_t ref, const shoal_control_req_t *req, uint64_t now_ms)
+{
+    s_forward_t *forwards = realloc (self->forwards, (self->forward_count + 1) * sizeof *forwards);
+    if (forwards)
+        self->forwards = forwards;
+    s_forward_t forward = {
+        .ref = ref,
+        .deadline_ms = now_ms + self->config.forward_ms +
+                       (req->op == SHOAL_OP_RESCALE ? (uint64_t) req->timeout_ms : 0),
+    };
+    if (!forwards || s_request_copy (&forward.req, req) != 0) {
+        s_reply_local (self, ref, s_answer (self, SHOAL_REPLY_FAILED, NULL, "out of memory"));
+        return;
+    }
+    forwards[self->forward_count++] = forward;
+}
+
+static void
+s_forward_drop (shoal_jobs_t *self, size_t at)
+{
+    s_request_free (&self->forwards[at].req);
+    self->forwards[at] = self->forwards[--self->forward_count];
+}
+
+//  Sends a held request to the leader this node follows. The message
+//  carries copies, which live until the next input. A rescale waits at
+//  the leader for what is left of its time.
+static int
+s_forward_send (shoal_jobs_t *self, s_forward_t *forward, uint64_t now_ms)
+{
+    const shoal_control_req_t *req = &forward->req;
+    char *job = req->job ? strdup (req->job) : NULL;
+    char **strings =
+        realloc (self->sent_strings, (self->sent_string_count + 1) * sizeof *self->sent_strings);
+    if (strings)
+        self->sent_strings = strings;
+    shoal_jobspec_t *specs =
+        req->spec ? realloc (self->sent_specs, (self->sent_spec_count + 1) * sizeof *specs) : NULL;
+    if (specs)
+        self->sent_specs = specs;
+    bool failed = !strings || (req->job && !job) || (req->spec && !specs) ||
+                  (req->spec && s_spec_copy (&specs[self->sent_spec_count], req->spec) != 0);
+    shoal_jobs_send_t *send = failed ? NULL : s_send (self, &self->leader, SHOAL_MSG_CONTROL_REQ);
+    if (!send) {
+        free (job);
+        return -1;
+    }
+    if (job)
+        self->sent_strings[self->sent_string_count++] = job;
+    if (++self->last_forward_id == 0)
+        self->last_forward_id = 1;
+    forward->id = self->last_forward_id;
+    forward->to = self->leader;
+    send->msg.u.control_req = *req;
+    send->msg.u.control_req.id = forward->id;
+    send->msg.u.control_req.job = job;
+    //  The spec's place in sent_specs, until the sends are sealed.
+    send->msg.u.control_req.spec =
+        req->spec ? (shoal_jobspec_t *) (uintptr_t) (self->sent_spec_count++ + 1) : NULL;
+    if (req->op == SHOAL_OP_RESCALE) {
+        uint64_t end = now_ms + self->config.forward_ms;
+        uint64_t left = forward->deadline_ms > end ? forward->deadline_ms - end : 0;
+        if (left < req->timeout_ms)
+            send->msg.u.control_req.timeout_ms = (uint32_t) left;
+    }
+    self->stats.forwarded++;
+    return 0;
+}
+
+//  Held requests go to the leader as soon as one can take them: this node,
+//  acting and caught up, or the leader it follows. A request still
+//  unanswered at its deadline is answered then.
+static void
+s_forwards_run (shoal_jobs_t *self, uint64_t now_ms)
+{
+    for (size_t i = 0; i < self->forward_count;) {
+        s_forward_t *forward = &self->forwards[i];
+        s_answer_t *answer = NULL;
+        bool done = true;
+        if (forward->deadline_ms <= now_ms)
+            answer = forward->id
+                         ? s_answer (self, SHOAL_REPLY_FAILED, NULL,
+                                     "the leader did not answer in time; the request may "
+                                     "still be applied")
+                         : s_answer (self, SHOAL_REPLY_NO_LEADER, NULL,
+                                     "no leader took the request in time; nothing was changed");
+        else if (forward->id || forward->not_before_ms > now_ms)
+            done = false;
+        else if (s_leads (self) && self->acting && self->ready) {
+            s_pending_t pending = { .ref = forward->ref };
+            s_lead_request (self, &pending, &forward->req, now_ms);
+        } else if (!self->has_leader || s_leads (self))
+            done = false;
+        else if (s_forward_send (self, forward, now_ms) == 0)
+            done = false;
+        else
+            answer = s_answer (self, SHOAL_REPLY_FAILED, NULL, "out of memory");
+        if (!done) {
+            i++;
+            continue;
+        }
+        if (answer) {
+            s_reply_local (self, forward->ref, answer);
+            self->stats.refused++;
+        }
+        s_forward_drop (self, i);
+    }
+}
+
+//  ---------------------------------------------------------------------
+
 //  Everything the time brings, and the outputs made ready.
 static void
 s_run (shoal_jobs_t *self, uint64_t now_ms)
 {
+    if (s_leads (self) && self->acting && !self->ready) {
+        s_catch_up (self, now_ms);
+        if (!self->ready)
+            s_ask (self, now_ms);
+    }
+    s_forwards_run (self, now_ms);
     if (s_leads (self) && self->acting) {
-        if (!self->ready) {
-            s_catch_up (self, now_ms);
-            if (!self->ready)
-                s_ask (self, now_ms);
-        }
         if (self->ready) {
             for (size_t i = 0; i < self->pending_count;) {
                 s_pending_t *pending = &self->pending[i];
@@ -1173,18 +1329,6 @@ s_run (shoal_jobs_t *self, uint64_t now_ms)
             s_retry (self, now_ms);
             s_commit (self);
         }
-    }
-    for (size_t i = 0; i < self->forward_count;) {
-        s_forward_t *forward = &self->forwards[i];
-        if (forward->deadline_ms <= now_ms) {
-            s_reply_local (self, forward->ref,
-                           s_answer (self, SHOAL_REPLY_FAILED, NULL,
-                                     "the leader did not answer in time; the request may "
-                                     "still be applied"));
-            self->stats.refused++;
-            *forward = self->forwards[--self->forward_count];
-        } else
-            i++;
     }
     if (self->saved || self->tasks_stale) {
         self->tasks_stale = true;
@@ -1200,21 +1344,25 @@ shoal_jobs_leader (shoal_jobs_t *self, uint64_t now_ms, const shoal_id_t *leader
 {
     s_outputs_clear (self);
     bool same = leader && self->has_leader && s_id_equal (leader, &self->leader);
-    //  Forwards wait for the leader they went to.
+    //  Forwards wait for the leader they went to; held requests wait on.
     for (size_t i = 0; i < self->forward_count && !same;) {
+        if (self->forwards[i].id == 0) {
+            i++;
+            continue;
+        }
         s_reply_local (self, self->forwards[i].ref,
-                       s_answer (self, SHOAL_REPLY_NO_LEADER, NULL,
+                       s_answer (self, SHOAL_REPLY_FAILED, NULL,
                                  "the leader changed before it answered; the request may "
                                  "still be applied"));
         self->stats.refused++;
-        self->forwards[i] = self->forwards[--self->forward_count];
+        s_forward_drop (self, i);
     }
     self->has_leader = leader != NULL;
     self->leader = leader ? *leader : (shoal_id_t){ { 0 } };
     self->term = leader ? term : self->term;
     bool leads = leader && s_id_equal (leader, &self->id);
     if (s_leads (self) && (!leads || term != self->lead_term)) {
-        s_pending_fail (self, SHOAL_REPLY_NO_LEADER, "leadership was lost");
+        s_pending_fail (self, "leadership was lost");
         self->lead_term = 0;
         self->ready = false;
         s_set_clear (&self->best);
@@ -1396,8 +1544,15 @@ s_receive (shoal_jobs_t *self, uint64_t now_ms, const shoal_id_t *from, const sh
         const shoal_control_rep_t *rep = &msg->u.control_rep;
         for (size_t i = 0; i < self->forward_count; i++) {
             s_forward_t *forward = &self->forwards[i];
-            if (forward->id != rep->id || !s_id_equal (from, &forward->to))
+            if (forward->id == 0 || forward->id != rep->id || !s_id_equal (from, &forward->to))
                 continue;
+            if (rep->code == SHOAL_REPLY_NO_LEADER && forward->deadline_ms > now_ms) {
+                //  Nothing was changed: ask again, once the leader had time
+                //  to catch up (or whichever leader follows).
+                forward->id = 0;
+                forward->not_before_ms = now_ms + self->config.retry_ms;
+                return 0;
+            }
             s_answer_t *answer =
                 s_answer (self, rep->code, NULL, "%s", rep->reason ? rep->reason : "");
             if (answer) {
@@ -1408,7 +1563,7 @@ s_receive (shoal_jobs_t *self, uint64_t now_ms, const shoal_id_t *from, const sh
                     answer->has_job = true;
             }
             s_reply_local (self, forward->ref, answer);
-            *forward = self->forwards[--self->forward_count];
+            s_forward_drop (self, i);
             return 0;
         }
         return -1;
@@ -1430,49 +1585,6 @@ shoal_jobs_receive (shoal_jobs_t *self, uint64_t now_ms, const shoal_id_t *from,
     return rc;
 }
 
-//  Forwards req to the leader this node follows, for the local client ref.
-//  The message carries copies, which live until the next input.
-static void
-s_forward (shoal_jobs_t *self, uint64_t ref, const shoal_control_req_t *req, uint64_t now_ms)
-{
-    s_pending_t pending = { .ref = ref };
-    s_forward_t *forwards = realloc (self->forwards, (self->forward_count + 1) * sizeof *forwards);
-    if (forwards)
-        self->forwards = forwards;
-    char *job = req->job ? strdup (req->job) : NULL;
-    char **strings =
-        realloc (self->sent_strings, (self->sent_string_count + 1) * sizeof *self->sent_strings);
-    if (strings)
-        self->sent_strings = strings;
-    shoal_jobspec_t *specs =
-        req->spec ? realloc (self->sent_specs, (self->sent_spec_count + 1) * sizeof *specs) : NULL;
-    if (specs)
-        self->sent_specs = specs;
-    bool failed = !forwards || !strings || (req->job && !job) || (req->spec && !specs) ||
-                  (req->spec && s_spec_copy (&specs[self->sent_spec_count], req->spec) != 0);
-    shoal_jobs_send_t *send = failed ? NULL : s_send (self, &self->leader, SHOAL_MSG_CONTROL_REQ);
-    if (!send) {
-        free (job);
-        s_pending_answer (self, &pending,
-                          s_answer (self, SHOAL_REPLY_FAILED, NULL, "out of memory"));
-        return;
-    }
-    if (job)
-        self->sent_strings[self->sent_string_count++] = job;
-    uint32_t id = ++self->last_forward_id;
-    send->msg.u.control_req = *req;
-    send->msg.u.control_req.id = id;
-    send->msg.u.control_req.job = job;
-    //  The spec's place in sent_specs, until the sends are sealed.
-    send->msg.u.control_req.spec =
-        req->spec ? (shoal_jobspec_t *) (uintptr_t) (self->sent_spec_count++ + 1) : NULL;
-    uint64_t wait =
-        self->config.forward_ms + (req->op == SHOAL_OP_RESCALE ? (uint64_t) req->timeout_ms : 0);
-    forwards[self->forward_count++] =
-        (s_forward_t){ .ref = ref, .id = id, .to = self->leader, .deadline_ms = now_ms + wait };
-    self->stats.forwarded++;
-}
-
 int
 shoal_jobs_request (shoal_jobs_t *self, uint64_t now_ms, uint64_t ref,
                     const shoal_control_req_t *req)
@@ -1485,21 +1597,17 @@ shoal_jobs_request (shoal_jobs_t *self, uint64_t now_ms, uint64_t ref,
     s_pending_t pending = { .ref = ref };
     shoal_wire_error_t wire;
     const char *invalid = s_request_check (self, req, &wire);
-    if (s_leads (self))
+    if (s_leads (self) && self->acting && self->ready)
         s_lead_request (self, &pending, req, now_ms);
     else if (invalid)
         s_pending_answer (self, &pending,
                           s_answer (self, SHOAL_REPLY_INVALID, NULL, "%s", invalid));
-    else if (!self->has_leader)
-        s_pending_answer (self, &pending,
-                          s_answer (self, SHOAL_REPLY_NO_LEADER, NULL, "%s",
-                                    "no leader holds a quorum now; try again"));
     else if (self->forward_count >= self->config.max_pending)
         s_pending_answer (self, &pending,
                           s_answer (self, SHOAL_REPLY_FAILED, NULL,
                                     "%zu requests are in flight; try again", self->forward_count));
     else
-        s_forward (self, ref, req, now_ms);
+        s_forward_hold (self, ref, req, now_ms); //  s_run sends it on
     s_run (self, now_ms);
     return 0;
 }
@@ -1564,9 +1672,16 @@ shoal_jobs_next (const shoal_jobs_t *self)
     for (size_t i = 0; i < self->pending_count && shoal_jobs_ready (self); i++)
         if (self->pending[i].wait == S_WAIT_CAPACITY && self->pending[i].deadline_ms < next)
             next = self->pending[i].deadline_ms;
-    for (size_t i = 0; i < self->forward_count; i++)
-        if (self->forwards[i].deadline_ms < next)
-            next = self->forwards[i].deadline_ms;
+    //  A held request that waits out a refusal goes when it may.
+    bool can_send =
+        (s_leads (self) && self->acting && self->ready) || (self->has_leader && !s_leads (self));
+    for (size_t i = 0; i < self->forward_count; i++) {
+        const s_forward_t *forward = &self->forwards[i];
+        if (forward->deadline_ms < next)
+            next = forward->deadline_ms;
+        if (can_send && forward->id == 0 && forward->not_before_ms < next)
+            next = forward->not_before_ms;
+    }
     return next;
 }
 

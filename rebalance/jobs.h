@@ -47,7 +47,11 @@
       acknowledged to a client is held by a majority that every later
       leader's catch-up meets.
     - A request to a node that does not lead is forwarded to the leader
-      (CONTROL-REQ) and answered when the leader answers.
+      (CONTROL-REQ) and answered when the leader answers. While no leader
+      can take it (none, or one not yet acting and caught up), the node
+      holds it, up to forward_ms from its arrival. NO_LEADER always means
+      that nothing was changed: a forwarding node holds such a refusal
+      again and asks again after retry_ms.
     - Rescale: lowering the parallelism, or raising it within the capacity
       the caller reports, is written at once. Otherwise the request waits
       for capacity up to its timeout; then it applies the largest
@@ -68,8 +72,9 @@
 typedef struct {
     bool quorum;             //  answer a change once a majority holds it
     uint32_t retry_ms;       //  resend what a member or voter still lacks
-    uint32_t forward_ms;     //  a forwarded request waits this long for the
-                             //  leader's answer (a rescale: its timeout too)
+    uint32_t forward_ms;     //  a local request this node does not lead is
+                             //  answered within this long of its arrival,
+                             //  held and forwarded (a rescale: plus its timeout)
     uint32_t max_pending;    //  requests in flight at once, per node
     uint32_t max_timeout_ms; //  the longest rescale wait accepted
 } shoal_jobs_config_t;

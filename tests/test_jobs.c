@@ -391,8 +391,10 @@ an_unacknowledged_change_is_lost_and_its_client_told (void)
     shoal_id_t leader = s_id (1);
     shoal_jobs_leader (net.nodes[0].jobs, net.now, &leader, 2, false);
     s_collect (&net, 0);
+    //  Written, so it may yet be applied: failed, not "no leader", which
+    //  says that nothing changed.
     const s_reply_t *reply = s_reply (&net, 0, 5);
-    CHECK (reply && reply->code == SHOAL_REPLY_NO_LEADER);
+    CHECK (reply && reply->code == SHOAL_REPLY_FAILED);
     CHECK (reply && strstr (reply->reason, "may still be applied"));
 
     s_isolate (&net, 0, false);
@@ -512,14 +514,80 @@ bad_requests_are_refused_with_a_reason (void)
 }
 
 static void
-without_a_leader_requests_are_answered_at_once (void)
+without_a_leader_requests_wait_for_one (void)
 {
     s_net_t net;
     s_net_init (&net, 3);
     shoal_jobspec_t web = s_spec ("web", 2);
     s_submit (&net, 1, 1, &web);
+    CHECK (s_reply (&net, 1, 1) == NULL); //  held: no leader yet
+    s_advance (&net, 3000);
+    CHECK (s_reply (&net, 1, 1) == NULL);
+
+    //  A leader comes: the held request goes to it and is answered (asked
+    //  again after retry_ms if it came while the leader caught up).
+    s_elect (&net, 0, 1);
+    s_advance (&net, 1500);
     const s_reply_t *reply = s_reply (&net, 1, 1);
+    CHECK (reply && reply->code == SHOAL_REPLY_OK);
+    CHECK_EQ (s_held (&net, 2, "web"), 2);
+
+    //  Without one for forward_ms (10 s on a LAN), the answer is "no
+    //  leader", and nothing changed.
+    s_net_free (&net);
+    s_net_init (&net, 3);
+    s_submit (&net, 2, 2, &web);
+    s_advance (&net, 9900);
+    CHECK (s_reply (&net, 2, 2) == NULL);
+    s_advance (&net, 200);
+    reply = s_reply (&net, 2, 2);
     CHECK (reply && reply->code == SHOAL_REPLY_NO_LEADER);
+    CHECK (reply && strstr (reply->reason, "nothing was changed"));
+    s_net_free (&net);
+}
+
+static void
+a_request_to_a_leader_not_ready_is_asked_again (void)
+{
+    s_net_t net;
+    s_net_init (&net, 3);
+    //  Node 0 is told it leads, but does not act yet (no majority of
+    //  acknowledgements): it refuses, and node 1 asks again later.
+    shoal_id_t leader = s_id (0);
+    for (int i = 1; i < 3; i++) {
+        shoal_jobs_leader (net.nodes[i].jobs, net.now, &leader, 1, false);
+        s_collect (&net, i);
+    }
+    shoal_jobs_leader (net.nodes[0].jobs, net.now, &leader, 1, false);
+    s_collect (&net, 0);
+    shoal_jobspec_t web = s_spec ("web", 2);
+    s_submit (&net, 1, 1, &web);
+    s_run (&net);
+    shoal_jobs_stats_t stats;
+    shoal_jobs_stats (net.nodes[0].jobs, &stats);
+    CHECK_EQ (stats.refused, 1); //  the leader said no
+    CHECK (s_reply (&net, 1, 1) == NULL);
+    s_advance (&net, 2500);
+    CHECK (s_reply (&net, 1, 1) == NULL);
+    shoal_jobs_stats (net.nodes[1].jobs, &stats);
+    CHECK (stats.forwarded >= 2); //  asked again, once a retry_ms passed
+
+    //  It acts: the next ask is taken.
+    shoal_jobs_leader (net.nodes[0].jobs, net.now, &leader, 1, true);
+    s_collect (&net, 0);
+    s_advance (&net, 1500);
+    const s_reply_t *reply = s_reply (&net, 1, 1);
+    CHECK (reply && reply->code == SHOAL_REPLY_OK);
+    CHECK_EQ (s_held (&net, 2, "web"), 2);
+    s_net_free (&net);
+}
+
+static void
+forwards_end_with_an_answer (void)
+{
+    s_net_t net;
+    s_net_init (&net, 3);
+    shoal_jobspec_t web = s_spec ("web", 2);
 
     //  A forward that the leader never answers times out.
     s_elect (&net, 0, 1);
@@ -528,14 +596,16 @@ without_a_leader_requests_are_answered_at_once (void)
     s_submit (&net, 1, 2, &web);
     CHECK (s_reply (&net, 1, 2) == NULL);
     s_advance (&net, 11000);
-    reply = s_reply (&net, 1, 2);
+    const s_reply_t *reply = s_reply (&net, 1, 2);
     CHECK (reply && reply->code == SHOAL_REPLY_FAILED);
 
-    //  And one whose leader changes meanwhile is answered at the change.
+    //  And one whose leader changes meanwhile is answered at the change:
+    //  the old leader may have applied it.
     s_submit (&net, 1, 3, &web);
     s_elect (&net, 2, 2);
     reply = s_reply (&net, 1, 3);
-    CHECK (reply && reply->code == SHOAL_REPLY_NO_LEADER);
+    CHECK (reply && reply->code == SHOAL_REPLY_FAILED);
+    CHECK (reply && strstr (reply->reason, "may still be applied"));
     s_net_free (&net);
 }
 
@@ -677,7 +747,9 @@ main (void)
     RUN (a_node_takes_specs_only_from_the_leader_it_follows);
     RUN (a_member_that_missed_a_delta_gets_a_snapshot);
     RUN (bad_requests_are_refused_with_a_reason);
-    RUN (without_a_leader_requests_are_answered_at_once);
+    RUN (without_a_leader_requests_wait_for_one);
+    RUN (a_request_to_a_leader_not_ready_is_asked_again);
+    RUN (forwards_end_with_an_answer);
     RUN (rescale_down_and_remove_apply_at_once);
     RUN (rescale_up_waits_for_capacity_until_its_timeout);
     RUN (a_leader_that_loses_office_answers_what_waits);

@@ -31,7 +31,8 @@ static const char s_common[] =
     "                    ipc://DIR/control (default $SHOAL_DATA_DIR, or shoal-data)\n"
     "  --control EP      the node's control endpoint (ipc://PATH or tcp://HOST:PORT)\n"
     "  --key-file FILE   the cluster key, when the node has one (default $SHOAL_KEY_FILE)\n"
-    "  --timeout DUR     how long to wait for the answer (default 10s)\n"
+    "  --timeout DUR     how long to wait for the answer (default 15s; a node\n"
+    "                    holds a change up to 10s while there is no leader)\n"
     "  --json            print one JSON object instead of a table\n";
 
 typedef struct {
@@ -268,7 +269,7 @@ shoal_client_main (const char *name, int argc, char **argv)
     const char *data_dir = getenv ("SHOAL_DATA_DIR");
     const char *control = getenv ("SHOAL_CONTROL");
     const char *key_file = getenv ("SHOAL_KEY_FILE");
-    uint64_t timeout_ms = 10000, wait_ms = 30000;
+    uint64_t timeout_ms = 15000, wait_ms = 30000;
     bool json = false;
     const char *positional[2] = { NULL, NULL };
     int positionals = 0;
