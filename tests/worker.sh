@@ -10,6 +10,7 @@
 #   - rescale and remove stop children;
 #   - a SIGKILLed worker's children die with it, at once;
 #   - a SIGTERMed worker leaves, stops its children and exits 0;
+#   - a learner that has not reported shows its lag as unknown;
 #   - no task was ever active in two live children at once.
 #
 # Waits are bounded against a hang only.
@@ -257,6 +258,24 @@ for name in a b; do
     [ "$(grep -c 'job nothing has no command' "$work/$name.log")" -le 1 ] ||
         fail "$name logs a job without a command once per task"
 done
+
+# --- a learner that never reported: its lag is unknown -------------------
+
+wait_for "submit quiet" "$shoal" submit quiet --parallelism 1 --stateful \
+    --command 'exec sleep 600' --data-dir "$work/a" --timeout 2s
+quiet_unknown () {
+    local name
+    for name in a b; do
+        "$shoal" status --data-dir "$work/$name" --json >"$work/status" 2>/dev/null || continue
+        jq -e '.tasks[] | select(.task == "quiet/0" and .role == "learner" and .lag == null)' \
+            "$work/status" >/dev/null || continue
+        "$shoal" status --data-dir "$work/$name" |
+            grep -Eq '^quiet/0 +[^ ]+ +learner +[a-z]+ +[0-9.]+ +-$' && return 0
+    done
+    return 1
+}
+wait_for "a learner that never reported shows its lag as - (null in JSON)" quiet_unknown
+wait_for "remove quiet" "$shoal" remove quiet --data-dir "$work/a" --timeout 2s
 
 # --- never two actives --------------------------------------------------
 

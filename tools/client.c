@@ -17,6 +17,7 @@
 #include "shoal.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,17 +198,24 @@ s_print_status (const shoal_control_rep_t *rep, const shoal_control_rep_t *membe
                   (unsigned long long) task->status.epoch.version);
         const char *role = s_name (NAMES (s_roles), task->status.role);
         const char *state = s_name (NAMES (s_task_states), task->status.state);
+        //  A learner that has not reported yet has no lag to show (the
+        //  leader's table then says UINT64_MAX): "-" and null.
+        bool known = task->status.lag != UINT64_MAX;
+        char lag[24] = "-";
+        if (known)
+            snprintf (lag, sizeof lag, "%llu", (unsigned long long) task->status.lag);
         if (json)
-            json_array_append_new (list, json_pack ("{s:s, s:s, s:s, s:s, s:s, s:[I,I], s:I}",
-                                                    "task", task->status.task, "node", node,
-                                                    "node_name", name, "role", role, "state", state,
-                                                    "epoch", (json_int_t) task->status.epoch.term,
-                                                    (json_int_t) task->status.epoch.version, "lag",
-                                                    (json_int_t) task->status.lag));
+            json_array_append_new (
+                list, json_pack ("{s:s, s:s, s:s, s:s, s:s, s:[I,I], s:o}", "task",
+                                 task->status.task, "node", node, "node_name", name, "role", role,
+                                 "state", state, "epoch", (json_int_t) task->status.epoch.term,
+                                 (json_int_t) task->status.epoch.version, "lag",
+                                 known && task->status.lag <= (uint64_t) LLONG_MAX
+                                     ? json_integer ((json_int_t) task->status.lag)
+                                     : json_null ()));
         else
-            printf ("%-24s  %-16s  %-8s  %-8s  %-12s  %llu\n", task->status.task,
-                    name[0] ? name : node, role, state, epoch,
-                    (unsigned long long) task->status.lag);
+            printf ("%-24s  %-16s  %-8s  %-8s  %-12s  %s\n", task->status.task,
+                    name[0] ? name : node, role, state, epoch, lag);
     }
     if (json) {
         json_t *out =
