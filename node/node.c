@@ -68,6 +68,13 @@ _Static_assert(SHOAL_NODE_ID_TEXT == SHOAL_ID_TEXT && SHOAL_TASK_TEXT == SHOAL_T
 #define S_ARENA_SIZE (4u * SHOAL_FRAME_MAX)
 //  Messages taken from one socket before the others get a turn.
 #define S_BURST 64
+
+//  Status requests that wait for the leader's table at once; more are
+//  answered with this node's own tasks. Their CONTROL-REQ ids have the high
+//  bit set, apart from the jobs' forwards (which count from 1).
+#define S_ASKS_MAX     16
+#define S_ASK_ID       0x80000000u
+#define S_ASK_WAIT_MAX 10000
 //  A beacon is sealed afresh this often (a listener takes each sealed
 //  beacon once), in beacon intervals.
 #define S_BEACON_RESEAL 10
@@ -126,6 +133,14 @@ typedef struct {
     shoal_purpose_t purpose;
 } s_loopback_t;
 
+//  A client's status request sent on to the leader.
+typedef struct {
+    uint64_t ref; //  the control server's
+    uint32_t id;  //  the CONTROL-REQ's
+    shoal_id_t leader;
+    uint64_t deadline;
+} s_ask_t;
+
 struct _s_actor_t {
     shoal_node_t *node;
     const shoal_options_t *options;
@@ -162,8 +177,11 @@ struct _s_actor_t {
     //  Leaving.
     bool leaving;
     bool left;
-    //  The control endpoint.
+    //  The control endpoint, and the status requests it sent the leader.
     shoal_control_server_t *control;
+    s_ask_t asks[S_ASKS_MAX];
+    size_t ask_count;
+    uint32_t last_ask;
     //  What the node shows of itself (NULL: off), and whether the event
     //  log's first failure was told.
     shoal_metrics_t *metrics;
@@ -891,6 +909,9 @@ s_actor_start (s_actor_t *self, char *why, size_t why_size)
 //  ---------------------------------------------------------------------
 //  The actor's loop
 
+static bool s_status_message (s_actor_t *self, uint64_t now, const shoal_transport_in_t *in);
+static void s_asks_expire (s_actor_t *self, uint64_t now);
+
 static void
 s_receive (s_actor_t *self, shoal_purpose_t carrier)
 {
@@ -902,6 +923,8 @@ s_receive (s_actor_t *self, shoal_purpose_t carrier)
         uint64_t now = s_now ();
         if (carrier == SHOAL_PURPOSE_BEACON)
             s_beacon_receive (self, now, &in);
+        else if (s_status_message (self, now, &in))
+            ; //  a status asked of the leader, or its answer: the node's own
         else
             shoal_peer_receive (self->peer, now, &in.envelope, &in.msg,
                                 in.from[0] ? in.from : NULL);
@@ -1013,6 +1036,9 @@ s_loop (s_actor_t *self)
             next = shoal_tasks_lease_end (tasks);
         if (observe_at < next)
             next = observe_at;
+        for (size_t i = 0; i < self->ask_count; i++)
+            if (self->asks[i].deadline < next)
+                next = self->asks[i].deadline;
         long timeout = next <= now ? 0 : next - now > 60000 ? 60000 : (long) (next - now);
         int rc = zmq_poll (items, count, timeout);
         if (rc < 0 && zmq_errno () != EINTR)
@@ -1034,6 +1060,7 @@ s_loop (s_actor_t *self)
             s_loopback_deliver (self, now);
         }
         s_lease_check (self, now);
+        s_asks_expire (self, now);
         s_incarnation_keep (self);
         s_leave_check (self);
         observe_at = s_observe (self, now, rc > 0 || ticked);
@@ -1156,6 +1183,128 @@ s_tasks_list (s_actor_t *self, shoal_control_rep_t *rep)
     return 0;
 }
 
+//  ---------------------------------------------------------------------
+//  Status from the leader
+//
+//  `shoal status` wants the whole table, which only the acting leader
+//  holds. Asked with a wait (the request's timeout_ms), a node that does
+//  not lead asks the leader it follows (CONTROL-REQ STATUS) and answers
+//  with the leader's table. With no leader, a refusal, or no answer within
+//  the wait, it answers with its own tasks, and the reason says so.
+
+//  Answers the status request ref with this node's own tasks, and why.
+static void
+s_status_local (s_actor_t *self, uint64_t now, uint64_t ref, const char *why)
+{
+    shoal_control_rep_t rep = { .code = SHOAL_REPLY_OK, .reason = why };
+    shoal_id_t leader = { 0 };
+    shoal_elector_leader (shoal_peer_elector (self->peer), now, &leader, &rep.term);
+    rep.leader = leader;
+    if (s_tasks_list (self, &rep) != 0)
+        rep = (shoal_control_rep_t){ .code = SHOAL_REPLY_FAILED, .reason = "out of memory" };
+    shoal_control_server_answer (self->control, ref, &rep);
+}
+
+//  Takes the client's status request ref when it waits for the leader's
+//  table: sent on to the leader, or answered now with this node's tasks
+//  and why. False when this node answers it as it is (it leads, or the
+//  client does not wait).
+static bool
+s_status_ask (s_actor_t *self, uint64_t now, uint64_t ref, const shoal_control_req_t *req)
+{
+    shoal_elector_t *elector = shoal_peer_elector (self->peer);
+    if (!req->timeout_ms || shoal_elector_acting (elector, now))
+        return false;
+    shoal_id_t leader;
+    uint64_t term;
+    if (shoal_elector_leader (elector, now, &leader, &term) != 0 ||
+        memcmp (&leader, &self->id, sizeof leader) == 0) {
+        s_status_local (self, now, ref, "no leader acts now: this node's own tasks");
+        return true;
+    }
+    if (self->ask_count == S_ASKS_MAX) {
+        s_status_local (self, now, ref,
+                        "too many status requests wait for the leader: this node's own tasks");
+        return true;
+    }
+    uint32_t id = S_ASK_ID | (++self->last_ask & ~S_ASK_ID);
+    shoal_msg_t msg = { .type = SHOAL_MSG_CONTROL_REQ };
+    msg.u.control_req = (shoal_control_req_t){ .id = id, .op = SHOAL_OP_STATUS };
+    shoal_life_t to = { .life = 0 };
+    memcpy (to.id, leader.bytes, SHOAL_ID_SIZE);
+    s_send (self, &to, NULL, &msg);
+    uint32_t wait = req->timeout_ms < S_ASK_WAIT_MAX ? req->timeout_ms : S_ASK_WAIT_MAX;
+    self->asks[self->ask_count++] =
+        (s_ask_t){ .ref = ref, .id = id, .leader = leader, .deadline = now + wait };
+    return true;
+}
+
+//  A member's CONTROL-REQ STATUS, answered with the table when this node
+//  acts as leader; or the leader's CONTROL-REP to a status this node asked.
+//  True when in was one of these (the peer has no part in them).
+static bool
+s_status_message (s_actor_t *self, uint64_t now, const shoal_transport_in_t *in)
+{
+    const shoal_msg_t *msg = &in->msg;
+    shoal_elector_t *elector = shoal_peer_elector (self->peer);
+    if (msg->type == SHOAL_MSG_CONTROL_REQ && msg->u.control_req.op == SHOAL_OP_STATUS) {
+        shoal_id_t from;
+        shoal_membership_member_t member;
+        memcpy (from.bytes, in->envelope.sender.id, SHOAL_ID_SIZE);
+        if (shoal_membership_member (shoal_peer_membership (self->peer), &from, &member) != 0)
+            return true; //  only members are told
+        shoal_control_rep_t rep = { .id = msg->u.control_req.id,
+                                    .code = SHOAL_REPLY_OK,
+                                    .reason = "" };
+        shoal_id_t leader = { 0 };
+        shoal_elector_leader (elector, now, &leader, &rep.term);
+        rep.leader = leader;
+        if (!shoal_elector_acting (elector, now))
+            rep = (shoal_control_rep_t){ .id = rep.id,
+                                         .code = SHOAL_REPLY_NO_LEADER,
+                                         .reason = "this node does not act as leader" };
+        else if (s_tasks_list (self, &rep) != 0)
+            rep = (shoal_control_rep_t){ .id = rep.id,
+                                         .code = SHOAL_REPLY_FAILED,
+                                         .reason = "out of memory" };
+        shoal_msg_t answer = { .type = SHOAL_MSG_CONTROL_REP };
+        answer.u.control_rep = rep;
+        s_send (self, &in->envelope.sender, NULL, &answer);
+        return true;
+    }
+    if (msg->type != SHOAL_MSG_CONTROL_REP || !(msg->u.control_rep.id & S_ASK_ID))
+        return false;
+    for (size_t i = 0; i < self->ask_count; i++) {
+        s_ask_t *ask = &self->asks[i];
+        if (ask->id != msg->u.control_rep.id ||
+            memcmp (ask->leader.bytes, in->envelope.sender.id, SHOAL_ID_SIZE) != 0)
+            continue;
+        uint64_t ref = ask->ref;
+        *ask = self->asks[--self->ask_count];
+        if (msg->u.control_rep.code == SHOAL_REPLY_OK)
+            shoal_control_server_answer (self->control, ref, &msg->u.control_rep);
+        else
+            s_status_local (self, now, ref, "the leader no longer acts: this node's own tasks");
+        return true;
+    }
+    return true; //  an answer no one waits for any more
+}
+
+static void
+s_asks_expire (s_actor_t *self, uint64_t now)
+{
+    for (size_t i = 0; i < self->ask_count;) {
+        if (self->asks[i].deadline > now) {
+            i++;
+            continue;
+        }
+        uint64_t ref = self->asks[i].ref;
+        self->asks[i] = self->asks[--self->ask_count];
+        shoal_arena_reset (&self->arena);
+        s_status_local (self, now, ref, "the leader did not answer in time: this node's own tasks");
+    }
+}
+
 static void s_leave_start (s_actor_t *self, uint64_t now);
 
 static void
@@ -1180,6 +1329,8 @@ s_control (s_actor_t *self, uint64_t now)
                                              .reason = "out of memory" };
             break;
         case SHOAL_OP_STATUS:
+            if (s_status_ask (self, now, ref, &req))
+                continue; //  answered with the leader's table, or this node's
             if (s_tasks_list (self, &rep) != 0)
                 rep = (shoal_control_rep_t){ .id = req.id,
                                              .code = SHOAL_REPLY_FAILED,

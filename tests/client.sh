@@ -66,6 +66,21 @@ wait_for "status: every task active" all_active
 expect_status 0 "status" "$shoal" status "${a[@]}"
 grep -Eq '^leader [0-9a-f]{32} \((a|b)\), term [0-9]+, assignment version [0-9]+$' "$work/out" || fail "status: the leader line ($(head -1 "$work/out"))"
 
+# Asked of either node, status gives the leader's whole table: the one
+# that does not lead asks the leader. --local gives a node's own tasks.
+leader_name=$(sed -n -E 's/^leader [0-9a-f]{32} \((a|b)\),.*/\1/p' "$work/out")
+follower=a
+[ "$leader_name" = a ] && follower=b
+for n in a b; do
+    expect_status 0 "status of $n" "$shoal" status --data-dir "$work/$n" --json
+    [ "$(grep -Eo '"task": ?"work/[0-9]"[^}]*"role": ?"active"' "$work/out" | wc -l)" -eq 4 ] ||
+        fail "status of $n lists the 4 tasks ($(cat "$work/out"))"
+done
+expect_status 0 "status --local" "$shoal" status --data-dir "$work/$follower" --local --json
+[ "$(grep -Eo '"node_name": ?"[ab]"' "$work/out" | sort -u)" = "$(printf '"node_name":"%s"' "$follower")" ] ||
+    [ "$(grep -c '"task"' "$work/out")" -eq 0 ] ||
+    fail "status --local of $follower lists its own tasks only ($(cat "$work/out"))"
+
 expect_status 0 "rescale down" "$shoal" rescale work 2 "${b[@]}"
 grep -q '^rescale: ok, parallelism 2$' "$work/out" || fail "rescale down: $(cat "$work/out")"
 expect_status 1 "rescale a job that is not there" "$shoal" rescale nope 3 "${a[@]}"

@@ -48,8 +48,10 @@ static const s_command_t s_commands[] = {
       "usage: shoal members [OPTIONS]\n\nThe members the node knows, with their state.\n",
       SHOAL_OP_MEMBERS, 0 },
     { "status",
-      "usage: shoal status [OPTIONS]\n\nThe leader, its term, the assignment version, and every "
-      "task with\nits node, role and epoch (on the leader; elsewhere the node's own tasks).\n",
+      "usage: shoal status [--local] [OPTIONS]\n\nThe leader, its term, the assignment version, "
+      "and every task with its\nnode, role, state, epoch and lag, as the leader holds them: a "
+      "node that does\nnot lead asks the leader. --local: the node's own tasks only (also what\n"
+      "it answers when no leader answers, saying so on standard error).\n",
       SHOAL_OP_STATUS, 0 },
     { "jobs", "usage: shoal jobs [OPTIONS]\n\nThe job specs the cluster holds.\n", SHOAL_OP_JOBS,
       0 },
@@ -278,7 +280,7 @@ shoal_client_main (const char *name, int argc, char **argv)
     const char *control = getenv ("SHOAL_CONTROL");
     const char *key_file = getenv ("SHOAL_KEY_FILE");
     uint64_t timeout_ms = 15000, wait_ms = 30000;
-    bool json = false;
+    bool json = false, local = false;
     const char *positional[2] = { NULL, NULL };
     int positionals = 0;
     shoal_jobspec_t spec = { .weight = 1, .command = "" };
@@ -311,7 +313,9 @@ shoal_client_main (const char *name, int argc, char **argv)
             if (shoal_options_duration (arg, value, arg[2] == 't' ? &timeout_ms : &wait_ms, NULL,
                                         0) != 0)
                 return s_usage_error (command, "not a duration (as 500ms, 30s, 2m):", value);
-        } else if (command->op == SHOAL_OP_SUBMIT && strcmp (arg, "--stateful") == 0)
+        } else if (command->op == SHOAL_OP_STATUS && strcmp (arg, "--local") == 0)
+            local = true;
+        else if (command->op == SHOAL_OP_SUBMIT && strcmp (arg, "--stateful") == 0)
             spec.stateful = true;
         else if (command->op == SHOAL_OP_SUBMIT && strcmp (arg, "--parallelism") == 0) {
             parallelism = strtol (value, &end, 10);
@@ -377,6 +381,10 @@ shoal_client_main (const char *name, int argc, char **argv)
         timeout_ms += wait_ms;
     } else if (command->op == SHOAL_OP_REMOVE)
         req.job = positional[0];
+    else if (command->op == SHOAL_OP_STATUS && !local)
+        //  How long the node waits for the leader's table: a third of the
+        //  client's wait, so that its own answer comes in time after.
+        req.timeout_ms = (uint32_t) (timeout_ms / 3 < 5000 ? timeout_ms / 3 : 5000);
 
     char endpoint[SHOAL_OPTIONS_VALUE_MAX + 32];
     if (control && control[0])
@@ -413,6 +421,8 @@ shoal_client_main (const char *name, int argc, char **argv)
             shoal_control_call (endpoint, keyring, &ask, timeout_ms, &names, &members, why,
                                 sizeof why);
         s_print_status (&rep, &members, json);
+        if (rep.reason && rep.reason[0] && !local)
+            fprintf (stderr, "shoal status: %s\n", rep.reason);
         rc = 0;
     } else
         rc = s_print_change (command, &rep, json);
