@@ -1236,10 +1236,13 @@ s_forward_send (shoal_jobs_t *self, s_forward_t *forward, uint64_t now_ms)
         req->spec ? realloc (self->sent_specs, (self->sent_spec_count + 1) * sizeof *specs) : NULL;
     if (specs)
         self->sent_specs = specs;
-    bool failed = !strings || (req->job && !job) || (req->spec && !specs) ||
-                  (req->spec && s_spec_copy (&specs[self->sent_spec_count], req->spec) != 0);
-    shoal_jobs_send_t *send = failed ? NULL : s_send (self, &self->leader, SHOAL_MSG_CONTROL_REQ);
+    bool copied = !strings || (req->job && !job) || (req->spec && !specs)
+                      ? false
+                      : !req->spec || s_spec_copy (&specs[self->sent_spec_count], req->spec) == 0;
+    shoal_jobs_send_t *send = copied ? s_send (self, &self->leader, SHOAL_MSG_CONTROL_REQ) : NULL;
     if (!send) {
+        if (copied && req->spec)
+            s_spec_free (&specs[self->sent_spec_count]);
         free (job);
         return -1;
     }
