@@ -1054,20 +1054,22 @@ shoal_elector_handed_off (const shoal_elector_t *self, uint64_t now_ms)
     //  A follower is dropped by its leader when it leaves.
     if (!self->config.quorum || self->role != S_LEADING)
         return true;
+    //  With nobody live, there is no one to hand anything to, nor a
+    //  majority to leave behind: the last nodes of a cluster stopped
+    //  together, whatever stage the handover had reached.
+    bool alone = true;
+    for (size_t i = 0; i < self->member_count && alone; i++)
+        alone = !self->members[i].live;
+    if (alone)
+        return true;
     //  Out of the set: done once a majority of the set holds that.
     if (!s_is_voter (self, &self->id))
         return s_voters_holding (self) >= s_majority (self);
-    //  A voter of a set of three or more leaves a majority behind. In a
-    //  set of one or two it must hand over first, unless nobody is live to
-    //  hand to. A leader that lost its majority midway is not done: it
-    //  proclaims again, acts again and finishes (the caller bounds the
-    //  wait).
-    if (self->voter_count >= 3)
-        return true;
-    for (size_t i = 0; i < self->member_count; i++)
-        if (self->members[i].live)
-            return false;
-    return true;
+    //  A voter of a set of three or more leaves a majority behind; of a
+    //  set of one or two it must hand over first. A leader that lost its
+    //  majority midway is not done: it proclaims again, acts again and
+    //  finishes (the caller bounds the wait).
+    return self->voter_count >= 3;
 }
 
 //  Terms, rounds and versions are counted up by one: a message with one

@@ -687,6 +687,34 @@ a_leader_that_leaves_hands_its_vote_over (void)
     s_net_destroy (&net);
 }
 
+//  The last two of a cluster stopped together: the leader leaves, and the
+//  voter it would hand its vote to leaves too. With nobody live to hand
+//  anything to, the leader is done at once, whatever stage its handover
+//  had reached (it used to wait for the gone voter's acknowledgement until
+//  the caller's timeout).
+static void
+a_leader_left_alone_while_leaving_is_done (void)
+{
+    shoal_elector_config_t config = s_config ();
+    for (int stage = 0; stage < 3; stage++) {
+        s_net_t *net = s_led (&config, 2, 1);
+        shoal_elector_leave (net->nodes[1].core, net->now);
+        s_collect (net, 1);
+        CHECK (!shoal_elector_handed_off (net->nodes[1].core, net->now));
+        //  Stage 0: the other goes at once; 1: after the new set went out;
+        //  2: after a lease.
+        s_run_until (net, net->now + (stage == 0 ? 0 : stage == 1 ? 1 : config.lease_ms));
+        shoal_elector_destroy (&net->nodes[0].core);
+        CHECK_EQ (shoal_elector_member_left (net->nodes[1].core, net->now, &net->nodes[0].id,
+                                             net->nodes[0].priority),
+                  0);
+        s_collect (net, 1);
+        s_run_until (net, net->now + 1);
+        CHECK (shoal_elector_handed_off (net->nodes[1].core, net->now));
+        s_net_destroy (&net);
+    }
+}
+
 //  A member joins the voter set only while it answers: one the view still
 //  calls live but that acknowledges nothing (it died a moment ago) is not
 //  made a voter, which would count it against the majority.
@@ -933,6 +961,7 @@ main (void)
     RUN (voters_that_stay_down_leave_the_set_one_at_a_time);
     RUN (a_voter_that_leaves_is_dropped_at_once);
     RUN (a_leader_that_leaves_hands_its_vote_over);
+    RUN (a_leader_left_alone_while_leaving_is_done);
     RUN (a_member_that_does_not_answer_is_not_made_a_voter);
     RUN (a_leader_from_outside_the_voter_set_joins_it);
     RUN (the_first_leader_waits_for_expect_members);

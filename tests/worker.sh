@@ -11,6 +11,7 @@
 #   - a SIGKILLed worker's children die with it, at once;
 #   - a SIGTERMed worker leaves, stops its children and exits 0;
 #   - a learner that has not reported shows its lag as unknown;
+#   - the last two workers, stopped together, both leave and exit 0;
 #   - no task was ever active in two live children at once.
 #
 # Waits are bounded against a hang only.
@@ -300,6 +301,19 @@ overlaps=$(awk -v killed="$killed_at" '
     }' "$work/activity")
 [ "$(grep -c begin "$work/activity")" -ge 10 ] || fail "the logs show the actives ($(wc -l <"$work/activity") lines)"
 [ -z "$overlaps" ] || fail "two actives at once: $overlaps"
+
+# --- the last two stopped together --------------------------------------
+
+# Neither has anyone left to hand its tasks or its vote to: both leave and
+# exit 0. (The leader used to wait for the other's acknowledgement until
+# its leave timed out, and exit 1.)
+kill -TERM "${pid_of[a]}" "${pid_of[b]}"
+for name in a b; do
+    wait "${pid_of[$name]}"
+    status=$?
+    unset "pid_of[$name]"
+    [ "$status" -eq 0 ] || fail "$name, stopped together with the other, exits 0, not $status"
+done
 
 echo "worker: $failures failed"
 exit $((failures > 0))
