@@ -239,6 +239,9 @@ s_handoff_start (shoal_peer_t *self, uint64_t term)
                                        shoal_tasks_version (self->tasks).version, self->now);
     if (!self->handoff)
         return;
+    //  The first term: no leader granted anything before this one.
+    if (self->config.elector.quorum && term == 1)
+        shoal_handoff_first_term (self->handoff);
     self->handoff_term = term;
     self->handoff_acting = true;
     const shoal_assign_task_t *tasks;

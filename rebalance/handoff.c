@@ -1258,6 +1258,12 @@ shoal_handoff_new (const shoal_handoff_config_t *config, uint64_t term, uint64_t
 }
 
 void
+shoal_handoff_first_term (shoal_handoff_t *self)
+{
+    self->wait_over = true;
+}
+
+void
 shoal_handoff_destroy (shoal_handoff_t **self_p)
 {
     if (!self_p || !*self_p)

@@ -101,6 +101,12 @@ typedef struct _shoal_handoff_t shoal_handoff_t;
 //  unusable or memory is short.
 shoal_handoff_t *shoal_handoff_new (const shoal_handoff_config_t *config, uint64_t term,
                                     uint64_t floor_version, uint64_t now_ms);
+
+//  Tells a new leadership that no leader acted before it: the cluster's
+//  first term, in quorum mode, where terms start at 1 and no two leaders
+//  act with one term. No node can hold a lease of before, so actives are
+//  granted at once, without the lease wait. Call it before any input.
+void shoal_handoff_first_term (shoal_handoff_t *self);
 void shoal_handoff_destroy (shoal_handoff_t **self_p);
 
 //  A member as the view says: live or not, with its meta (NULL when not

@@ -293,6 +293,37 @@ no_task_is_granted_before_the_lease_wait (void)
     shoal_handoff_destroy (&handoff);
 }
 
+//  The cluster's first leader (shoal_handoff_first_term) has no lease of
+//  before to wait out: once every member reported, every task, stateful
+//  ones too, is granted active at once.
+static void
+the_first_term_grants_at_once (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    for (int stateful = 0; stateful < 2; stateful++) {
+        uint64_t now = 1000;
+        shoal_handoff_t *handoff = shoal_handoff_new (&config, 1, 0, now);
+        shoal_handoff_first_term (handoff);
+        s_member_t members[2];
+        for (int i = 0; i < 2; i++) {
+            members[i] = (s_member_t){ shoal_sample_index_id (i), 0, 0 };
+            s_join (handoff, now, i);
+        }
+        s_tasks (handoff, now, 4, stateful);
+        s_report_empty (handoff, members, now, 0, 0, 0);
+        s_report_empty (handoff, members, now, 1, 0, 0);
+        CHECK (shoal_handoff_adopted (handoff));
+        CHECK_EQ (s_check_actives (handoff, 4), 4);
+        for (int i = 0; i < 2; i++)
+            for (int t = 0; t < 4; t++) {
+                char task[16];
+                snprintf (task, sizeof task, "web/%d", t);
+                CHECK (s_role (handoff, task, i) != SHOAL_ROLE_LEARNER);
+            }
+        shoal_handoff_destroy (&handoff);
+    }
+}
+
 //  A member joins a loaded cluster: the task it takes is first taken from
 //  its owner, and given to it only once the owner reports it stopped.
 static void
@@ -1145,6 +1176,7 @@ main (void)
     RUN (a_status_of_an_earlier_life_is_dropped);
     RUN (a_new_leader_adopts_what_members_run);
     RUN (no_task_is_granted_before_the_lease_wait);
+    RUN (the_first_term_grants_at_once);
     RUN (an_active_moves_in_two_steps);
     RUN (an_unreachable_owner_is_replaced_after_its_lease);
     RUN (a_stateful_task_warms_a_learner_first);
