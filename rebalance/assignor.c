@@ -16,6 +16,10 @@
        before one that has not moved is taken. A balanced assignment is a
        fixed point: nothing moves, which is what makes the assignor sticky
        and lets a move planned in one round still be wanted in the next.
+       When all nodes are peers and all tasks weigh the same, the stateful
+       tasks are planned first, alone, and the stateless ones after, so
+       that the stateful plan does not depend on where stateless tasks are
+       (see s_targets).
     2. Actives: a stateful task whose target node is not caught up stays
        active on a caught-up node and gets a learner on its target, within
        max_warmups, all of which are used; when no node is caught up, it
@@ -90,6 +94,11 @@ typedef struct {
     uint32_t count;
 } s_holders_t;
 
+//  Which tasks a stage of pass 1 plans: all at once, or the stateful ones
+//  and then the stateless ones (see s_targets). While the stateless ones
+//  are planned, only they may move.
+typedef enum { S_PLAN_ALL, S_PLAN_STATEFUL, S_PLAN_STATELESS } s_plan_t;
+
 typedef struct {
     const shoal_assign_input_t *in;
     uint32_t nodes, tasks, jobs, classes;
@@ -139,7 +148,8 @@ typedef struct {
     uint32_t full_class;  //  no room for this class and weight
     uint32_t full_weight; //  ... as long as version is full_version
     uint64_t full_version;
-    uint32_t warmups; //  learners placed so far
+    uint32_t warmups;  //  learners placed so far
+    s_plan_t planning; //  which tasks pass 1 plans, and may move, now
     bool out_of_memory;
 
     s_hold_t *standby; //  standby holdings
@@ -998,6 +1008,20 @@ s_fits (const s_state_t *self, uint32_t task, uint32_t node)
     return s_eligible (self, task, node) && s_has_room (self, node, s_weight (self, task));
 }
 
+//  Whether the stage of pass 1 under way may move task's target.
+static bool
+s_movable (const s_state_t *self, uint32_t task)
+{
+    return self->planning != S_PLAN_STATELESS || !s_stateful (self, task);
+}
+
+//  Whether task may move to node now: see s_fits and s_movable.
+static bool
+s_may_move (const s_state_t *self, uint32_t task, uint32_t node)
+{
+    return s_movable (self, task) && s_fits (self, task, node);
+}
+
 //  The lightest node that may hold task and has room for it, other than
 //  except. A failure is remembered until a target leaves some node, so
 //  that many tasks with nowhere to go cost one search.
@@ -1061,7 +1085,7 @@ s_make_room (s_state_t *self, uint32_t task)
             continue;
         for (uint32_t u = self->targets.head[n]; u != NONE && tries < S_ROOM_TRIES;
              u = self->targets.next[u]) {
-            if (self->load[n] - s_weight (self, u) + w > slots)
+            if (self->load[n] - s_weight (self, u) + w > slots || !s_movable (self, u))
                 continue;
             tries++;
             uint32_t to = s_lightest_fit (self, u, n, 0);
@@ -1416,10 +1440,10 @@ s_spread_pair (s_state_t *self, uint32_t job, uint32_t a, uint32_t b)
 {
     for (int pass = 0; pass < 3; pass++)
         for (uint32_t t = self->targets.head[a]; t != NONE; t = self->targets.next[t])
-            if (self->job_of[t] == job && s_eligible (self, t, b) &&
+            if (self->job_of[t] == job && s_movable (self, t) && s_eligible (self, t, b) &&
                 (pass == 2 ||
                  (!s_learning (self, t, a) && (pass == 1 || s_free_move (self, t, b)))) &&
-                s_move_or_swap (self, t, a, b, false))
+                s_move_or_swap (self, t, a, b, self->planning == S_PLAN_STATELESS))
                 return true;
     return false;
 }
@@ -1563,50 +1587,40 @@ s_unswap (s_state_t *self)
     }
 }
 
-static int
-s_targets (s_state_t *self)
+//  Evening of targets, moving a task only where may_take says.
+static s_evening_t
+s_target_evening (s_state_t *self, s_test_fn may_take)
 {
-    //  Keep what is where it was meant to be, as long as the node may hold it.
-    self->placing = true;
-    for (uint32_t t = 0; t < self->tasks; t++) {
-        uint32_t node = s_planned (self, t);
-        if (node != NONE && s_fits (self, t, node))
-            s_place (self, t, node);
-        self->start[t] = self->target[t];
-    }
-    //  The rest, heaviest first and among equals the most constrained first,
-    //  where s_placement says.
-    uint32_t *order = calloc (self->tasks ? self->tasks : 1, sizeof (uint32_t));
-    if (!order)
-        return -1;
-    uint32_t unplaced = 0;
-    for (uint32_t t = 0; t < self->tasks; t++)
-        if (self->target[t] == NONE)
-            order[unplaced++] = t;
-    bool sorted = true;
-    for (uint32_t i = 1; i < unplaced && sorted; i++)
-        sorted = s_placing_cmp (&order[i - 1], &order[i], self) < 0;
-    if (!sorted)
-        qsort_r (order, unplaced, sizeof (uint32_t), s_placing_cmp, self);
-    for (uint32_t i = 0; i < unplaced; i++)
-        s_place_new (self, order[i]);
-    //  Even the load, then spread each job and the stateful tasks; each step
-    //  lowers a measure of imbalance (loads first, then the counts it evens)
-    //  and the budget only guards against a mistake. Spreading counts
-    //  tasks, so it is done when they all weigh the same, as the contract
-    //  asks: with mixed weights, a swap of two tasks of the same weight is
-    //  rare, costs two warm-ups, and whether there is one depends on where
-    //  the other tasks happen to be.
-    const s_evening_t evening = { .load = self->load,
-                                  .heaviest = &self->heaviest,
-                                  .lightest = &self->lightest,
-                                  .lists = &self->targets,
-                                  .task_of = s_target_task,
-                                  .may_take = s_fits,
-                                  .cost = s_target_cost,
-                                  .least_cost = s_target_least_cost,
-                                  .move = s_target_move };
-    s_placed (self);
+    return (s_evening_t){ .load = self->load,
+                          .heaviest = &self->heaviest,
+                          .lightest = &self->lightest,
+                          .lists = &self->targets,
+                          .task_of = s_target_task,
+                          .may_take = may_take,
+                          .cost = s_target_cost,
+                          .least_cost = s_target_least_cost,
+                          .move = s_target_move };
+}
+
+//  Whether a stage of pass 1 that plans plan plans task.
+static bool
+s_in_plan (const s_state_t *self, uint32_t task, s_plan_t plan)
+{
+    return plan == S_PLAN_ALL || (plan == S_PLAN_STATEFUL) == s_stateful (self, task);
+}
+
+//  Evens the load, then spreads each job and the stateful tasks, moving
+//  only what the stage under way may move; each step lowers a measure of
+//  imbalance (loads first, then the counts it evens) and the budget only
+//  guards against a mistake. Spreading counts tasks, so it is done when
+//  they all weigh the same, as the contract asks: with mixed weights, a
+//  swap of two tasks of the same weight is rare, costs two warm-ups, and
+//  whether there is one depends on where the other tasks happen to be.
+//  The first unplaced tasks of order had no room: evening may make some.
+static void
+s_balance (s_state_t *self, const uint32_t *order, uint32_t unplaced)
+{
+    const s_evening_t evening = s_target_evening (self, s_may_move);
     for (int pass = 0; pass < 16; pass++) {
         bool changed = s_even (self, &evening);
         if (self->peers && self->equal_weights) {
@@ -1615,7 +1629,8 @@ s_targets (s_state_t *self)
                     self->budget--;
                     changed = true;
                 }
-            while (self->budget > 0 && s_spread_stateful (self)) {
+            while (self->planning != S_PLAN_STATELESS && self->budget > 0 &&
+                   s_spread_stateful (self)) {
                 self->budget--;
                 changed = true;
             }
@@ -1628,6 +1643,107 @@ s_targets (s_state_t *self)
             }
         if (!changed)
             break;
+    }
+}
+
+//  Keeps each task that plan plans where it was meant to be, as long as the
+//  node may hold it.
+static void
+s_keep (s_state_t *self, s_plan_t plan)
+{
+    self->placing = true;
+    for (uint32_t t = 0; t < self->tasks; t++) {
+        if (!s_in_plan (self, t, plan))
+            continue;
+        uint32_t node = s_planned (self, t);
+        if (node != NONE && s_fits (self, t, node))
+            s_place (self, t, node);
+        self->start[t] = self->target[t];
+    }
+}
+
+//  One stage of pass 1: places the tasks it plans that have no target yet,
+//  heaviest first and among equals the most constrained first, where
+//  s_placement says, and balances. The tasks it found no target for at
+//  first are added to order, after the *unplaced there already.
+static void
+s_plan (s_state_t *self, s_plan_t plan, uint32_t *order, uint32_t *unplaced)
+{
+    self->planning = plan;
+    uint32_t first = *unplaced;
+    for (uint32_t t = 0; t < self->tasks; t++)
+        if (s_in_plan (self, t, plan) && self->target[t] == NONE)
+            order[(*unplaced)++] = t;
+    bool sorted = true;
+    for (uint32_t i = first + 1; i < *unplaced && sorted; i++)
+        sorted = s_placing_cmp (&order[i - 1], &order[i], self) < 0;
+    if (!sorted)
+        qsort_r (order + first, *unplaced - first, sizeof (uint32_t), s_placing_cmp, self);
+    for (uint32_t i = first; i < *unplaced; i++)
+        s_place_new (self, order[i]);
+    s_placed (self);
+    s_balance (self, order, *unplaced);
+}
+
+//  Whether a stateful task that the plan already moves may be sent to node
+//  instead, for nothing more: no more warm-up, and the stateful load stays
+//  as even.
+static bool
+s_may_redirect (const s_state_t *self, uint32_t task, uint32_t node)
+{
+    uint32_t from = self->target[task];
+    return s_stateful (self, task) && from != self->start[task] && s_fits (self, task, node) &&
+           s_added_cost (self, task, node) <= 0 &&
+           self->stateful[node] + s_weight (self, task) <= self->stateful[from];
+}
+
+//  Plans the targets: keeps each task where it was meant to be, when its
+//  node may still hold it, then places and balances the rest. When every
+//  node is a peer of every other and all tasks weigh the same, the stateful
+//  tasks are planned first, alone, and the stateless ones after, against
+//  the loads those leave, moving only them (as Kafka Streams does); a last
+//  balance may move any task, for what the stateless tasks alone could not
+//  even. Planned together, the stateful plan depended on where the
+//  stateless tasks were, and while stateful tasks wait for warm-ups that
+//  cannot start only the stateless tasks follow it: evening moved two
+//  stateless tasks onto the emptiest nodes, the cheapest moves, and from
+//  there the stateful spread swapped them back for stateful ones, each
+//  round the other plan (the leader's simulator, seed 5841 with submits;
+//  tests/assign/regress/stateless-flip-while-warmups-wait.json). Planned
+//  alone, the stateful tasks get the same plan whatever the stateless ones
+//  do. In between, a stateful task that the plan moves anyway goes instead
+//  where the stateless tasks, where they are, leave room, when that costs
+//  no more warm-up and keeps the stateful load as even: otherwise which
+//  nodes the stateful stage leaves one task lighter is blind to the
+//  stateless tasks, and a stateless task would move for a plan that could
+//  do without (pointless-swap-same-job.json).
+static int
+s_targets (s_state_t *self)
+{
+    uint32_t *order = calloc (self->tasks ? self->tasks : 1, sizeof (uint32_t));
+    if (!order)
+        return -1;
+    bool stateful = false, stateless = false, one_shape = true;
+    for (uint32_t t = 0; t < self->tasks; t++) {
+        stateful |= s_stateful (self, t);
+        stateless |= !s_stateful (self, t);
+    }
+    for (uint32_t n = 1; n < self->nodes; n++)
+        one_shape &= self->shape[n] == self->shape[0];
+    uint32_t unplaced = 0;
+    if (stateful && stateless && one_shape && self->equal_weights) {
+        s_keep (self, S_PLAN_STATEFUL);
+        s_plan (self, S_PLAN_STATEFUL, order, &unplaced);
+        s_keep (self, S_PLAN_STATELESS);
+        s_placed (self);
+        const s_evening_t redirect = s_target_evening (self, s_may_redirect);
+        s_even (self, &redirect);
+        s_plan (self, S_PLAN_STATELESS, order, &unplaced);
+        self->planning = S_PLAN_ALL;
+        s_balance (self, order, unplaced);
+    } else {
+        s_keep (self, S_PLAN_ALL);
+        s_plan (self, S_PLAN_ALL, order, &unplaced);
     }
     s_unswap (self);
     free (order);
