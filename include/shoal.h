@@ -184,7 +184,9 @@ typedef enum {
 typedef enum {
     SHOAL_RUNNING = 1, //  started (an active runs; a learner or standby warms up)
     SHOAL_STOPPED = 3, //  stopped, after a DEMOTE or STOP event
-    SHOAL_FAILED = 4,  //  could not start, or crashed: the node starts it again later
+    SHOAL_FAILED = 4,  //  could not start, or crashed: the node starts it again
+                       //  later (3 times), and gives it up at the 4th failure in
+                       //  a row; a run of 60 s (LAN) in between ends the count
 } shoal_report_state_t;
 
 typedef enum {

@@ -50,6 +50,8 @@ typedef struct {
     shoal_epoch_t told_epoch;
     uint64_t lag;
     uint32_t failures;   //  in a row
+    bool ran;            //  reported running since its start,
+    uint64_t running_ms; //  first then
     uint64_t restart_ms; //  when a failed task starts again; S_NEVER if not
     size_t list_index;   //  its entry in the list, while held
 } s_task_t;
@@ -137,6 +139,7 @@ shoal_tasks_config_lan (shoal_tasks_config_t *config)
         .acceptable_lag = 10000,
         .restart_backoff_ms = 1000,
         .max_restarts = 3,
+        .healthy_ms = 60000,
     };
 }
 
@@ -147,6 +150,7 @@ shoal_tasks_config_loopback (shoal_tasks_config_t *config)
     config->lease_ms /= 10;
     config->status_ms /= 10;
     config->restart_backoff_ms /= 10;
+    config->healthy_ms /= 10;
 }
 
 const char *
@@ -313,6 +317,7 @@ s_start (shoal_tasks_t *self, s_task_t *task, uint8_t role)
 {
     task->lag = role == SHOAL_ROLE_ACTIVE ? 0 : S_LAG_UNKNOWN;
     task->restart_ms = S_NEVER;
+    task->ran = false;
     s_command (self, task, SHOAL_TASKS_START, role);
     s_set (self, task, role, SHOAL_TASK_STARTING, task->epoch);
 }
@@ -754,6 +759,10 @@ s_find (shoal_tasks_t *self, const char *name)
 static void
 s_failed (shoal_tasks_t *self, s_task_t *task, uint64_t now)
 {
+    //  A run that lasted ends the count: this failure is the first again.
+    if (task->ran && now >= task->running_ms && now - task->running_ms >= self->config.healthy_ms)
+        task->failures = 0;
+    task->ran = false;
     if (task->failures < UINT32_MAX)
         task->failures++;
     //  Restarts double their wait: 1, 2, 4... times restart_backoff_ms.
@@ -789,7 +798,8 @@ s_report (shoal_tasks_t *self, s_task_t *task, uint64_t now, uint8_t state, uint
     switch (state) {
     case SHOAL_TASK_RUNNING:
         if (task->state == SHOAL_TASK_STARTING) {
-            task->failures = 0;
+            task->ran = true;
+            task->running_ms = now;
             s_set (self, task, task->told, SHOAL_TASK_RUNNING, task->told_epoch);
         }
         s_lag (self, task, lag);

@@ -78,8 +78,10 @@
       stays (max_restarts 0: never restarted): the node gives up on the
       task, and lists (and reports) it in role none, state failed, until
       the assignment drops it from this node, which then STOPs it. A
-      task in its backoff keeps its role. A report of running ends the
-      run of failures. A failed task takes no report until it is started
+      task in its backoff keeps its role. A task that ran (reported
+      running) for healthy_ms before it failed starts a new run of
+      failures: one that starts, says it runs, and crashes soon after is
+      still given up. A failed task takes no report until it is started
       again.
     - The application is told of at most SHOAL_TASKS_MAX tasks at once, so
       that a STATUS can list them all: beyond that, a START waits until a
@@ -104,11 +106,14 @@ typedef struct {
     uint64_t acceptable_lag;     //  as the assignor's: a lag crossing it is news
     uint32_t restart_backoff_ms; //  first wait before starting a failed task again
     uint32_t max_restarts;       //  restarts in a row; the failure after stays
+    uint32_t healthy_ms;         //  ran this long before failing: the run of
+                                 //  failures starts over (0: any run)
 } shoal_tasks_config_t;
 
 //  Default timings: LAN (lease 6 s, twice the election's, so that a leader
 //  failover fits in it; status every 1 s, first restart after
-//  1 s, 3 restarts, acceptable_lag 10000 as the assignor's default),
+//  1 s, 3 restarts, healthy after 60 s, acceptable_lag 10000 as the
+//  assignor's default),
 //  loopback (timings 10x faster).
 void shoal_tasks_config_lan (shoal_tasks_config_t *config);
 void shoal_tasks_config_loopback (shoal_tasks_config_t *config);

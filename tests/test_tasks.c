@@ -758,8 +758,10 @@ a_failed_task_restarts_with_doubling_backoff_then_stays_failed (void)
     shoal_tasks_destroy (&node);
 }
 
+//  A task that says it runs and fails soon after is still counted: only a
+//  run of healthy_ms (60 s on a LAN) starts the count over.
 static void
-a_report_of_running_ends_the_run_of_failures (void)
+a_run_that_lasts_ends_the_run_of_failures (void)
 {
     shoal_tasks_t *node = s_node_new ();
     shoal_placement_t placements[] = { s_place ("job/0", SELF, SHOAL_ROLE_LEARNER, 1, 1) };
@@ -771,10 +773,51 @@ a_report_of_running_ends_the_run_of_failures (void)
     shoal_tasks_tick (node, T0 + 1100);
     CHECK (s_command (node, "job/0") != NULL);
     CHECK_EQ (shoal_tasks_report (node, T0 + 1200, "job/0", SHOAL_TASK_RUNNING, 0), 0);
-    //  A task that stops unasked has failed, and the wait starts over.
+    //  A task that stops unasked has failed: the second in a row, after a
+    //  run of 100 ms, so the wait doubles.
     CHECK_EQ (shoal_tasks_report (node, T0 + 1300, "job/0", SHOAL_TASK_STOPPED, 0), 0);
     CHECK_EQ (s_state (node, "job/0"), SHOAL_TASK_FAILED);
-    CHECK_EQ (shoal_tasks_next (node), T0 + 1300 + 1000);
+    CHECK_EQ (shoal_tasks_next (node), T0 + 1300 + 2000);
+    shoal_tasks_tick (node, T0 + 3300);
+    CHECK (s_command (node, "job/0") != NULL);
+    CHECK_EQ (shoal_tasks_report (node, T0 + 3400, "job/0", SHOAL_TASK_RUNNING, 0), 0);
+    //  This run lasts 60 s: its failure is the first again.
+    uint64_t failed = T0 + 3400 + 60000;
+    CHECK_EQ (shoal_tasks_report (node, failed, "job/0", SHOAL_TASK_FAILED, 0), 0);
+    CHECK_EQ (shoal_tasks_next (node), failed + 1000);
+    shoal_tasks_destroy (&node);
+}
+
+//  With max_restarts 3, a task that keeps failing right after it says it
+//  runs is given up at its fourth failure in a row.
+static void
+a_task_that_runs_briefly_is_still_given_up (void)
+{
+    shoal_tasks_t *node = s_node_new ();
+    shoal_placement_t placements[] = { s_place ("job/0", SELF, SHOAL_ROLE_LEARNER, 1, 1) };
+    shoal_assign_t snapshot = {
+        .term = 1, .version = 1, .snapshot = true, .placement_count = 1, .placements = placements
+    };
+    CHECK_EQ (s_assign (node, T0, LEADER, &snapshot), 0);
+    uint64_t now = T0;
+    for (int failure = 1; failure <= 4; failure++) {
+        CHECK_EQ (shoal_tasks_report (node, now + 100, "job/0", SHOAL_TASK_RUNNING, 0), 0);
+        CHECK_EQ (shoal_tasks_report (node, now + 200, "job/0", SHOAL_TASK_FAILED, 0), 0);
+        now += 200;
+        //  Started again after its backoff (ticks for STATUS may come first).
+        bool started = false;
+        for (int i = 0; i < 100 && failure < 4 && !started; i++) {
+            now = shoal_tasks_next (node);
+            shoal_tasks_tick (node, now);
+            started = s_command (node, "job/0") != NULL;
+        }
+        CHECK (started || failure == 4);
+    }
+    //  Given up: listed in role none, failed, with no restart to come.
+    const shoal_task_status_t *list;
+    CHECK_EQ (shoal_tasks_list (node, &list), 1);
+    CHECK_EQ (list[0].role, SHOAL_ROLE_NONE);
+    CHECK_EQ (list[0].state, SHOAL_TASK_FAILED);
     shoal_tasks_destroy (&node);
 }
 
@@ -1059,7 +1102,8 @@ main (void)
     RUN (a_non_active_task_removed_goes_at_once);
     RUN (status_is_sent_at_once_on_news_and_every_status_ms_with_a_leader);
     RUN (a_failed_task_restarts_with_doubling_backoff_then_stays_failed);
-    RUN (a_report_of_running_ends_the_run_of_failures);
+    RUN (a_run_that_lasts_ends_the_run_of_failures);
+    RUN (a_task_that_runs_briefly_is_still_given_up);
     RUN (a_node_that_never_restarts_leaves_a_failed_task_failed);
     RUN (a_task_given_up_is_reported_in_role_none_until_dropped);
     RUN (a_report_for_an_unknown_task_is_refused);

@@ -106,6 +106,8 @@ typedef struct {
     uint8_t state;
     shoal_epoch_t epoch;
     uint32_t failures; //  in a row: past max_restarts, the node gives up on it
+    bool ran;          //  reported running since its start,
+    uint64_t ran_ms;   //  first then: a run of healthy_ms ends the count
 } s_app_task_t;
 
 static struct {
@@ -207,6 +209,7 @@ s_app_command (const shoal_tasks_command_t *command)
         task->role = command->role;
         task->state = SHOAL_TASK_STARTING;
         task->epoch = command->epoch;
+        task->ran = false;
         break;
     case SHOAL_TASKS_PROMOTE:
         FUZZ_REQUIRE (command->role == SHOAL_ROLE_ACTIVE, "PROMOTE %s to role %d", command->task,
@@ -246,12 +249,13 @@ s_app_command (const shoal_tasks_command_t *command)
 
 //  What the application's report does to its own side, when the node took it.
 static void
-s_app_report (s_app_task_t *task, uint8_t state)
+s_app_report (s_app_task_t *task, uint8_t state, uint64_t now)
 {
     if (state == SHOAL_TASK_RUNNING) {
         if (task->state == SHOAL_TASK_STARTING) {
             task->state = SHOAL_TASK_RUNNING;
-            task->failures = 0;
+            task->ran = true;
+            task->ran_ms = now;
         }
     } else if (task->state == SHOAL_TASK_STOPPING &&
                (state == SHOAL_TASK_STOPPED || task->role == SHOAL_ROLE_NONE)) {
@@ -260,6 +264,9 @@ s_app_report (s_app_task_t *task, uint8_t state)
         else
             task->state = SHOAL_TASK_RUNNING;
     } else {
+        if (task->ran && now - task->ran_ms >= s_last.config.healthy_ms)
+            task->failures = 0;
+        task->ran = false;
         task->state = SHOAL_TASK_FAILED;
         task->failures++;
     }
@@ -447,7 +454,7 @@ s_report (shoal_tasks_t *core, uint64_t now, const char *name, uint8_t state, ui
     FUZZ_REQUIRE (!app || !takes || app->state == SHOAL_TASK_FAILED || rc == 0,
                   "report %d on %s (state %d) refused", state, copy, app->state);
     if (rc == 0)
-        s_app_report (app, state);
+        s_app_report (app, state, now);
     s_check (core, now);
 }
 
