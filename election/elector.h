@@ -62,7 +62,8 @@
 typedef struct {
     bool quorum;                     //  quorum mode (default); false: available mode
     bool preempt;                    //  a higher rank takes over after stable_ms
-    uint32_t expect;                 //  the first voter set waits for this many (0: any)
+    uint32_t expect;                 //  the first voter set waits for this many (0: any);
+                                     //  a new node that sees them stops settling
     uint32_t settle_ms;              //  at start, listen this long for a leader first
     uint32_t heartbeat_ms;           //  a leader's COORDINATOR rounds
     uint32_t lease_ms;               //  promise of an acknowledgement; leader silence

@@ -774,6 +774,18 @@ the_first_leader_waits_for_expect_members (void)
     CHECK_EQ (s_leader (net), 2);
     CHECK_EQ (net->nodes[2].voter_count, 3);
     s_net_destroy (&net);
+
+    //  Started together, they need not wait out settle_ms once they see
+    //  expect members: a leader acts well within it.
+    net = s_net_new (&config, 3);
+    for (int i = 0; i < 3; i++)
+        s_start (net, i);
+    uint64_t start = net->now;
+    while (s_acting_count (net) == 0 && net->now < start + config.settle_ms)
+        s_run_until (net, net->now + 1);
+    CHECK (net->now < start + config.settle_ms / 2);
+    CHECK_EQ (s_leader (net), 2);
+    s_net_destroy (&net);
 }
 
 static void
