@@ -255,6 +255,27 @@ a_new_leader_adopts_what_members_run (void)
     CHECK (handoff == NULL);
 }
 
+//  A new leadership of term (the cluster's first when first_term) over
+//  two members that run nothing, told of 4 tasks: adopted once both
+//  reported.
+static shoal_handoff_t *
+s_new_office (const shoal_handoff_config_t *config, uint64_t term, bool first_term, uint64_t now,
+              bool stateful, s_member_t members[2])
+{
+    shoal_handoff_t *handoff = shoal_handoff_new (config, term, 0, now);
+    if (first_term)
+        shoal_handoff_first_term (handoff);
+    for (int i = 0; i < 2; i++) {
+        members[i] = (s_member_t){ shoal_sample_index_id (i), 0, 0 };
+        s_join (handoff, now, i);
+    }
+    s_tasks (handoff, now, 4, stateful);
+    s_report_empty (handoff, members, now, 0, 0, 0);
+    s_report_empty (handoff, members, now, 1, 0, 0);
+    CHECK (shoal_handoff_adopted (handoff));
+    return handoff;
+}
+
 //  A new leader grants no active until a lease wait after it took office:
 //  a node it heard nothing from, or one that heard the old leader last, may
 //  still run what it was given. After the wait, every task gets one active.
@@ -263,16 +284,8 @@ no_task_is_granted_before_the_lease_wait (void)
 {
     shoal_handoff_config_t config = s_config ();
     uint64_t now = 1000;
-    shoal_handoff_t *handoff = shoal_handoff_new (&config, TERM, 0, now);
     s_member_t members[2];
-    for (int i = 0; i < 2; i++) {
-        members[i] = (s_member_t){ shoal_sample_index_id (i), 0, 0 };
-        s_join (handoff, now, i);
-    }
-    s_tasks (handoff, now, 4, false);
-    s_report_empty (handoff, members, now, 0, 0, 0);
-    s_report_empty (handoff, members, now, 1, 0, 0);
-    CHECK (shoal_handoff_adopted (handoff));
+    shoal_handoff_t *handoff = s_new_office (&config, TERM, false, now, false, members);
     CHECK_EQ (s_check_actives (handoff, 4), 0);
     CHECK_EQ (shoal_handoff_next (handoff), now + config.status_ms); //  a keep-alive first
     shoal_handoff_tick (handoff, now + s_wait (&config) - 1);
@@ -302,17 +315,8 @@ the_first_term_grants_at_once (void)
     shoal_handoff_config_t config = s_config ();
     for (int stateful = 0; stateful < 2; stateful++) {
         uint64_t now = 1000;
-        shoal_handoff_t *handoff = shoal_handoff_new (&config, 1, 0, now);
-        shoal_handoff_first_term (handoff);
         s_member_t members[2];
-        for (int i = 0; i < 2; i++) {
-            members[i] = (s_member_t){ shoal_sample_index_id (i), 0, 0 };
-            s_join (handoff, now, i);
-        }
-        s_tasks (handoff, now, 4, stateful);
-        s_report_empty (handoff, members, now, 0, 0, 0);
-        s_report_empty (handoff, members, now, 1, 0, 0);
-        CHECK (shoal_handoff_adopted (handoff));
+        shoal_handoff_t *handoff = s_new_office (&config, 1, true, now, stateful, members);
         CHECK_EQ (s_check_actives (handoff, 4), 4);
         for (int i = 0; i < 2; i++)
             for (int t = 0; t < 4; t++) {
