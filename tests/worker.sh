@@ -10,7 +10,7 @@
 #   - rescale and remove stop children;
 #   - a SIGKILLed worker's children die with it, at once;
 #   - a SIGTERMed worker leaves, stops its children and exits 0;
-#   - a learner that has not reported shows its lag as unknown;
+#   - a standby that has not reported shows its lag as unknown;
 #   - the last two workers, stopped together, both leave and exit 0;
 #   - no task was ever active in two live children at once.
 #
@@ -29,12 +29,12 @@ cleanup () {
     local pid name
     for pid in "${pid_of[@]}"; do kill -9 "$pid" 2>/dev/null; done
     # Children a broken worker would leave behind.
-    for name in a b c d; do
+    for name in a b c d e f; do
         [ -f "$work/$name.log" ] || continue
         for pid in $(children_of "$name"); do alive "$pid" && kill -9 "$pid"; done
     done
     if [ "$failures" -gt 0 ]; then
-        for name in a b c d; do
+        for name in a b c d e f; do
             [ -f "$work/$name.log" ] && { echo "--- $name"; grep -v ' member ' "$work/$name.log"; }
         done
     fi
@@ -260,23 +260,40 @@ for name in a b; do
         fail "$name logs a job without a command once per task"
 done
 
-# --- a learner that never reported: its lag is unknown -------------------
+# --- a copy that never reported: its lag is unknown ---------------------
 
+# A cluster of its own, e and f with a standby per stateful task: the
+# standby's child never reports, so its lag stays unknown.
+for name in e f; do
+    seed=()
+    [ "$name" = f ] && seed=(--join "$(sed -n -E 's/.* on port ([0-9]+).*/127.0.0.1:\1/p' "$work/e.log")")
+    SHOAL_PROFILE=loopback "$shoal" worker --data-dir "$work/$name" --bind 127.0.0.1:0 \
+        --beacon-port 0 --name "$name" --expect 2 --standbys 1 --log-format=text "${seed[@]}" \
+        >"$work/$name.out" 2>"$work/$name.log" &
+    pid_of[$name]=$!
+    wait_for "$name starts" grep -q 'on port' "$work/$name.log" || exit 1
+done
 wait_for "submit quiet" "$shoal" submit quiet --parallelism 1 --stateful \
-    --command 'exec sleep 600' --data-dir "$work/a" --timeout 2s
+    --command 'exec sleep 600' --data-dir "$work/e" --timeout 2s
 quiet_unknown () {
     local name
-    for name in a b; do
+    for name in e f; do
         "$shoal" status --data-dir "$work/$name" --json >"$work/status" 2>/dev/null || continue
-        jq -e '.tasks[] | select(.task == "quiet/0" and .role == "learner" and .lag == null)' \
+        jq -e '.tasks[] | select(.task == "quiet/0" and .role == "standby" and .lag == null)' \
             "$work/status" >/dev/null || continue
         "$shoal" status --data-dir "$work/$name" |
-            grep -Eq '^quiet/0 +[^ ]+ +learner +[a-z]+ +[0-9.]+ +-$' && return 0
+            grep -Eq '^quiet/0 +[^ ]+ +standby +[a-z]+ +[0-9.]+ +-$' && return 0
     done
     return 1
 }
-wait_for "a learner that never reported shows its lag as - (null in JSON)" quiet_unknown
-wait_for "remove quiet" "$shoal" remove quiet --data-dir "$work/a" --timeout 2s
+wait_for "a standby that never reported shows its lag as - (null in JSON)" quiet_unknown
+kill -TERM "${pid_of[e]}" "${pid_of[f]}"
+for name in e f; do
+    wait "${pid_of[$name]}"
+    status=$?
+    unset "pid_of[$name]"
+    [ "$status" -eq 0 ] || fail "$name leaves and exits 0, not $status"
+done
 
 # --- never two actives --------------------------------------------------
 
