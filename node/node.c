@@ -72,7 +72,9 @@ _Static_assert(SHOAL_NODE_ID_TEXT == SHOAL_ID_TEXT && SHOAL_TASK_TEXT == SHOAL_T
 //  Status requests that wait for the leader's table at once; more are
 //  answered with this node's own tasks. Their CONTROL-REQ ids have the high
 //  bit set, apart from the jobs' forwards (which count from 1).
-#define S_ASKS_MAX     16
+#define S_ASKS_MAX 16
+//  How often frames that wait for a connection are tried again.
+#define S_FLUSH_MS     2
 #define S_ASK_ID       0x80000000u
 #define S_ASK_WAIT_MAX 10000
 //  A beacon is sealed afresh this often (a listener takes each sealed
@@ -1039,6 +1041,9 @@ s_loop (s_actor_t *self)
         for (size_t i = 0; i < self->ask_count; i++)
             if (self->asks[i].deadline < next)
                 next = self->asks[i].deadline;
+        //  Frames wait for connections being made: look again soon.
+        if (shoal_transport_flush (self->transport) && now + S_FLUSH_MS < next)
+            next = now + S_FLUSH_MS;
         long timeout = next <= now ? 0 : next - now > 60000 ? 60000 : (long) (next - now);
         int rc = zmq_poll (items, count, timeout);
         if (rc < 0 && zmq_errno () != EINTR)

@@ -16,10 +16,28 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-//  A DEALER to one peer, and the address it connects to.
+//  A DEALER with ZMQ_IMMEDIATE takes a frame only once its connection is
+//  made, and the first frames to a new member come right after its link
+//  is: the anti-entropy of a join, an election's first word. A link this
+//  young holds what it cannot send yet, in order, and sends it once it
+//  can (shoal_transport_flush); after that, it drops as before.
+#define S_PENDING_MAX 16
+#define S_PENDING_MS  1000
+
+typedef struct {
+    uint8_t *bytes;
+    size_t size;
+    uint8_t type;
+} s_pending_t;
+
+//  A DEALER to one peer, the address it connects to, when it was made and
+//  the frames that wait for its connection.
 typedef struct {
     zsock_t *dealer;
     char addr[SHOAL_ADDR_MAX + 1];
+    int64_t made_ms;
+    s_pending_t pending[S_PENDING_MAX];
+    size_t pending_count;
 } s_link_t;
 
 struct _shoal_transport_t {
@@ -30,6 +48,7 @@ struct _shoal_transport_t {
     zsock_t *router;
     zactor_t *beacons; //  NULL while off
     zhashx_t *links;   //  hex id -> s_link_t
+    bool pending;      //  some link holds frames
     uint32_t send_queue;
     shoal_sealer_t *sealer;
     shoal_opener_t *opener;
@@ -116,6 +135,8 @@ s_link_destroy (void **item)
     s_link_t *link = *item;
     if (link) {
         zsock_destroy (&link->dealer);
+        for (size_t i = 0; i < link->pending_count; i++)
+            free (link->pending[i].bytes);
         free (link);
         *item = NULL;
     }
@@ -369,14 +390,20 @@ s_link (shoal_transport_t *self, const uint8_t id[16], const char *addr)
     if (link && strcmp (link->addr, addr) == 0)
         return link;
     zhashx_delete (self->links, key);
+    //  Numeric only, as for datagrams: a name would have ZeroMQ resolve it,
+    //  which may block, and a link it never connects would hold frames.
     char host[SHOAL_ADDR_MAX + 1];
     uint16_t port;
-    if (s_split (addr, host, sizeof host, &port) != 0 || port == 0)
+    struct sockaddr_storage address;
+    socklen_t address_size;
+    if (s_split (addr, host, sizeof host, &port) != 0 || port == 0 ||
+        s_resolve (addr, AF_UNSPEC, false, false, &address, &address_size) != 0)
         return NULL;
     link = calloc (1, sizeof *link);
     if (!link)
         return NULL;
     snprintf (link->addr, sizeof link->addr, "%s", addr);
+    link->made_ms = zclock_mono ();
     link->dealer = zsock_new (ZMQ_DEALER);
     if (link->dealer) {
         s_socket_limits (link->dealer);
@@ -399,6 +426,33 @@ s_link (shoal_transport_t *self, const uint8_t id[16], const char *addr)
     return link;
 }
 
+//  Sends what link holds, in order, as far as its connection takes it;
+//  once the link is S_PENDING_MS old, drops the rest.
+static void
+s_link_flush (shoal_transport_t *self, s_link_t *link, int64_t now)
+{
+    size_t sent = 0;
+    while (sent < link->pending_count) {
+        s_pending_t *frame = &link->pending[sent];
+        if (zmq_send (zsock_resolve (link->dealer), frame->bytes, frame->size, ZMQ_DONTWAIT) !=
+            (int) frame->size)
+            break;
+        s_count_sent (self, SHOAL_PURPOSE_FRAME, frame->type, (long) frame->size);
+        free (frame->bytes);
+        sent++;
+    }
+    if (now - link->made_ms >= S_PENDING_MS) {
+        for (size_t i = sent; i < link->pending_count; i++) {
+            free (link->pending[i].bytes);
+            self->stats.send_dropped++;
+        }
+        sent = link->pending_count;
+    }
+    memmove (link->pending, link->pending + sent,
+             (link->pending_count - sent) * sizeof link->pending[0]);
+    link->pending_count -= sent;
+}
+
 int
 shoal_transport_frame (shoal_transport_t *self, const char *addr, const shoal_life_t *recipient,
                        const shoal_msg_t *msg)
@@ -406,13 +460,47 @@ shoal_transport_frame (shoal_transport_t *self, const char *addr, const shoal_li
     const shoal_life_t *to = s_addressee (recipient);
     s_link_t *link = to && addr ? s_link (self, to->id, addr) : NULL;
     long sealed = link ? s_seal (self, SHOAL_PURPOSE_FRAME, to, msg) : -1;
-    if (sealed < 0 || zmq_send (zsock_resolve (link->dealer), self->sealed, (size_t) sealed,
-                                ZMQ_DONTWAIT) != sealed) {
+    if (sealed < 0) {
         self->stats.send_dropped++;
         return -1;
     }
-    s_count_sent (self, SHOAL_PURPOSE_FRAME, msg->type, sealed);
+    int64_t now = zclock_mono ();
+    if (link->pending_count)
+        s_link_flush (self, link, now);
+    if (link->pending_count == 0 && zmq_send (zsock_resolve (link->dealer), self->sealed,
+                                              (size_t) sealed, ZMQ_DONTWAIT) == sealed) {
+        s_count_sent (self, SHOAL_PURPOSE_FRAME, msg->type, sealed);
+        return 0;
+    }
+    //  Refused: a young link holds it for its connection.
+    uint8_t *copy = now - link->made_ms < S_PENDING_MS && link->pending_count < S_PENDING_MAX
+                        ? malloc ((size_t) sealed)
+                        : NULL;
+    if (!copy) {
+        self->stats.send_dropped++;
+        return -1;
+    }
+    memcpy (copy, self->sealed, (size_t) sealed);
+    link->pending[link->pending_count++] =
+        (s_pending_t){ .bytes = copy, .size = (size_t) sealed, .type = msg->type };
+    self->pending = true;
     return 0;
+}
+
+bool
+shoal_transport_flush (shoal_transport_t *self)
+{
+    if (!self->pending)
+        return false;
+    bool waiting = false;
+    int64_t now = zclock_mono ();
+    for (s_link_t *link = zhashx_first (self->links); link; link = zhashx_next (self->links)) {
+        if (link->pending_count)
+            s_link_flush (self, link, now);
+        waiting |= link->pending_count > 0;
+    }
+    self->pending = waiting;
+    return waiting;
 }
 
 int

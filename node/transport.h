@@ -103,9 +103,17 @@ int shoal_transport_datagram (shoal_transport_t *self, const char *addr,
 
 //  Seals msg to recipient and sends it as a frame to that node's ROUTER at
 //  addr ("host:port" of its TCP port). The DEALER for recipient's id is made
-//  on first use and made again when addr changes. Returns 0, or -1 as above.
+//  on first use and made again when addr changes. A DEALER refuses frames
+//  until its connection is made: for its first second, one holds up to 16
+//  of them, in order, for shoal_transport_flush to send. Returns 0, or -1
+//  as above.
 int shoal_transport_frame (shoal_transport_t *self, const char *addr, const shoal_life_t *recipient,
                            const shoal_msg_t *msg);
+
+//  Sends the frames that wait for connections being made, and drops those
+//  of links a second old. Returns true while some still wait: call it
+//  again soon (the node's loop does, every few milliseconds).
+bool shoal_transport_flush (shoal_transport_t *self);
 
 //  Makes the DEALER to the node id at addr now, ahead of its first frame:
 //  a DEALER queues only to a finished connection, so a frame sent on a link

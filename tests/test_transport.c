@@ -104,16 +104,19 @@ s_receive (s_node_t *node, bool udp, shoal_arena_t *arena, shoal_transport_in_t 
     return s_receive_within (node, udp, arena, in, WAIT_MS);
 }
 
-//  Sends election to b as a frame until one arrives: a new DEALER drops
-//  what is sent before its connection is made (ZMQ_IMMEDIATE), and the
-//  cores resend, as this does. 1 when one arrived within WAIT_MS.
+//  Sends msg to b as a frame, once: a new link holds it until its
+//  connection is made (shoal_transport_flush, which the node's loop calls
+//  and this does), so the first frame arrives without being sent again.
+//  1 when it arrived within WAIT_MS.
 static int
-s_frame_until_received (s_node_t *a, s_node_t *b, const shoal_msg_t *msg, shoal_arena_t *arena,
-                        shoal_transport_in_t *in)
+s_frame_received (s_node_t *a, s_node_t *b, const shoal_msg_t *msg, shoal_arena_t *arena,
+                  shoal_transport_in_t *in)
 {
-    for (int waited = 0; waited < WAIT_MS; waited += 100) {
-        shoal_transport_frame (a->transport, b->addr, &b->life, msg);
-        if (s_receive_within (b, false, arena, in, 100) == 1)
+    if (shoal_transport_frame (a->transport, b->addr, &b->life, msg) != 0)
+        return 0;
+    for (int waited = 0; waited < WAIT_MS; waited += 10) {
+        shoal_transport_flush (a->transport);
+        if (s_receive_within (b, false, arena, in, 10) == 1)
             return 1;
     }
     return 0;
@@ -220,10 +223,10 @@ a_sealed_datagram_and_frame_arrive_with_their_sender (void)
     CHECK_EQ (shoal_transport_datagram (a.transport, b.addr, NULL, &ping), 0);
     CHECK_EQ (s_receive (&b, true, &arena, &in), 1);
     CHECK_EQ (in.envelope.recipient.life, 0);
-    //  Frames: the DEALER connects first (ZMQ_IMMEDIATE drops until then),
-    //  so the sender sends again until one arrives, as the cores resend.
+    //  Frames: the first one, sent while the DEALER still connects, waits
+    //  for the connection and arrives.
     shoal_msg_t election = s_election (5);
-    CHECK_EQ (s_frame_until_received (&a, &b, &election, &arena, &in), 1);
+    CHECK_EQ (s_frame_received (&a, &b, &election, &arena, &in), 1);
     CHECK_EQ (in.msg.type, SHOAL_MSG_ELECTION);
     CHECK_EQ (in.msg.u.election.term, 5);
     CHECK_EQ (in.envelope.sender.id[0], 1);
@@ -340,7 +343,7 @@ garbage_frames_are_dropped_and_counted (void)
     }
     CHECK (stats.malformed >= 1);
     shoal_msg_t election = s_election (3);
-    CHECK_EQ (s_frame_until_received (&a, &b, &election, &arena, &in), 1);
+    CHECK_EQ (s_frame_received (&a, &b, &election, &arena, &in), 1);
     zsock_destroy (&rogue);
     shoal_arena_release (&arena);
     s_node_free (&a);
@@ -401,6 +404,28 @@ plaintext_pairs_talk_and_bad_addresses_are_refused (void)
     s_node_free (&b);
 }
 
+//  A frame for a link that never connects (nobody listens there) waits
+//  its second, then is dropped and counted; a link that was never going to
+//  connect holds nothing after that.
+static void
+a_frame_nobody_takes_is_dropped_after_a_second (void)
+{
+    s_node_t a;
+    s_node (&a, NULL, 1);
+    shoal_life_t nobody = { .id = { 9 }, .life = 1 };
+    shoal_msg_t election = s_election (1);
+    CHECK_EQ (shoal_transport_frame (a.transport, "127.0.0.1:1", &nobody, &election), 0);
+    usleep (1100 * 1000);
+    CHECK (!shoal_transport_flush (a.transport));
+    shoal_transport_stats_t stats;
+    shoal_transport_stats (a.transport, &stats);
+    CHECK_EQ (stats.send_dropped, 1);
+    CHECK_EQ (stats.sent[SHOAL_PURPOSE_FRAME - 1], 0);
+    //  Past its first second, the link drops at once.
+    CHECK_EQ (shoal_transport_frame (a.transport, "127.0.0.1:1", &nobody, &election), -1);
+    s_node_free (&a);
+}
+
 int
 main (void)
 {
@@ -412,5 +437,6 @@ main (void)
     RUN (replayed_forged_and_foreign_datagrams_are_refused);
     RUN (garbage_frames_are_dropped_and_counted);
     RUN (plaintext_pairs_talk_and_bad_addresses_are_refused);
+    RUN (a_frame_nobody_takes_is_dropped_after_a_second);
     return TEST_DONE ();
 }
