@@ -1022,15 +1022,17 @@ shoal_elector_member (shoal_elector_t *self, uint64_t now_ms, const shoal_id_t *
     s_begin (self);
     int rc = s_member_update (self, now_ms, id, priority, live, false);
     //  A new cluster's nodes started together: once expect of them are
-    //  live, the first election need not wait out settle_ms (a node with a
-    //  term or voters of a life before still listens for its leader).
+    //  live, the first election need not wait out settle_ms, only one
+    //  heartbeat, in which a leader already there (of a cluster this node
+    //  joins) sends its round to every live member. A node with a term or
+    //  voters of a life before still listens settle_ms for its leader.
     if (self->role == S_SETTLING && self->config.expect && self->voters_version == 0 &&
-        self->term_seen == 0 && self->deadline_ms > now_ms) {
+        self->term_seen == 0 && self->deadline_ms > now_ms + self->config.heartbeat_ms) {
         size_t seen = 1;
         for (size_t i = 0; i < self->member_count; i++)
             seen += self->members[i].live;
         if (seen >= self->config.expect)
-            self->deadline_ms = now_ms;
+            self->deadline_ms = now_ms + self->config.heartbeat_ms;
     }
     s_finish (self);
     return rc;
