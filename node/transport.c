@@ -394,10 +394,9 @@ s_link (shoal_transport_t *self, const uint8_t id[16], const char *addr)
     //  which may block, and a link it never connects would hold frames.
     char host[SHOAL_ADDR_MAX + 1];
     uint16_t port;
-    struct sockaddr_storage address;
-    socklen_t address_size;
+    struct in6_addr numeric;
     if (s_split (addr, host, sizeof host, &port) != 0 || port == 0 ||
-        s_resolve (addr, AF_UNSPEC, false, false, &address, &address_size) != 0)
+        (inet_pton (AF_INET, host, &numeric) != 1 && inet_pton (AF_INET6, host, &numeric) != 1))
         return NULL;
     link = calloc (1, sizeof *link);
     if (!link)
