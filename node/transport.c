@@ -21,8 +21,9 @@
 //  is: the anti-entropy of a join, an election's first word. A link this
 //  young holds what it cannot send yet, in order, and sends it once it
 //  can (shoal_transport_flush); after that, it drops as before.
-#define S_PENDING_MAX 16
-#define S_PENDING_MS  1000
+#define S_PENDING_MAX   16
+#define S_PENDING_MS    1000
+#define S_PENDING_BYTES (8u * 1024 * 1024) //  held by all links together
 
 typedef struct {
     uint8_t *bytes;
@@ -46,9 +47,10 @@ struct _shoal_transport_t {
     int family;
     uint16_t port;
     zsock_t *router;
-    zactor_t *beacons; //  NULL while off
-    zhashx_t *links;   //  hex id -> s_link_t
-    bool pending;      //  some link holds frames
+    zactor_t *beacons;    //  NULL while off
+    zhashx_t *links;      //  hex id -> s_link_t
+    bool pending;         //  some link holds frames,
+    size_t pending_bytes; //  this many bytes in all
     uint32_t send_queue;
     shoal_sealer_t *sealer;
     shoal_opener_t *opener;
@@ -379,6 +381,18 @@ shoal_transport_datagram (shoal_transport_t *self, const char *addr, const shoal
     return 0;
 }
 
+//  Deletes the link of key, and the frames it holds (dropped).
+static void
+s_link_delete (shoal_transport_t *self, const char *key)
+{
+    s_link_t *link = zhashx_lookup (self->links, key);
+    for (size_t i = 0; link && i < link->pending_count; i++) {
+        self->pending_bytes -= link->pending[i].size;
+        self->stats.send_dropped++;
+    }
+    zhashx_delete (self->links, key);
+}
+
 //  The DEALER to recipient, connected to addr: made on first use, made again
 //  when the address changed.
 static s_link_t *
@@ -389,7 +403,7 @@ s_link (shoal_transport_t *self, const uint8_t id[16], const char *addr)
     s_link_t *link = zhashx_lookup (self->links, key);
     if (link && strcmp (link->addr, addr) == 0)
         return link;
-    zhashx_delete (self->links, key);
+    s_link_delete (self, key);
     //  Numeric only, as for datagrams: a name would have ZeroMQ resolve it,
     //  which may block, and a link it never connects would hold frames.
     char host[SHOAL_ADDR_MAX + 1];
@@ -437,11 +451,13 @@ s_link_flush (shoal_transport_t *self, s_link_t *link, int64_t now)
             (int) frame->size)
             break;
         s_count_sent (self, SHOAL_PURPOSE_FRAME, frame->type, (long) frame->size);
+        self->pending_bytes -= frame->size;
         free (frame->bytes);
         sent++;
     }
     if (now - link->made_ms >= S_PENDING_MS) {
         for (size_t i = sent; i < link->pending_count; i++) {
+            self->pending_bytes -= link->pending[i].size;
             free (link->pending[i].bytes);
             self->stats.send_dropped++;
         }
@@ -471,15 +487,16 @@ shoal_transport_frame (shoal_transport_t *self, const char *addr, const shoal_li
         s_count_sent (self, SHOAL_PURPOSE_FRAME, msg->type, sealed);
         return 0;
     }
-    //  Refused: a young link holds it for its connection.
-    uint8_t *copy = now - link->made_ms < S_PENDING_MS && link->pending_count < S_PENDING_MAX
-                        ? malloc ((size_t) sealed)
-                        : NULL;
+    //  Refused: a young link holds it for its connection, within bounds.
+    bool room = now - link->made_ms < S_PENDING_MS && link->pending_count < S_PENDING_MAX &&
+                self->pending_bytes + (size_t) sealed <= S_PENDING_BYTES;
+    uint8_t *copy = room ? malloc ((size_t) sealed) : NULL;
     if (!copy) {
         self->stats.send_dropped++;
         return -1;
     }
     memcpy (copy, self->sealed, (size_t) sealed);
+    self->pending_bytes += (size_t) sealed;
     link->pending[link->pending_count++] =
         (s_pending_t){ .bytes = copy, .size = (size_t) sealed, .type = msg->type };
     self->pending = true;
@@ -513,7 +530,7 @@ shoal_transport_forget (shoal_transport_t *self, const uint8_t id[16])
 {
     char key[33];
     shoal_id_format (id, false, key);
-    zhashx_delete (self->links, key);
+    s_link_delete (self, key);
 }
 
 //  Opens and decodes size bytes in self->sealed that came on purpose.

@@ -105,8 +105,8 @@ int shoal_transport_datagram (shoal_transport_t *self, const char *addr,
 //  addr ("host:port" of its TCP port). The DEALER for recipient's id is made
 //  on first use and made again when addr changes. A DEALER refuses frames
 //  until its connection is made: for its first second, one holds up to 16
-//  of them, in order, for shoal_transport_flush to send. Returns 0, or -1
-//  as above.
+//  of them (8 MB for all links together), in order, for
+//  shoal_transport_flush to send. Returns 0, or -1 as above.
 int shoal_transport_frame (shoal_transport_t *self, const char *addr, const shoal_life_t *recipient,
                            const shoal_msg_t *msg);
 

@@ -404,9 +404,9 @@ plaintext_pairs_talk_and_bad_addresses_are_refused (void)
     s_node_free (&b);
 }
 
-//  A frame for a link that never connects (nobody listens there) waits
-//  its second, then is dropped and counted; a link that was never going to
-//  connect holds nothing after that.
+//  Frames for a link that never connects (nobody listens there) wait
+//  their second, 16 at most, then are dropped and counted; past its first
+//  second the link holds nothing.
 static void
 a_frame_nobody_takes_is_dropped_after_a_second (void)
 {
@@ -414,12 +414,17 @@ a_frame_nobody_takes_is_dropped_after_a_second (void)
     s_node (&a, NULL, 1);
     shoal_life_t nobody = { .id = { 9 }, .life = 1 };
     shoal_msg_t election = s_election (1);
-    CHECK_EQ (shoal_transport_frame (a.transport, "127.0.0.1:1", &nobody, &election), 0);
-    usleep (1100 * 1000);
-    CHECK (!shoal_transport_flush (a.transport));
+    //  It holds 16 frames; the 17th is dropped at once.
+    for (int i = 0; i < 16; i++)
+        CHECK_EQ (shoal_transport_frame (a.transport, "127.0.0.1:1", &nobody, &election), 0);
+    CHECK_EQ (shoal_transport_frame (a.transport, "127.0.0.1:1", &nobody, &election), -1);
     shoal_transport_stats_t stats;
     shoal_transport_stats (a.transport, &stats);
     CHECK_EQ (stats.send_dropped, 1);
+    usleep (1100 * 1000);
+    CHECK (!shoal_transport_flush (a.transport));
+    shoal_transport_stats (a.transport, &stats);
+    CHECK_EQ (stats.send_dropped, 17);
     CHECK_EQ (stats.sent[SHOAL_PURPOSE_FRAME - 1], 0);
     //  Past its first second, the link drops at once.
     CHECK_EQ (shoal_transport_frame (a.transport, "127.0.0.1:1", &nobody, &election), -1);
