@@ -432,8 +432,6 @@ struct _shoal_jobs_t {
     size_t send_count;
     shoal_jobspec_t *sent_specs; //  owned copies the sends point to
     size_t sent_spec_count;
-    char **sent_strings; //  likewise
-    size_t sent_string_count;
     s_answer_t *answers; //  the remote answers (CONTROL-REP in sends) and local ones
     size_t answer_count;
     shoal_jobs_reply_t *replies;
@@ -581,7 +579,6 @@ shoal_jobs_destroy (shoal_jobs_t **self_p)
     free (self->forwards);
     free (self->sends);
     free (self->sent_specs);
-    free (self->sent_strings);
     free (self->answers);
     free (self->replies);
     free (self->reply_answers);
@@ -598,9 +595,6 @@ s_outputs_clear (shoal_jobs_t *self)
 {
     for (size_t i = 0; i < self->sent_spec_count; i++)
         s_spec_free (&self->sent_specs[i]);
-    for (size_t i = 0; i < self->sent_string_count; i++)
-        free (self->sent_strings[i]);
-    self->sent_string_count = 0;
     for (size_t i = 0; i < self->answer_count; i++)
         if (self->answers[i].has_job)
             s_spec_free (&self->answers[i].job);
@@ -734,8 +728,6 @@ s_outputs_seal (shoal_jobs_t *self)
             msg->u.sync_reply.jobs = self->held.specs;
         } else if (msg->type == SHOAL_MSG_JOB)
             msg->u.job.spec = self->sent_specs[msg->u.job.spec.parallelism];
-        else if (msg->type == SHOAL_MSG_CONTROL_REQ && msg->u.control_req.spec)
-            msg->u.control_req.spec = &self->sent_specs[(uintptr_t) msg->u.control_req.spec - 1];
     }
     for (size_t i = 0; i < self->reply_count; i++)
         self->replies[i].rep = self->answers[self->reply_answers[i]].rep;
@@ -1221,47 +1213,25 @@ s_forward_drop (shoal_jobs_t *self, size_t at)
 }
 
 //  Sends a held request to the leader this node follows. The message
-//  carries copies, which live until the next input. A rescale waits at
-//  the leader for what is left of its time.
+//  points at the request the forward owns, which outlives the input: a
+//  forward is dropped only in a later one (its answer, its deadline, a
+//  new leader). A rescale waits at the leader for what is left of its time.
 static int
 s_forward_send (shoal_jobs_t *self, s_forward_t *forward, uint64_t now_ms)
 {
-    const shoal_control_req_t *req = &forward->req;
-    char *job = req->job ? strdup (req->job) : NULL;
-    char **strings =
-        realloc (self->sent_strings, (self->sent_string_count + 1) * sizeof *self->sent_strings);
-    if (strings)
-        self->sent_strings = strings;
-    shoal_jobspec_t *specs =
-        req->spec ? realloc (self->sent_specs, (self->sent_spec_count + 1) * sizeof *specs) : NULL;
-    if (specs)
-        self->sent_specs = specs;
-    bool copied = !strings || (req->job && !job) || (req->spec && !specs)
-                      ? false
-                      : !req->spec || s_spec_copy (&specs[self->sent_spec_count], req->spec) == 0;
-    shoal_jobs_send_t *send = copied ? s_send (self, &self->leader, SHOAL_MSG_CONTROL_REQ) : NULL;
-    if (!send) {
-        if (copied && req->spec)
-            s_spec_free (&specs[self->sent_spec_count]);
-        free (job);
+    shoal_jobs_send_t *send = s_send (self, &self->leader, SHOAL_MSG_CONTROL_REQ);
+    if (!send)
         return -1;
-    }
-    if (job)
-        self->sent_strings[self->sent_string_count++] = job;
     if (++self->last_forward_id == 0)
         self->last_forward_id = 1;
     forward->id = self->last_forward_id;
     forward->to = self->leader;
-    send->msg.u.control_req = *req;
+    send->msg.u.control_req = forward->req;
     send->msg.u.control_req.id = forward->id;
-    send->msg.u.control_req.job = job;
-    //  The spec's place in sent_specs, until the sends are sealed.
-    send->msg.u.control_req.spec =
-        req->spec ? (shoal_jobspec_t *) (uintptr_t) (self->sent_spec_count++ + 1) : NULL;
-    if (req->op == SHOAL_OP_RESCALE) {
+    if (forward->req.op == SHOAL_OP_RESCALE) {
         uint64_t end = now_ms + self->config.forward_ms;
         uint64_t left = forward->deadline_ms > end ? forward->deadline_ms - end : 0;
-        if (left < req->timeout_ms)
+        if (left < forward->req.timeout_ms)
             send->msg.u.control_req.timeout_ms = (uint32_t) left;
     }
     self->stats.forwarded++;
