@@ -1197,14 +1197,23 @@ s_tasks_list (s_actor_t *self, shoal_control_rep_t *rep)
 //  with the leader's table. With no leader, a refusal, or no answer within
 //  the wait, it answers with its own tasks, and the reason says so.
 
+//  An ok answer to request id, naming the leader this node follows and its
+//  term (zero when there is none).
+static shoal_control_rep_t
+s_rep_ok (s_actor_t *self, uint64_t now, uint32_t id, const char *reason)
+{
+    shoal_control_rep_t rep = { .id = id, .code = SHOAL_REPLY_OK, .reason = reason };
+    shoal_id_t leader = { 0 };
+    shoal_elector_leader (shoal_peer_elector (self->peer), now, &leader, &rep.term);
+    rep.leader = leader;
+    return rep;
+}
+
 //  Answers the status request ref with this node's own tasks, and why.
 static void
 s_status_local (s_actor_t *self, uint64_t now, uint64_t ref, const char *why)
 {
-    shoal_control_rep_t rep = { .code = SHOAL_REPLY_OK, .reason = why };
-    shoal_id_t leader = { 0 };
-    shoal_elector_leader (shoal_peer_elector (self->peer), now, &leader, &rep.term);
-    rep.leader = leader;
+    shoal_control_rep_t rep = s_rep_ok (self, now, 0, why);
     if (s_tasks_list (self, &rep) != 0)
         rep = (shoal_control_rep_t){ .code = SHOAL_REPLY_FAILED, .reason = "out of memory" };
     shoal_control_server_answer (self->control, ref, &rep);
@@ -1258,12 +1267,7 @@ s_status_message (s_actor_t *self, uint64_t now, const shoal_transport_in_t *in)
         memcpy (from.bytes, in->envelope.sender.id, SHOAL_ID_SIZE);
         if (shoal_membership_member (shoal_peer_membership (self->peer), &from, &member) != 0)
             return true; //  only members are told
-        shoal_control_rep_t rep = { .id = msg->u.control_req.id,
-                                    .code = SHOAL_REPLY_OK,
-                                    .reason = "" };
-        shoal_id_t leader = { 0 };
-        shoal_elector_leader (elector, now, &leader, &rep.term);
-        rep.leader = leader;
+        shoal_control_rep_t rep = s_rep_ok (self, now, msg->u.control_req.id, "");
         if (!shoal_elector_acting (elector, now))
             rep = (shoal_control_rep_t){ .id = rep.id,
                                          .code = SHOAL_REPLY_NO_LEADER,
@@ -1322,10 +1326,7 @@ s_control (s_actor_t *self, uint64_t now)
         int rc = shoal_control_server_receive (self->control, &self->arena, ref, &req);
         if (rc <= 0)
             return;
-        shoal_control_rep_t rep = { .id = req.id, .code = SHOAL_REPLY_OK, .reason = "" };
-        shoal_id_t leader = { 0 };
-        shoal_elector_leader (shoal_peer_elector (self->peer), now, &leader, &rep.term);
-        rep.leader = leader;
+        shoal_control_rep_t rep = s_rep_ok (self, now, req.id, "");
         switch (req.op) {
         case SHOAL_OP_MEMBERS:
             if (s_members_list (self, &rep) != 0)
