@@ -104,6 +104,17 @@ start () { # name [seed]
     pid_of[$1]=$!
 }
 node_of () { sed -n -E 's/.* node ([0-9a-f]{32}) .*on port.*/\1/p' "$work/$1.log"; }
+# SIGTERMs the named workers together: each must leave and exit 0.
+stop_together () { # name...
+    local name status
+    for name in "$@"; do kill -TERM "${pid_of[$name]}"; done
+    for name in "$@"; do
+        wait "${pid_of[$name]}"
+        status=$?
+        unset "pid_of[$name]"
+        [ "$status" -eq 0 ] || fail "$name, stopped with ${*}, leaves and exits 0, not $status"
+    done
+}
 
 start a
 wait_for "a starts" grep -q 'on port' "$work/a.log" || exit 1
@@ -201,12 +212,7 @@ six_running () { # not-on
 # --- SIGTERM: a graceful leave ------------------------------------------
 
 c_children=$(children_of c)
-kill -TERM "${pid_of[c]}"
-for i in $(seq 300); do kill -0 "${pid_of[c]}" 2>/dev/null || break; sleep 0.2; done
-wait "${pid_of[c]}"
-status=$?
-unset 'pid_of[c]'
-[ "$status" -eq 0 ] || fail "c exits 0 after its leave, not $status"
+stop_together c
 grep -q 'left the cluster' "$work/c.log" || fail "c says it left"
 # shellcheck disable=SC2086
 all_gone $c_children || fail "c's children stopped before it exited"
@@ -287,13 +293,7 @@ quiet_unknown () {
     return 1
 }
 wait_for "a standby that never reported shows its lag as - (null in JSON)" quiet_unknown
-kill -TERM "${pid_of[e]}" "${pid_of[f]}"
-for name in e f; do
-    wait "${pid_of[$name]}"
-    status=$?
-    unset "pid_of[$name]"
-    [ "$status" -eq 0 ] || fail "$name leaves and exits 0, not $status"
-done
+stop_together e f
 
 # --- never two actives --------------------------------------------------
 
@@ -324,13 +324,7 @@ overlaps=$(awk -v killed="$killed_at" '
 # Neither has anyone left to hand its tasks or its vote to: both leave and
 # exit 0. (The leader used to wait for the other's acknowledgement until
 # its leave timed out, and exit 1.)
-kill -TERM "${pid_of[a]}" "${pid_of[b]}"
-for name in a b; do
-    wait "${pid_of[$name]}"
-    status=$?
-    unset "pid_of[$name]"
-    [ "$status" -eq 0 ] || fail "$name, stopped together with the other, exits 0, not $status"
-done
+stop_together a b
 
 echo "worker: $failures failed"
 exit $((failures > 0))
