@@ -510,8 +510,9 @@ s_choice_word (const char *range, uint64_t index, size_t *length)
     const char *word = range;
     for (; index > 0 && word; index--)
         word = strchr (word, '|') ? strchr (word, '|') + 1 : NULL;
-    if (word)
-        *length = strcspn (word, "|");
+    //  Set on every path: with NDEBUG the caller's assert is gone, and GCC
+    //  (rightly) sees a length that may be read unset.
+    *length = word ? strcspn (word, "|") : 0;
     return word;
 }
 
@@ -682,7 +683,7 @@ s_write_scalar (s_writer_t *writer, const shoal_options_t *self, const s_option_
         const char *word =
             s_choice_word (option->info.range, s_load_number (field, option->size), &length);
         assert (word);
-        s_write (writer, "%.*s", (int) length, word);
+        s_write (writer, "%.*s", (int) length, word ? word : "");
     }
     }
 }
