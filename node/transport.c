@@ -316,7 +316,7 @@ shoal_transport_beacons_start (shoal_transport_t *self, uint16_t port, char *why
         zactor_destroy (&self->beacons);
         return shoal_why (why, why_size,
                           "beacons: no interface broadcasts (%s); use join seeds, or see "
-                          "ARCHITECTURE.md \"Discovery\" for loopback",
+                          "docs/architecture.md \"Discovery\" for loopback",
                           getenv ("ZSYS_INTERFACE") ? getenv ("ZSYS_INTERFACE")
                                                     : "ZSYS_INTERFACE unset");
     }

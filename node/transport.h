@@ -1,6 +1,6 @@
 /*  node/transport.h: a node's sockets, sealed and decoded.
 
-    Two carriers, as ARCHITECTURE.md "Layers" and docs/wire.md say:
+    Two carriers, as docs/architecture.md and docs/wire.md say:
     - datagrams (SWIM: PING, ACK, NACK) over one UDP socket on the node's
       port, at most SHOAL_DATAGRAM_MAX bytes sealed;
     - frames (digests, election, jobs, assignments, status) over ZeroMQ: one
@@ -81,7 +81,7 @@ void *shoal_transport_beacons (const shoal_transport_t *self);
 //  Beacons: sealed UDP broadcasts on port, shared by every node of the host
 //  (czmq's zbeacon). They need an interface with broadcast: on a machine
 //  with only loopback, a broadcast route on lo and ZSYS_INTERFACE='*'
-//  (ARCHITECTURE.md "Discovery"). Returns 0, or -1 with the reason in why
+//  (docs/architecture.md, "Discovery"). Returns 0, or -1 with the reason in why
 //  (no such interface: zbeacon found none that broadcasts).
 int shoal_transport_beacons_start (shoal_transport_t *self, uint16_t port, char *why,
                                    size_t why_size);

@@ -6,7 +6,7 @@
     and learner, as Kafka Streams' KIP-441 does: an active moves only to a
     node that is caught up; a stateful task that should move is first warmed
     up as a learner on its future owner while the old owner keeps it. The
-    contract is docs/assign.md (the design's assign-json.md); `shoal assign`
+    contract is docs/assign.md; `shoal assign`
     wraps this function, and the leader runs the same code.
 
     The function is deterministic and does not depend on the order of its

@@ -1,6 +1,6 @@
 /*  tests/assign_check.h: checks one assignment against the assignor's contract.
 
-    The contract (docs/assign.md, the design's assign-json.md) lists what every
+    The contract (docs/assign.md) lists what every
     output of the assignor must satisfy. What one call can show is checked
     here, from the input and the output alone, with no knowledge of how the
     assignor works: properties 1 to 5, the sort order, the moves count, and

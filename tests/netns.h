@@ -2,7 +2,7 @@
 
     Beacons need an interface that broadcasts; a machine with only loopback
     has none. The test moves itself into a new network namespace (which
-    needs root), brings lo up with the broadcast route of ARCHITECTURE.md
+    needs root), brings lo up with the broadcast route of docs/architecture.md
     "Discovery", and lets czmq's zbeacon use every interface
     (ZSYS_INTERFACE='*'). Call it first in main, before any ZeroMQ call;
     child processes inherit the namespace.

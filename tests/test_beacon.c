@@ -3,7 +3,7 @@
     Beacons need an interface that broadcasts. The test makes one: it moves
     itself into a network namespace of its own (which needs root; without it
     the test says so and is skipped, exit status 77), brings lo up with the
-    broadcast route of ARCHITECTURE.md "Discovery", and lets zbeacon use
+    broadcast route of docs/architecture.md "Discovery", and lets zbeacon use
     every interface (ZSYS_INTERFACE='*'). Then nodes of one cluster hear
     each other's beacons on one shared port, each with the address to reach
     it; a node with another key is not heard; garbage on the port is

@@ -2,7 +2,7 @@
 
     The test moves itself into a network namespace of its own (which needs
     root; without it the test says so and is skipped, exit status 77), with
-    lo up and the broadcast route of ARCHITECTURE.md "Discovery", so that
+    lo up and the broadcast route of docs/architecture.md "Discovery", so that
     beacons work. Then it runs each node as a process of its own: it starts
     itself again as "test_cluster node LOG KEY VALUE ...", and that process
     runs one node through the public API (include/shoal.h) as an
