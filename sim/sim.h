@@ -1,7 +1,9 @@
-/*  sim/sim.h: many membership cores on a virtual clock and network.
+/*  sim/sim.h: many nodes' cores on a virtual clock and network.
 
-    The simulator runs the shipped state machine of gossip/membership.h for
-    every node in one process. Time is virtual (milliseconds); the network
+    The simulator runs, for every node in one process, the shipped cores
+    wired as a real node wires them (peer/peer.h): the membership of
+    gossip/membership.h and, when configured, the elector, the tasks, the
+    handoff and the jobs. Time is virtual (milliseconds); the network
     is a queue of messages in flight, each one encoded and decoded by the
     real codec of gossip/wire.h, with per-message latency and jitter,
     datagram loss, one-way blocks between groups of nodes (partitions),
