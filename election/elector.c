@@ -30,13 +30,14 @@ typedef enum {
     S_ELECTING, //  asked a higher-ranked member, waiting for its ANSWER
     S_WAITING,  //  answered: waiting for someone's COORDINATOR
     S_LEADING,  //  proclaimed; acting while a majority's acknowledgements hold
+    S_LEFT,     //  left the view: takes no part in any election in this life
 } s_role_t;
 
 typedef struct {
     shoal_id_t id;
     uint32_t priority;
     bool live;
-    bool left;               //  down because it left gracefully: it will not be back
+    bool left;               //  left gracefully: not back in this life, and not heard
     uint64_t since_ms;       //  live or down since
     uint64_t acked_round;    //  of this node's leadership, 0 when none
     uint64_t acked_term;     //  the term it acknowledged that round with
@@ -1000,7 +1001,9 @@ s_member_update (shoal_elector_t *self, uint64_t now_ms, const shoal_id_t *id, u
     if (member->live != live)
         member->since_ms = now_ms;
     member->live = live;
-    member->left = left;
+    //  Left holds until the member is live again: only a new life of it
+    //  is (a left record is overridden by nothing but an alive one).
+    member->left = left || (member->left && !live);
     member->priority = priority;
     if (!live && self->role == S_FOLLOWING && s_id_equal (id, &self->promised)) {
         //  The view says the leader is gone (left, or dead): look now.
@@ -1060,6 +1063,25 @@ shoal_elector_leave (shoal_elector_t *self, uint64_t now_ms)
     s_finish (self);
 }
 
+void
+shoal_elector_retire (shoal_elector_t *self, uint64_t now_ms)
+{
+    s_begin (self);
+    //  A follower keeps its leader, silently, for what its promise had
+    //  left: the leader moves the node's tasks away after it left the
+    //  view, and they obey only the leader they know. Any other role ends.
+    bool follows = self->role == S_FOLLOWING && self->has_leader &&
+                   now_ms < self->leader_seen_ms + self->config.lease_ms;
+    self->leaving = true;
+    self->acting = false;
+    self->role = S_LEFT;
+    self->pending.held = false;
+    self->deadline_ms = UINT64_MAX;
+    if (!follows)
+        s_lost (self);
+    s_finish (self);
+}
+
 bool
 shoal_elector_handed_off (const shoal_elector_t *self, uint64_t now_ms)
 {
@@ -1083,6 +1105,19 @@ shoal_elector_handed_off (const shoal_elector_t *self, uint64_t now_ms)
     //  majority midway is not done: it proclaims again, acts again and
     //  finishes (the caller bounds the wait).
     return self->voter_count >= 3;
+}
+
+//  A node that left acknowledges one thing: a round of the leader it
+//  followed as it left, at that term, a promise it had made already. Its
+//  leader drops it as soon as its view says it left, but until then it
+//  counts on it: in a set of two, a follower that fell silent at once
+//  would take the leader's majority away before the leader could drop it.
+static bool
+s_still_follows (const shoal_elector_t *self, const s_member_t *from, const shoal_msg_t *msg)
+{
+    return self->has_leader && msg->type == SHOAL_MSG_COORDINATOR &&
+           s_id_equal (&from->id, &self->promised) &&
+           msg->u.coordinator.term == self->promised_term;
 }
 
 //  Terms, rounds and versions are counted up by one: a message with one
@@ -1113,9 +1148,22 @@ shoal_elector_receive (shoal_elector_t *self, uint64_t now_ms, const shoal_id_t 
 {
     s_begin (self);
     s_member_t *member = from ? s_member (self, from) : NULL;
-    if (!member || !msg || !s_sane (msg)) {
+    //  A node that left answers, acknowledges and proclaims nothing, and
+    //  one that the view says left is not heard: it neither stands nor
+    //  votes until it starts again with a new life. Heard, a leader that
+    //  left was elected again at a higher term and led on, and a follower
+    //  that left ran the others' term up with its candidacies.
+    if (!member || member->left || !msg || !s_sane (msg) ||
+        (self->role == S_LEFT && !s_still_follows (self, member, msg))) {
         self->stats.dropped++;
         return -1;
+    }
+    if (self->role == S_LEFT) {
+        s_acknowledge (self, &member->id, msg->u.coordinator.term, msg->u.coordinator.round,
+                       msg->u.coordinator.voters_version);
+        self->leader_seen_ms = now_ms;
+        s_finish (self);
+        return 0;
     }
     switch (msg->type) {
     case SHOAL_MSG_ELECTION:
@@ -1153,8 +1201,9 @@ shoal_elector_tick (shoal_elector_t *self, uint64_t now_ms)
             //  COORDINATOR refused meanwhile.
             s_pending_t pending = self->pending;
             self->pending.held = false;
+            const s_member_t *from = s_member (self, &pending.from);
             if (pending.term > self->promised_term &&
-                now_ms - pending.at_ms <= self->config.lease_ms && s_member (self, &pending.from))
+                now_ms - pending.at_ms <= self->config.lease_ms && from && !from->left)
                 s_follow (self, now_ms, &pending.from, pending.term, pending.round, 0);
         }
         if (now_ms >= self->leader_seen_ms + self->config.lease_ms)
@@ -1174,6 +1223,12 @@ shoal_elector_tick (shoal_elector_t *self, uint64_t now_ms)
     case S_WAITING:
         if (now_ms >= self->deadline_ms)
             s_elect (self, now_ms);
+        break;
+    case S_LEFT:
+        //  Its leader is lost after a lease of silence, and nobody else is
+        //  looked for.
+        if (self->has_leader && now_ms >= self->leader_seen_ms + self->config.lease_ms)
+            s_lost (self);
         break;
     case S_LEADING:
         if (now_ms >= self->next_round_ms)
@@ -1228,7 +1283,9 @@ uint64_t
 shoal_elector_next (const shoal_elector_t *self)
 {
     uint64_t next = self->deadline_ms;
-    if (self->role == S_FOLLOWING) {
+    if (self->role == S_LEFT && self->has_leader)
+        next = self->leader_seen_ms + self->config.lease_ms;
+    else if (self->role == S_FOLLOWING) {
         next = self->leader_seen_ms + self->config.lease_ms;
         if (self->pending.held && self->promise_until_ms < next)
             next = self->promise_until_ms;
@@ -1252,7 +1309,8 @@ shoal_elector_leader (const shoal_elector_t *self, uint64_t now_ms, shoal_id_t *
         *term = s_acting_term (self);
         return 0;
     }
-    if (self->role == S_FOLLOWING && now_ms < self->leader_seen_ms + self->config.lease_ms) {
+    bool follows = self->role == S_FOLLOWING || (self->role == S_LEFT && self->has_leader);
+    if (follows && now_ms < self->leader_seen_ms + self->config.lease_ms) {
         *leader = self->promised;
         *term = self->promised_term;
         return 0;

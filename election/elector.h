@@ -137,7 +137,9 @@ int shoal_elector_member (shoal_elector_t *self, uint64_t now_ms, const shoal_id
 
 //  The member left gracefully: as shoal_elector_member with live false,
 //  and a leader that acts drops it from the voter set at once, without
-//  the wait of down_after_ms for a member that may come back.
+//  the wait of down_after_ms for a member that may come back. Its election
+//  messages are dropped from now on: it neither stands nor votes until the
+//  view says it is live again (a new life).
 int shoal_elector_member_left (shoal_elector_t *self, uint64_t now_ms, const shoal_id_t *id,
                                uint32_t priority);
 
@@ -148,6 +150,20 @@ int shoal_elector_member_left (shoal_elector_t *self, uint64_t now_ms, const sho
 //  leading, as a non-voter, until it leaves the view. Any other node has
 //  nothing to do: the leader drops it when it leaves.
 void shoal_elector_leave (shoal_elector_t *self, uint64_t now_ms);
+
+//  This node has left the view (call it as it leaves the view, after
+//  shoal_elector_leave and a handover if it led): for the rest of this
+//  life it takes no part in any election. It never stands, never acts,
+//  answers nothing and acknowledges no new leader or term. A leader steps
+//  down (NO_LEADER). A follower keeps its leader for what its promise had
+//  left, acknowledging that leader's rounds of that term only, so that the
+//  leader keeps its majority until its view says this node left and the
+//  node's tasks can still be moved away by it; after a lease of silence,
+//  NO_LEADER, and then next is never due. Only a new life (a new elector,
+//  at its next start) takes part again. The other nodes, told by their
+//  views that it left (shoal_elector_member_left), drop its messages until
+//  it is live again.
+void shoal_elector_retire (shoal_elector_t *self, uint64_t now_ms);
 
 //  True when a leaving node may go without taking the quorum with it: it
 //  does not lead (its leader drops it from the voter set when it leaves),

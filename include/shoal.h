@@ -170,7 +170,9 @@ typedef enum {
     SHOAL_EVENT_LEASE = 5,   //  the lease was lost (leased false) or is held again
     SHOAL_EVENT_LEADER = 6,  //  the leader changed: leader, term ("" when there is none)
     SHOAL_EVENT_MEMBER = 7,  //  a member joined, failed, left or changed: node, state
-    SHOAL_EVENT_LEFT = 8,    //  this node left the cluster (after shoal_node_leave)
+    SHOAL_EVENT_LEFT = 8,    //  this node left the cluster (after shoal_node_leave, or a
+                             //  client's shoal leave): it takes no more part in it, nor
+                             //  in any election, in this life; destroy it and end
     SHOAL_EVENT_NOTICE = 9,  //  something the operator should know: reason says what
 } shoal_event_type_t;
 

@@ -451,9 +451,16 @@ s_outputs (shoal_peer_t *self)
     s_schedule (self);
 }
 
+//  Leaves the view, and with it the election: a node that left neither
+//  votes, nor stands, nor leads again in this life, even while its
+//  application keeps it up.
 static void
 s_leave_view (shoal_peer_t *self)
 {
+    if (self->elector) {
+        shoal_elector_retire (self->elector, self->now);
+        s_elector_outputs (self);
+    }
     shoal_membership_leave (self->membership, self->now);
     s_outputs (self);
 }

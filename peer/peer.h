@@ -125,7 +125,9 @@ int shoal_peer_introduce (shoal_peer_t *self, uint64_t now_ms, const shoal_life_
 //  Leaves gracefully. A follower leaves the view at once; the acting leader
 //  first moves its own tasks away (its handoff counts it gone) and hands
 //  its vote over (shoal_elector_leave), then leaves the view, or as soon
-//  as it no longer acts. Keep feeding it until
+//  as it no longer acts. Leaving the view, it leaves the election for the
+//  rest of this life (shoal_elector_retire): kept up, it never votes,
+//  stands or leads again. Keep feeding it until
 //  shoal_peer_left. Returns -1 while it is draining so already.
 int shoal_peer_leave (shoal_peer_t *self, uint64_t now_ms);
 

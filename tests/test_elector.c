@@ -30,7 +30,10 @@ typedef struct {
     shoal_elector_t *core; //  NULL while stopped
     shoal_id_t id;
     uint32_t priority;
-    int group; //  its side while the network is split
+    int group;         //  its side while the network is split
+    bool left;         //  the others' views say it left (it may run on)
+    uint64_t sent;     //  messages it sent
+    uint64_t not_acks; //  of those, messages other than COORDINATOR-ACK
     //  What it persisted.
     uint64_t term;
     shoal_id_t leader;
@@ -90,6 +93,8 @@ s_collect (s_net_t *net, int index)
     size_t send_count = shoal_elector_outbox (node->core, &sends);
     for (size_t i = 0; i < send_count; i++) {
         net->messages++;
+        node->sent++;
+        node->not_acks += sends[i].msg.type != SHOAL_MSG_COORDINATOR_ACK;
         int to = sends[i].to.bytes[0] - 1;
         CHECK (to >= 0 && to < net->count && to != index);
         if (to < 0 || to >= net->count || !s_reach (net, index, to))
@@ -113,18 +118,26 @@ s_collect (s_net_t *net, int index)
     }
 }
 
-//  Tells every running node of every other whether it is live to it.
+//  Tells every running node of every other whether it is live to it, or
+//  that it left.
 static void
 s_views (s_net_t *net)
 {
     for (int a = 0; a < net->count; a++)
-        for (int b = 0; b < net->count && net->nodes[a].core; b++)
-            if (a != b) {
-                CHECK_EQ (shoal_elector_member (net->nodes[a].core, net->now, &net->nodes[b].id,
-                                                net->nodes[b].priority, s_reach (net, a, b)),
+        for (int b = 0; b < net->count && net->nodes[a].core; b++) {
+            const s_node_t *other = &net->nodes[b];
+            if (a == b)
+                continue;
+            if (other->left)
+                CHECK_EQ (shoal_elector_member_left (net->nodes[a].core, net->now, &other->id,
+                                                     other->priority),
                           0);
-                s_collect (net, a);
-            }
+            else
+                CHECK_EQ (shoal_elector_member (net->nodes[a].core, net->now, &other->id,
+                                                other->priority, s_reach (net, a, b)),
+                          0);
+            s_collect (net, a);
+        }
 }
 
 static void
@@ -144,6 +157,12 @@ s_stop (s_net_t *net, int index)
 {
     shoal_elector_destroy (&net->nodes[index].core);
     s_views (net);
+}
+
+static uint64_t
+s_max_u64 (uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
 }
 
 static s_net_t *
@@ -687,6 +706,125 @@ a_leader_that_leaves_hands_its_vote_over (void)
     s_net_destroy (&net);
 }
 
+//  Node gone leaves and stays up, as a library's node does when its
+//  application goes on: it hands its vote over if it leads, then leaves
+//  the view (retired, as the peer does then, or not: a node that does not
+//  keep quiet) and the others' views say it left. The others then elect
+//  among themselves, once at most, and keep that leader and term for a
+//  hundred leases; they never follow it, and it never acts. Returns the
+//  leader.
+static int
+s_left_stays_up (s_net_t *net, int gone, bool retire)
+{
+    shoal_elector_config_t config = net->config;
+    s_node_t *node = &net->nodes[gone];
+    uint64_t term_before = 0;
+    for (int i = 0; i < net->count; i++)
+        if (net->nodes[i].core)
+            term_before = s_max_u64 (term_before, shoal_elector_term (net->nodes[i].core));
+    shoal_elector_leave (node->core, net->now);
+    s_collect (net, gone);
+    uint64_t start = net->now;
+    while (!shoal_elector_handed_off (node->core, net->now) &&
+           net->now < start + 10 * config.lease_ms)
+        s_run_until (net, net->now + 1);
+    CHECK (shoal_elector_handed_off (node->core, net->now));
+    if (retire) {
+        shoal_elector_retire (node->core, net->now);
+        s_collect (net, gone);
+    }
+    uint64_t not_acks = node->not_acks;
+    node->left = true;
+    s_views (net);
+    s_run_until (net, net->now + 10 * config.lease_ms);
+    uint64_t sent = node->sent;
+    int leader = s_leader (net);
+    CHECK (leader >= 0 && leader != gone);
+    if (leader < 0 || leader == gone)
+        return -1;
+    uint64_t term = shoal_elector_term (net->nodes[leader].core);
+    //  One election when the leader left (and a second term if two
+    //  candidates met on the first); none when a follower did.
+    CHECK (term <= term_before + 2);
+    s_run_until (net, net->now + 100 * config.lease_ms);
+    CHECK_EQ (s_leader (net), leader);
+    for (int i = 0; i < net->count; i++) {
+        if (i == gone || !net->nodes[i].core)
+            continue;
+        CHECK_EQ (shoal_elector_term (net->nodes[i].core), term);
+        CHECK (memcmp (&net->nodes[i].followed, &net->nodes[leader].id, sizeof (shoal_id_t)) == 0);
+        CHECK (!s_votes (&net->nodes[i], &node->id));
+    }
+    CHECK (!shoal_elector_acting (node->core, net->now));
+    if (retire) {
+        //  Silent, following nobody, with nothing to do ever again.
+        shoal_id_t id;
+        uint64_t its_term;
+        CHECK_EQ (node->sent, sent);
+        CHECK_EQ (node->not_acks, not_acks);
+        CHECK_EQ (shoal_elector_leader (node->core, net->now, &id, &its_term), -1);
+        CHECK_EQ (shoal_elector_next (node->core), UINT64_MAX);
+    }
+    CHECK_EQ (net->two_acting, 0);
+    return leader;
+}
+
+//  A node that left takes no part in any election until it starts again
+//  with a new life, though it stays up and outranks every other: it does
+//  not stand, grants no vote, is not counted, and the others elect among
+//  themselves without running the term up. It once did all of it: a
+//  leader that left was elected again at a higher term, and a follower
+//  that left ran the others' term up with its candidacies.
+static void
+a_node_that_left_takes_no_part_in_elections (void)
+{
+    shoal_elector_config_t config = s_config ();
+    for (int retire = 1; retire >= 0; retire--) {
+        //  The leader leaves.
+        s_net_t *net = s_led (&config, 4, 3);
+        CHECK_EQ (s_left_stays_up (net, 3, retire), 2);
+        s_net_destroy (&net);
+
+        //  A follower that outranks the leader (it came up after the
+        //  election, and became a voter) leaves.
+        net = s_led_but_last (&config, 4);
+        s_start (net, 3);
+        s_run_until (net, net->now + config.stable_ms + 2 * config.lease_ms);
+        CHECK (s_votes (&net->nodes[2], &net->nodes[3].id));
+        CHECK_EQ (s_left_stays_up (net, 3, retire), 2);
+        s_net_destroy (&net);
+
+        //  A follower of the lowest rank leaves.
+        net = s_led (&config, 4, 3);
+        CHECK_EQ (s_left_stays_up (net, 0, retire), 3);
+        s_net_destroy (&net);
+    }
+
+    //  Retired, it grants nothing: a COORDINATOR of a higher term and an
+    //  ELECTION from below get no answer. When its successor fails too,
+    //  the rest elect among themselves, without asking it.
+    s_net_t *net = s_led (&config, 4, 3);
+    CHECK_EQ (s_left_stays_up (net, 3, true), 2);
+    s_node_t *gone = &net->nodes[3];
+    shoal_msg_t coordinator = { .type = SHOAL_MSG_COORDINATOR,
+                                .u.coordinator = { .term = 100, .priority = 0, .round = 1 } };
+    CHECK_EQ (shoal_elector_receive (gone->core, net->now, &net->nodes[1].id, &coordinator), -1);
+    shoal_msg_t election = { .type = SHOAL_MSG_ELECTION, .u.election = { .term = 100 } };
+    CHECK_EQ (shoal_elector_receive (gone->core, net->now, &net->nodes[0].id, &election), -1);
+    const shoal_elector_send_t *sends;
+    const shoal_elector_event_t *events;
+    CHECK_EQ (shoal_elector_outbox (gone->core, &sends), 0);
+    CHECK_EQ (shoal_elector_events (gone->core, &events), 0);
+    uint64_t sent = gone->sent;
+    s_stop (net, 2);
+    s_run_until (net, net->now + 10 * config.lease_ms);
+    CHECK_EQ (s_leader (net), 1);
+    CHECK_EQ (gone->sent, sent);
+    CHECK (!shoal_elector_acting (gone->core, net->now));
+    CHECK_EQ (net->two_acting, 0);
+    s_net_destroy (&net);
+}
+
 //  The last two of a cluster stopped together: the leader leaves, and the
 //  voter it would hand its vote to leaves too. With nobody live to hand
 //  anything to, the leader is done at once, whatever stage its handover
@@ -974,6 +1112,7 @@ main (void)
     RUN (a_voter_that_leaves_is_dropped_at_once);
     RUN (a_leader_that_leaves_hands_its_vote_over);
     RUN (a_leader_left_alone_while_leaving_is_done);
+    RUN (a_node_that_left_takes_no_part_in_elections);
     RUN (a_member_that_does_not_answer_is_not_made_a_voter);
     RUN (a_leader_from_outside_the_voter_set_joins_it);
     RUN (the_first_leader_waits_for_expect_members);

@@ -35,7 +35,8 @@ typedef struct {
     char addr[16];
     uint64_t seq;
     size_t sent;
-    size_t left_seen; //  LEFT events about other members
+    size_t election_sent; //  of those, election messages
+    size_t left_seen;     //  LEFT events about other members
     size_t saved_elector;
     size_t placing; //  tasks its handoff places, when it leads
     char roles[8][16];
@@ -64,6 +65,7 @@ s_send (void *arg, const shoal_life_t *to, const char *addr, const shoal_msg_t *
     s_node_t *node = arg;
     s_net_t *net = node->net;
     node->sent++;
+    node->election_sent += shoal_peer_layer (msg) == SHOAL_PEER_ELECTION;
     int target = -1;
     if (addr)
         for (int i = 0; i < PEERS; i++)
@@ -390,6 +392,79 @@ a_leader_that_leaves_moves_its_tasks_away_first (void)
     s_net_stop (&net);
 }
 
+//  The peer that every peer but skip follows, or -1 when they do not
+//  agree; term is theirs.
+static int
+s_leader_but (s_net_t *net, int skip, uint64_t *term)
+{
+    int leader = -1;
+    for (int i = 0; i < PEERS; i++) {
+        shoal_id_t id;
+        uint64_t their_term;
+        if (i == skip)
+            continue;
+        if (shoal_elector_leader (shoal_peer_elector (net->nodes[i].peer), net->now, &id,
+                                  &their_term) != 0)
+            return -1;
+        if (leader >= 0 && (leader != id.bytes[0] - 1 || their_term != *term))
+            return -1;
+        leader = id.bytes[0] - 1;
+        *term = their_term;
+    }
+    return leader;
+}
+
+//  A node that left and stays up (the library case: its application goes
+//  on) takes no part in any election: it sends no election message, does
+//  not lead, follows nobody, and the others elect among themselves once at
+//  most, then keep their leader and term. It once stayed in the election:
+//  a leader that left was elected again at a higher term and led on while
+//  every member listed it as left, and a follower that left ran the others'
+//  term up.
+static void
+a_peer_that_left_takes_no_part_in_elections (void)
+{
+    for (int leaves = 0; leaves < PEERS; leaves += PEERS - 1) {
+        s_net_t net;
+        s_net_start (&net, true, true);
+        s_net_run (&net, 20000);
+        uint64_t term = 0;
+        CHECK_EQ (s_leader_but (&net, -1, &term), PEERS - 1);
+        uint64_t first_term = term;
+        s_node_t *gone = &net.nodes[leaves];
+        CHECK_EQ (shoal_peer_leave (gone->peer, net.now), 0);
+        uint64_t deadline = net.now + 60000;
+        while (!shoal_peer_left (gone->peer) && net.now < deadline)
+            s_net_run (&net, net.now + 100);
+        CHECK (shoal_peer_left (gone->peer));
+        //  The others find a leader among themselves: at once when a
+        //  follower left, after one election when the leader did.
+        deadline = net.now + 60000;
+        while (s_leader_but (&net, leaves, &term) < 0 && net.now < deadline)
+            s_net_run (&net, net.now + 100);
+        int leader = s_leader_but (&net, leaves, &term);
+        CHECK (leader >= 0 && leader != leaves);
+        if (leaves != PEERS - 1)
+            CHECK_EQ (term, first_term);
+        uint64_t settled_term = term;
+        size_t election_sent = gone->election_sent;
+        //  Two hundred leases on, nothing has moved.
+        s_net_run (&net, net.now + 60000);
+        shoal_elector_t *elector = shoal_peer_elector (gone->peer);
+        shoal_id_t id;
+        uint64_t its_term;
+        CHECK_EQ (gone->election_sent, election_sent);
+        CHECK (!shoal_elector_acting (elector, net.now));
+        CHECK_EQ (shoal_elector_leader (elector, net.now, &id, &its_term), -1);
+        CHECK_EQ (s_leader_but (&net, leaves, &term), leader);
+        CHECK_EQ (term, settled_term);
+        for (int i = 0; i < PEERS; i++)
+            if (i != leaves)
+                CHECK (shoal_elector_term (shoal_peer_elector (net.nodes[i].peer)) <= settled_term);
+        s_net_stop (&net);
+    }
+}
+
 static void
 a_peer_without_tasks_has_no_tasks_core (void)
 {
@@ -444,6 +519,7 @@ main (void)
     RUN (the_tasks_of_a_job_run_once_each);
     RUN (a_follower_that_leaves_is_seen_leaving);
     RUN (a_leader_that_leaves_moves_its_tasks_away_first);
+    RUN (a_peer_that_left_takes_no_part_in_elections);
     RUN (a_peer_without_tasks_has_no_tasks_core);
     RUN (messages_for_no_core_are_dropped);
     return TEST_DONE ();

@@ -12,6 +12,9 @@
 #   - a SIGTERMed worker leaves, stops its children and exits 0;
 #   - a standby that has not reported shows its lag as unknown;
 #   - the last two workers, stopped together, both leave and exit 0;
+#   - a worker asked to leave (shoal leave), a follower and then the leader,
+#     moves its tasks away, stops its children and exits 0, and the others'
+#     term does not climb after it;
 #   - no task was ever active in two live children at once.
 #
 # Waits are bounded against a hang only.
@@ -29,12 +32,12 @@ cleanup () {
     local pid name
     for pid in "${pid_of[@]}"; do kill -9 "$pid" 2>/dev/null; done
     # Children a broken worker would leave behind.
-    for name in a b c d e f; do
+    for name in a b c d e f g h i; do
         [ -f "$work/$name.log" ] || continue
         for pid in $(children_of "$name"); do alive "$pid" && kill -9 "$pid"; done
     done
     if [ "$failures" -gt 0 ]; then
-        for name in a b c d e f; do
+        for name in a b c d e f g h i; do
             [ -f "$work/$name.log" ] && { echo "--- $name"; grep -v ' member ' "$work/$name.log"; }
         done
     fi
@@ -56,6 +59,7 @@ alive () {
     state=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)
     [ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]
 }
+exited () { ! alive "$1"; }
 all_gone () { local pid; for pid in "$@"; do alive "$pid" && return 1; done; return 0; }
 
 # The pids of the children a worker started: the command's pid, as its log
@@ -325,6 +329,88 @@ overlaps=$(awk -v killed="$killed_at" '
 # exit 0. (The leader used to wait for the other's acknowledgement until
 # its leave timed out, and exit 1.)
 stop_together a b
+
+# --- shoal leave: the worker ends as on SIGTERM -------------------------
+
+# A worker asked to leave through its control endpoint used to leave the
+# view and run on, in the election: a leader that left was elected again
+# and led while every member listed it as left, and a follower that left
+# ran the others' term up. Now its tasks move away, its children stop and
+# it exits 0; the others elect once at most (when the leader left) and
+# their term stays where it is. A cluster of its own: g, h and i.
+start g
+wait_for "g starts" grep -q 'on port' "$work/g.log" || exit 1
+start h "$(sed -n -E 's/.* on port ([0-9]+).*/127.0.0.1:\1/p' "$work/g.log")"
+start i "$(sed -n -E 's/.* on port ([0-9]+).*/127.0.0.1:\1/p' "$work/g.log")"
+ghi_alive () { [ "$("$shoal" members --data-dir "$work/g" | grep -c ' alive ')" -eq 3 ]; }
+wait_for "g, h and i alive" ghi_alive || exit 1
+wait_for "submit moving" "$shoal" submit moving --parallelism 3 --command 'exec sleep 600' \
+    --data-dir "$work/g" --timeout 2s || exit 1
+# The name of the leader and its term, as worker $1 sees them, into
+# $leader and $term; fails while it knows none.
+leader_of () { # name
+    local out id
+    out=$("$shoal" members --data-dir "$work/$1" --json 2>/dev/null) || return 1
+    id=$(echo "$out" | jq -r .leader)
+    term=$(echo "$out" | jq -r .term)
+    leader=$(echo "$out" | jq -r --arg id "$id" '.members[] | select(.id == $id) | .name')
+    [ -n "$leader" ] && [ "$term" -gt 0 ]
+}
+# Every task of moving runs as active on a live worker but the one named,
+# as worker $1 (the leader, which lists every task) says.
+moving_runs () { # name not-on
+    "$shoal" status --data-dir "$work/$1" --json >"$work/status" 2>/dev/null || return 1
+    [ "$(jq -r --arg gone "$2" '.tasks[] | select((.task | startswith("moving/")) and
+        .role == "active" and .state == "running" and .node_name != $gone) | .task' \
+        "$work/status" | sort -u | wc -l)" -eq 3 ]
+}
+# Asks worker $1 to leave: it must exit 0, its children gone, after its
+# tasks moved to the others ($2 is one of them, whose view is read).
+leave_asked () { # name other
+    local name=$1 pid=${pid_of[$1]} status children
+    children=$(children_of "$name")
+    expect_status 0 "shoal leave $name" "$shoal" leave --data-dir "$work/$name" --timeout 5s
+    wait_for "$name exits once asked to leave" exited "$pid" || return 1
+    wait "$pid"
+    status=$?
+    unset "pid_of[$name]"
+    [ "$status" -eq 0 ] || fail "$name, asked to leave, exits 0, not $status"
+    grep -q 'left the cluster' "$work/$name.log" || fail "$name says it left"
+    # shellcheck disable=SC2086
+    all_gone $children || fail "$name's children stopped before it exited"
+    wait_for "$name's tasks run elsewhere" moving_runs "$2" "$name"
+}
+# The term worker $1 sees settles: the same leader and term over ten
+# leases (loopback: 300 ms each), at most $2; into $leader and $term.
+term_settles () { # name most
+    local before_leader before_term n
+    wait_for "$1 knows a leader" leader_of "$1" || return 1
+    for n in $(seq 20); do
+        before_leader=$leader before_term=$term
+        sleep 3
+        leader_of "$1" && [ "$leader" = "$before_leader" ] && [ "$term" = "$before_term" ] && break
+    done
+    [ "$term" -le "$2" ] || fail "$1: the term stays at most $2 after the leave, not $term"
+}
+wait_for "moving runs" moving_runs g "" || exit 1
+wait_for "g knows the leader" leader_of g || exit 1
+term_settles g $((term + 1))
+first_leader=$leader first_term=$term
+follower=
+for name in g h i; do [ "$name" != "$first_leader" ] && follower=$name && break; done
+other=
+for name in g h i; do
+    [ "$name" != "$first_leader" ] && [ "$name" != "$follower" ] && other=$name
+done
+# A follower: the leader and its term stay.
+leave_asked "$follower" "$first_leader"
+term_settles "$other" "$first_term"
+[ "$leader" = "$first_leader" ] || fail "the leader stays when a follower leaves ($leader)"
+# The leader: the last worker leads alone, after one election.
+leave_asked "$first_leader" "$other"
+term_settles "$other" $((first_term + 2))
+[ "$leader" = "$other" ] || fail "the worker that stays leads once the leader left ($leader)"
+stop_together "$other"
 
 echo "worker: $failures failed"
 exit $((failures > 0))

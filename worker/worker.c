@@ -214,7 +214,9 @@ s_help (void)
             "\n"
             "SIGTERM or SIGINT: leave the cluster gracefully (active tasks move first),\n"
             "stop the children, exit 0 (1 when the leave failed); a second one kills the\n"
-            "children at once and exits 1. Logs go to standard error.\n"
+            "children at once and exits 1. A leave asked with shoal leave ends the same\n"
+            "way, once the tasks have moved: the children stop, exit 0. Logs go to\n"
+            "standard error.\n"
             "\n"
             "options:\n");
     for (size_t i = 0; i < shoal_options_count (); i++) {
@@ -695,6 +697,8 @@ s_on_lease (s_worker_t *self, bool leased)
     }
 }
 
+static void s_on_left_asked (s_worker_t *self, uint64_t now);
+
 static void
 s_on_event (s_worker_t *self, const shoal_event_t *event, uint64_t now)
 {
@@ -742,6 +746,7 @@ s_on_event (s_worker_t *self, const shoal_event_t *event, uint64_t now)
         break;
     case SHOAL_EVENT_LEFT:
         s_log (self, SHOAL_LOG_INFO, NULL, "left the cluster");
+        s_on_left_asked (self, now);
         break;
     default:
         break;
@@ -800,6 +805,21 @@ s_stop_all (s_worker_t *self, uint64_t now, bool kill)
     }
 }
 
+//  The node left without a leave of the worker's own: a client asked it
+//  (shoal leave), and its active tasks have moved away. A node that left
+//  has no part in the cluster any more, so the worker ends as after
+//  SIGTERM: the children stop, and it exits 0.
+static void
+s_on_left_asked (s_worker_t *self, uint64_t now)
+{
+    if (self->leave_started || self->leave_done)
+        return; //  its own leave ends in s_on_left
+    self->leave_done = true;
+    self->leave_rc = 0;
+    s_log (self, SHOAL_LOG_INFO, NULL, "left: stopping the children that are left");
+    s_stop_all (self, now, false);
+}
+
 static void
 s_on_signals (s_worker_t *self, uint64_t now)
 {
@@ -808,7 +828,9 @@ s_on_signals (s_worker_t *self, uint64_t now)
         if (info.ssi_signo != SIGTERM && info.ssi_signo != SIGINT)
             continue; //  SIGCHLD: the children are reaped on every wake-up
         const char *name = info.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT";
-        if (++self->signals == 1) {
+        if (++self->signals == 1 && self->leave_done)
+            s_log (self, SHOAL_LOG_INFO, NULL, "%s: left already, the children stop", name);
+        else if (self->signals == 1) {
             s_log (self, SHOAL_LOG_INFO, NULL, "%s: leaving the cluster", name);
             self->leave_started = pthread_create (&self->leaving, NULL, s_leave, self) == 0;
             if (!self->leave_started) {
