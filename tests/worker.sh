@@ -11,6 +11,8 @@
 #   - a SIGKILLed worker's children die with it, at once;
 #   - a SIGTERMed worker leaves, stops its children and exits 0;
 #   - a standby that has not reported shows its lag as unknown;
+#   - a stateless task whose worker lost its lease is stopped, never kept
+#     running as a standby;
 #   - the last two workers, stopped together, both leave and exit 0;
 #   - no task was ever active in two live children at once.
 #
@@ -29,12 +31,12 @@ cleanup () {
     local pid name
     for pid in "${pid_of[@]}"; do kill -9 "$pid" 2>/dev/null; done
     # Children a broken worker would leave behind.
-    for name in a b c d e f; do
+    for name in a b c d e f g h; do
         [ -f "$work/$name.log" ] || continue
         for pid in $(children_of "$name"); do alive "$pid" && kill -9 "$pid"; done
     done
     if [ "$failures" -gt 0 ]; then
-        for name in a b c d e f; do
+        for name in a b c d e f g h; do
             [ -f "$work/$name.log" ] && { echo "--- $name"; grep -v ' member ' "$work/$name.log"; }
         done
     fi
@@ -294,6 +296,52 @@ quiet_unknown () {
 }
 wait_for "a standby that never reported shows its lag as - (null in JSON)" quiet_unknown
 stop_together e f
+
+# --- a lost lease: stateless tasks stop, never run as standbys ----------
+
+# g and h, a cluster of two; h is killed, so g has no majority and loses
+# its lease. A stateless task has no state to keep warm: its child must be
+# stopped (frozen, then killed), never started again as a standby, which a
+# command that ignores SHOAL_ROLE would take for a licence to go on working
+# while the majority side starts the task elsewhere.
+for name in g h; do
+    seed=()
+    [ "$name" = h ] && seed=(--join "$(sed -n -E 's/.* on port ([0-9]+).*/127.0.0.1:\1/p' "$work/g.log")")
+    SHOAL_PROFILE=loopback "$shoal" worker --data-dir "$work/$name" --bind 127.0.0.1:0 \
+        --beacon-port 0 --name "$name" --expect 2 --log-format=text "${seed[@]}" \
+        >"$work/$name.out" 2>"$work/$name.log" &
+    pid_of[$name]=$!
+    wait_for "$name starts" grep -q 'on port' "$work/$name.log" || exit 1
+done
+wait_for "submit web" "$shoal" submit web --parallelism 4 --command 'exec sleep 600' \
+    --data-dir "$work/g" --timeout 2s
+g_runs_web () { grep -Eq 'started web/[0-9] as active' "$work/g.log"; }
+wait_for "g runs some of web" g_runs_web || exit 1
+kill -9 "${pid_of[h]}"
+wait "${pid_of[h]}" 2>/dev/null
+unset 'pid_of[h]'
+wait_for "g loses its lease" grep -q 'lease lost' "$work/g.log"
+# g settles: none of its web tasks is active or stopping any more.
+web_settled () {
+    "$shoal" status --data-dir "$work/g" --json >"$work/status" 2>/dev/null &&
+        ! jq -e '.tasks[] | select((.task | startswith("web/")) and
+            (.role == "active" or .state == "stopping"))' "$work/status" >/dev/null
+}
+wait_for "g's web tasks settle without a lease" web_settled
+jq -e '.tasks[] | select(.task | startswith("web/"))' "$work/status" >/dev/null &&
+    fail "g holds a stateless task without a lease: $(jq -c '.tasks' "$work/status")"
+grep -Eq 'web/[0-9] as (standby|learner)' "$work/g.log" && fail "g ran a stateless task as a standby"
+# Every child g started for web is gone, or frozen (T), none running.
+web_children=$(sed -n -E 's/.* started web\/[0-9] as [a-z]+ \(epoch [^,]*, pid ([0-9]+)\).*/\1/p' "$work/g.log")
+[ -n "$web_children" ] || fail "g's log names the children of web"
+for pid in $web_children; do
+    state=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)
+    [ -z "$state" ] || [ "$state" = T ] || [ "$state" = Z ] ||
+        fail "web's child $pid runs on without a lease (state $state)"
+done
+kill -9 "${pid_of[g]}"
+wait "${pid_of[g]}" 2>/dev/null
+unset 'pid_of[g]'
 
 # --- never two actives --------------------------------------------------
 
