@@ -25,6 +25,7 @@ struct _shoal_peer_t {
     uint64_t handoff_term;    //  the term it acts with
     bool handoff_acting;      //  false: kept, silent, for the term may come back
     shoal_epoch_t jobs_fed;   //  the name of the specs its handoff has the tasks of
+    shoal_epoch_t tasks_fed;  //  the name of the specs its tasks were told of
     uint64_t acting_term;     //  the term of its last LEADER event about itself
     bool draining;            //  leaving, and leading: moving its own tasks away first
     bool leave_due;           //  drained: leaves the view once the input is handled
@@ -132,6 +133,14 @@ shoal_peer_new (const shoal_peer_config_t *config, const shoal_id_t *id, uint64_
         self->jobs =
             shoal_jobs_new (&config->jobs, id, saved && saved->jobs ? saved->jobs : &none, now_ms);
         failed = !self->tasks || !self->jobs;
+        if (!failed) {
+            //  Which tasks keep state, before any assignment (nothing runs
+            //  yet: no command comes of it).
+            const shoal_jobspec_t *specs;
+            size_t count = shoal_jobs_specs (self->jobs, &specs);
+            failed = shoal_tasks_jobs (self->tasks, now_ms, specs, count) != 0;
+            shoal_jobs_name (self->jobs, &self->tasks_fed.term, &self->tasks_fed.version);
+        }
     }
     if (failed)
         shoal_peer_destroy (&self);
@@ -305,13 +314,32 @@ s_jobs_capacity (shoal_peer_t *self)
     free (names);
 }
 
-//  After an input to the jobs: their outputs, the capacity waiting
-//  rescales need, and, when this node leads and has caught up, the handoff
-//  of its term with the tasks of its specs.
+//  The tasks learn which jobs keep state whenever the specs change: a
+//  stateless task is stopped, not kept as a standby, without a lease.
+static void
+s_tasks_jobs (shoal_peer_t *self)
+{
+    uint64_t term, version;
+    shoal_jobs_name (self->jobs, &term, &version);
+    if (term == self->tasks_fed.term && version == self->tasks_fed.version)
+        return;
+    const shoal_jobspec_t *specs;
+    size_t count = shoal_jobs_specs (self->jobs, &specs);
+    //  Short of memory, the tasks keep what they knew, and are told again
+    //  at the next change.
+    if (shoal_tasks_jobs (self->tasks, self->now, specs, count) == 0)
+        self->tasks_fed = (shoal_epoch_t){ term, version };
+    s_task_outputs (self);
+}
+
+//  After an input to the jobs: their outputs, the tasks told of the specs,
+//  the capacity waiting rescales need, and, when this node leads and has
+//  caught up, the handoff of its term with the tasks of its specs.
 static void
 s_jobs_outputs (shoal_peer_t *self)
 {
     s_jobs_sent (self);
+    s_tasks_jobs (self);
     s_jobs_capacity (self);
     if (!shoal_jobs_ready (self->jobs))
         return;

@@ -19,6 +19,7 @@
 
 #include "tasks.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,6 +89,12 @@ struct _shoal_tasks_t {
 
     uint64_t restart_ms; //  the earliest restart to come
     bool restarts_moved; //  restart_ms must be found again
+
+    //  The jobs that keep state, as the node's replica of the specs says
+    //  (shoal_tasks_jobs): sorted names. A task of any other job is
+    //  stateless, and never runs as a standby or learner of its own accord.
+    char (*stateful)[SHOAL_NAME_MAX + 1];
+    size_t stateful_count;
 
     //  Outputs of the last input.
     shoal_tasks_command_t *commands;
@@ -293,23 +300,59 @@ s_command (shoal_tasks_t *self, s_task_t *task, uint8_t type, uint8_t role)
 //  ---------------------------------------------------------------------
 //  Settling: from what the assignment and the lease want to commands
 
+static int
+s_name_compare (const void *a, const void *b)
+{
+    return strcmp (a, b);
+}
+
+//  Whether the task's job keeps state. A job this node does not know yet
+//  (its specs may come after the assignment) counts as stateless: stopped
+//  when the lease is lost, which is safe for any task.
+static bool
+s_keeps_state (const shoal_tasks_t *self, const s_task_t *task)
+{
+    const char *slash = strrchr (task->name, '/');
+    size_t length = slash ? (size_t) (slash - task->name) : strlen (task->name);
+    if (length > SHOAL_NAME_MAX || self->stateful_count == 0)
+        return false;
+    char job[SHOAL_NAME_MAX + 1];
+    memcpy (job, task->name, length);
+    job[length] = 0;
+    return bsearch (job, self->stateful, self->stateful_count, sizeof *self->stateful,
+                    s_name_compare) != NULL;
+}
+
 //  The role the application should run the task in: the assignment's,
-//  but an active without a lease only as a standby.
+//  but an active without a lease only as a standby, and only when its job
+//  keeps state: a stateless task has no copy to keep warm, and a command
+//  that does not read its role would go on working as a "standby" while
+//  another node runs the task. It runs in no role until the lease is back.
 static uint8_t
 s_desired (const shoal_tasks_t *self, const s_task_t *task)
 {
     if (task->want == SHOAL_ROLE_ACTIVE && !self->leased)
-        return SHOAL_ROLE_STANDBY;
+        return s_keeps_state (self, task) ? SHOAL_ROLE_STANDBY : SHOAL_ROLE_NONE;
     return task->want;
 }
 
-//  STOP of a task that does not act: it goes at once.
+//  A stateless task the assignment wants active while there is no lease:
+//  it waits, in no role, for the lease, and keeps its entry meanwhile.
+static bool
+s_held_back (const shoal_tasks_t *self, const s_task_t *task)
+{
+    return task->want != SHOAL_ROLE_NONE && s_desired (self, task) == SHOAL_ROLE_NONE;
+}
+
+//  STOP of a task that does not act: it goes at once (but for a task held
+//  back for the lease, which waits for it).
 static void
 s_stop (shoal_tasks_t *self, s_task_t *task)
 {
     s_command (self, task, SHOAL_TASKS_STOP, SHOAL_ROLE_NONE);
     s_release (self, task);
-    s_forget (self, task);
+    if (!s_held_back (self, task))
+        s_forget (self, task);
 }
 
 static void
@@ -332,8 +375,10 @@ s_settle (shoal_tasks_t *self, s_task_t *task)
         return;
     uint8_t role = s_desired (self, task);
     if (!task->held) {
-        if (role == SHOAL_ROLE_NONE)
+        if (role == SHOAL_ROLE_NONE && !s_held_back (self, task))
             s_forget (self, task); //  never told: nothing to stop, nothing to report
+        else if (role == SHOAL_ROLE_NONE)
+            return; //  started when the lease comes back
         else if (self->held_count >= SHOAL_TASKS_MAX)
             self->waiting = true; //  a STATUS could not list it
         else {
@@ -344,7 +389,9 @@ s_settle (shoal_tasks_t *self, s_task_t *task)
         return;
     }
     if (task->state == SHOAL_TASK_FAILED) {
-        if (role == SHOAL_ROLE_NONE)
+        //  Nothing runs: a task held back for the lease keeps its failures
+        //  (and a task the node gave up on stays given up).
+        if (role == SHOAL_ROLE_NONE && !s_held_back (self, task))
             s_stop (self, task);
         return;
     }
@@ -402,8 +449,9 @@ s_renew (shoal_tasks_t *self, const shoal_id_t *from, uint64_t status_seq)
 static void
 s_restart (shoal_tasks_t *self, s_task_t *task, uint64_t now)
 {
-    if (!task->held || task->gone || task->state != SHOAL_TASK_FAILED || task->restart_ms > now)
-        return;
+    if (!task->held || task->gone || task->state != SHOAL_TASK_FAILED || task->restart_ms > now ||
+        s_held_back (self, task))
+        return; //  a task held back for the lease restarts when it comes back
     uint8_t role = s_desired (self, task);
     if (role == SHOAL_ROLE_NONE)
         s_settle (self, task); //  stops it, if the assignment dropped it meanwhile
@@ -419,9 +467,13 @@ s_time (shoal_tasks_t *self, uint64_t now)
     bool leased = now < self->lease_until_ms;
     if (leased != self->leased) {
         self->leased = leased;
+        //  Restarts held back for the lease count again, or no longer.
+        self->restarts_moved = true;
         for (size_t i = 0; i < self->task_count; i++)
-            if (self->tasks[i].want == SHOAL_ROLE_ACTIVE)
+            if (self->tasks[i].want == SHOAL_ROLE_ACTIVE) {
                 s_settle (self, &self->tasks[i]);
+                s_restart (self, &self->tasks[i], now);
+            }
     }
     if (self->restart_ms <= now) {
         self->restarts_moved = true;
@@ -494,7 +546,7 @@ s_finish (shoal_tasks_t *self, uint64_t now)
         self->restart_ms = S_NEVER;
         for (size_t i = 0; i < self->task_count; i++) {
             const s_task_t *task = &self->tasks[i];
-            if (task->held && task->restart_ms < self->restart_ms)
+            if (task->held && task->restart_ms < self->restart_ms && !s_held_back (self, task))
                 self->restart_ms = task->restart_ms;
         }
         self->restarts_moved = false;
@@ -528,6 +580,7 @@ shoal_tasks_destroy (shoal_tasks_t **self_p)
     free (self->tasks);
     free (self->commands);
     free (self->list);
+    free (self->stateful);
     free (self);
     *self_p = NULL;
 }
@@ -550,6 +603,41 @@ shoal_tasks_leader (shoal_tasks_t *self, uint64_t now_ms, const shoal_id_t *lead
     }
     self->has_leader = has;
     s_finish (self, now_ms);
+}
+
+int
+shoal_tasks_jobs (shoal_tasks_t *self, uint64_t now_ms, const shoal_jobspec_t *specs, size_t count)
+{
+    s_begin (self);
+    s_time (self, now_ms);
+    int rc = 0;
+    size_t stateful = 0;
+    for (size_t i = 0; i < count; i++)
+        stateful += specs[i].stateful && specs[i].name;
+    char (*names)[SHOAL_NAME_MAX + 1] = stateful ? calloc (stateful, sizeof *names) : NULL;
+    if (stateful && !names)
+        rc = -1; //  the jobs known before stay
+    else {
+        size_t at = 0;
+        for (size_t i = 0; i < count; i++)
+            if (specs[i].stateful && specs[i].name)
+                snprintf (names[at++], sizeof *names, "%s", specs[i].name);
+        if (stateful)
+            qsort (names, stateful, sizeof *names, s_name_compare);
+        free (self->stateful);
+        self->stateful = names;
+        self->stateful_count = stateful;
+        //  Only a task without a lease runs in a role that depends on it.
+        if (!self->leased)
+            for (size_t i = 0; i < self->task_count; i++)
+                if (self->tasks[i].want == SHOAL_ROLE_ACTIVE) {
+                    s_settle (self, &self->tasks[i]);
+                    s_restart (self, &self->tasks[i], now_ms);
+                }
+        self->restarts_moved = true;
+    }
+    s_finish (self, now_ms);
+    return rc;
 }
 
 //  ---------------------------------------------------------------------

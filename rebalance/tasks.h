@@ -11,6 +11,8 @@
              shoal_tasks_assign  an ASSIGN from the network;
              shoal_tasks_report  the application says a task runs, stopped,
                                  failed, or how far behind it is;
+             shoal_tasks_jobs    the job specs this node holds: which keep
+                                 state (call it whenever they change);
              shoal_tasks_tick    the time came that next() asked for.
     Outputs, after each input and valid until the next input:
              shoal_tasks_commands  what the application must do: start,
@@ -45,7 +47,15 @@
       margin (lease_ms * drift_percent / 100), if that is later than it held.
       Without a lease, a task the assignment wants active is held as a
       standby (START as standby, or DEMOTE if it was active), and promoted
-      again when a lease comes back.
+      again when a lease comes back, if its job keeps state. A stateless
+      task (of a job shoal_tasks_jobs did not name as stateful, which
+      includes a job this node does not know yet) never runs as a standby
+      or learner of its own accord: without a lease it is stopped (STOP,
+      and, if it was active, stopping until the application reports it
+      stopped), not started, and not restarted after a failure; it is
+      started (START as active) when a lease comes back and the assignment
+      still wants it. It is not listed meanwhile, but for a failure, which
+      keeps its role and its count (a task the node gave up on stays so).
     - Commands are the difference between what the assignment (and the
       lease) wants and what the application was told: START (none to a
       role), PROMOTE (learner or standby to active; also an active that the
@@ -159,6 +169,13 @@ void shoal_tasks_leader (shoal_tasks_t *self, uint64_t now_ms, const shoal_id_t 
 //  costs nothing, the leader sends a snapshot later.
 int shoal_tasks_assign (shoal_tasks_t *self, uint64_t now_ms, const shoal_id_t *from,
                         const shoal_assign_t *assign);
+
+//  The job specs this node holds (any order): the tasks of those that
+//  are stateful may run as standbys without a lease; every other task is
+//  stopped then. Replaces what was given before. Returns -1 when memory is
+//  short (what was given before stays).
+int shoal_tasks_jobs (shoal_tasks_t *self, uint64_t now_ms, const shoal_jobspec_t *specs,
+                      size_t count);
 
 //  The application's report on a task: state SHOAL_TASK_RUNNING,
 //  SHOAL_TASK_STOPPED or SHOAL_TASK_FAILED, and the lag of a learner or

@@ -200,6 +200,105 @@ test_status_many_lines_in_one_read (void)
 }
 
 //  ---------------------------------------------------------------------
+//  The output lines
+
+//  Feeds text to a fresh splitter in pieces of step bytes, then ends it;
+//  up to max lines into lines (their text copied into texts).
+static size_t
+s_split_all (const char *text, size_t size, size_t step, shoal_output_line_t *lines,
+             char (*texts)[SHOAL_OUTPUT_LINE_MAX + 1], size_t max)
+{
+    static shoal_output_splitter_t splitter;
+    memset (&splitter, 0, sizeof splitter);
+    size_t count = 0, at = 0;
+    shoal_output_line_t line;
+    while (at < size) {
+        size_t piece = size - at < step ? size - at : step;
+        size_t taken = shoal_output_split (&splitter, text + at, piece, &line);
+        CHECK (taken > 0 && taken <= piece);
+        at += taken;
+        if (line.text && count < max) {
+            CHECK (line.length <= SHOAL_OUTPUT_LINE_MAX && line.text[line.length] == 0);
+            memcpy (texts[count], line.text, line.length + 1);
+            lines[count] = line;
+            lines[count].text = texts[count];
+            count++;
+        }
+    }
+    shoal_output_end (&splitter, &line);
+    if (line.text && count < max) {
+        memcpy (texts[count], line.text, line.length + 1);
+        lines[count] = line;
+        lines[count].text = texts[count];
+        count++;
+    }
+    return count;
+}
+
+//  Lines are whole however the bytes come; blank lines say nothing; a
+//  carriage return before the newline goes; an unfinished last line is
+//  said so; NUL bytes are kept, counted in the length.
+static void
+test_output_lines (void)
+{
+    static shoal_output_line_t lines[8];
+    static char texts[8][SHOAL_OUTPUT_LINE_MAX + 1];
+    const char text[] = "one\n\ntwo\r\n\r\nthr\0ee\nlast";
+    size_t steps[] = { 1, 2, 3, 7, sizeof text - 1 };
+    for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
+        CHECK_EQ (s_split_all (text, sizeof text - 1, steps[s], lines, texts, 8), 4);
+        CHECK_STR (lines[0].text, "one");
+        CHECK_STR (lines[1].text, "two");
+        CHECK_EQ (lines[2].length, 6);
+        CHECK (memcmp (lines[2].text, "thr\0ee", 6) == 0);
+        CHECK_STR (lines[3].text, "last");
+        CHECK (lines[3].unfinished && !lines[0].unfinished && !lines[2].unfinished);
+        for (int i = 0; i < 4; i++)
+            CHECK (!lines[i].truncated);
+    }
+}
+
+//  A line longer than the limit: its start is a line, said truncated, cut
+//  before a character it would split; the rest is skipped to its newline,
+//  never held. A line of exactly the limit is whole.
+static void
+test_output_long_lines (void)
+{
+    static shoal_output_line_t lines[8];
+    static char texts[8][SHOAL_OUTPUT_LINE_MAX + 1];
+    size_t size = 3 * SHOAL_OUTPUT_LINE_MAX + 64;
+    char *text = malloc (size);
+    //  A line of SHOAL_OUTPUT_LINE_MAX - 1 bytes of 'a' and one 'é' (two
+    //  bytes) that would end past the limit; then more, then "next".
+    size_t at = 0;
+    memset (text, 'a', SHOAL_OUTPUT_LINE_MAX - 1);
+    at = SHOAL_OUTPUT_LINE_MAX - 1;
+    memcpy (text + at, "\xc3\xa9", 2);
+    at += 2;
+    memset (text + at, 'b', SHOAL_OUTPUT_LINE_MAX);
+    at += SHOAL_OUTPUT_LINE_MAX;
+    text[at++] = '\n';
+    memset (text + at, 'c', SHOAL_OUTPUT_LINE_MAX);
+    at += SHOAL_OUTPUT_LINE_MAX;
+    text[at++] = '\n';
+    memcpy (text + at, "next\n", 5);
+    at += 5;
+    CHECK (at <= size);
+    size_t steps[] = { 1, 100, 4096, at };
+    for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
+        CHECK_EQ (s_split_all (text, at, steps[s], lines, texts, 8), 3);
+        CHECK (lines[0].truncated);
+        CHECK_EQ (lines[0].length, SHOAL_OUTPUT_LINE_MAX - 1); //  not half of the é
+        CHECK (!lines[1].truncated);
+        CHECK_EQ (lines[1].length, SHOAL_OUTPUT_LINE_MAX);
+        CHECK_EQ (lines[1].text[0], 'c');
+        CHECK_STR (lines[2].text, "next");
+        CHECK (!lines[2].truncated);
+    }
+    free (text);
+}
+
+//  ---------------------------------------------------------------------
 //  Children
 
 static shoal_child_spec_t
@@ -603,6 +702,106 @@ test_child_exit_status_and_signal (void)
     shoal_child_destroy (&child);
 }
 
+//  Waits for the next line the child writes, on either stream; false if
+//  none came (or both streams ended).
+static bool
+s_next_output (shoal_child_t *child, int *stream, shoal_output_line_t *line)
+{
+    for (int i = 0; i < WAIT_STEPS; i++) {
+        int rc = shoal_child_output (child, stream, line);
+        if (rc == 1)
+            return true;
+        if (rc < 0)
+            return false;
+        struct pollfd fds[2] = {
+            { .fd = shoal_child_output_fd (child, SHOAL_CHILD_STDOUT), .events = POLLIN },
+            { .fd = shoal_child_output_fd (child, SHOAL_CHILD_STDERR), .events = POLLIN },
+        };
+        poll (fds, 2, 10);
+        shoal_child_exit_t exit;
+        shoal_child_reap (child, &exit); //  once gone, the pipes end
+    }
+    return false;
+}
+
+//  The command's standard output and error come to the worker, each line
+//  with its stream, and also what it left unfinished when it exited; a
+//  command the shell cannot find says so on standard error.
+static void
+test_child_output (void)
+{
+    shoal_child_t *child =
+        s_child (SHOAL_ACTIVE, "echo out; echo err >&2; /nonexistent/shoal-test; printf partial");
+    int stream = 0;
+    shoal_output_line_t line;
+    char seen[4][128];
+    int streams[4], count = 0;
+    while (count < 4 && s_next_output (child, &stream, &line)) {
+        snprintf (seen[count], sizeof seen[count], "%s%s", line.text,
+                  line.unfinished ? " (unfinished)" : "");
+        streams[count++] = stream;
+    }
+    CHECK_EQ (count, 4);
+    //  The two streams are read in turns: their order between them is not
+    //  the child's, but each stream's own is.
+    int out = 0, err = 0;
+    for (int i = 0; i < count; i++) {
+        if (streams[i] == SHOAL_CHILD_STDOUT)
+            CHECK_STR (seen[i], out++ == 0 ? "out" : "partial (unfinished)");
+        else {
+            CHECK_EQ (streams[i], SHOAL_CHILD_STDERR);
+            if (err++ == 0)
+                CHECK_STR (seen[i], "err");
+            else
+                CHECK_CONTAINS (seen[i], "/nonexistent/shoal-test");
+        }
+    }
+    CHECK (out == 2 && err == 2);
+    CHECK (!s_next_output (child, &stream, &line));
+    CHECK_EQ (shoal_child_output (child, &stream, &line), -1);
+    CHECK_EQ (shoal_child_output_fd (child, SHOAL_CHILD_STDOUT), -1);
+    CHECK_STR (shoal_child_stream_name (SHOAL_CHILD_STDERR), "stderr");
+    shoal_child_destroy (&child);
+}
+
+//  A child that writes a lot never holds the worker: each call reads at
+//  most once and returns; the child waits on its pipe meanwhile. Every
+//  line comes, in order, and a line far over the limit comes cut.
+static void
+test_child_output_a_lot (void)
+{
+    shoal_child_t *child =
+        s_child (SHOAL_ACTIVE, "head -c 1000000 /dev/zero | tr '\\0' x; echo; seq 1 100000");
+    int stream = 0, lines = 0;
+    bool in_order = true, cut = false;
+    shoal_output_line_t line;
+    while (s_next_output (child, &stream, &line)) {
+        if (lines == 0) {
+            cut = line.truncated && line.length == SHOAL_OUTPUT_LINE_MAX && line.text[0] == 'x';
+            lines++;
+            continue;
+        }
+        char expected[16];
+        snprintf (expected, sizeof expected, "%d", lines);
+        in_order &= stream == SHOAL_CHILD_STDOUT && strcmp (line.text, expected) == 0;
+        lines++;
+    }
+    CHECK (cut);
+    CHECK (in_order);
+    CHECK_EQ (lines, 100001);
+    shoal_child_exit_t exit;
+    CHECK (s_reaped (child, &exit));
+    CHECK_EQ (exit.status, 0);
+    shoal_child_destroy (&child);
+
+    //  A child that says nothing: no line, and no wait.
+    child = s_child (SHOAL_ACTIVE, "exec sleep 60");
+    CHECK_EQ (shoal_child_output (child, &stream, &line), 0);
+    CHECK (line.text == NULL);
+    CHECK (!shoal_child_output_pending (child));
+    shoal_child_destroy (&child);
+}
+
 //  The shell runs, but finds no such command: the child fails with 127.
 static void
 test_child_missing_command_fails (void)
@@ -730,12 +929,16 @@ main (void)
     RUN (test_status_too_long);
     RUN (test_status_split_across_reads);
     RUN (test_status_many_lines_in_one_read);
+    RUN (test_output_lines);
+    RUN (test_output_long_lines);
     RUN (test_child_environment);
     RUN (test_child_lag_and_promote);
     RUN (test_child_stop_then_kill_after_grace);
     RUN (test_child_leftovers_end_with_the_command);
     RUN (test_child_exit_status_and_signal);
     RUN (test_child_missing_command_fails);
+    RUN (test_child_output);
+    RUN (test_child_output_a_lot);
     RUN (test_child_freeze);
     RUN (test_child_closes_its_descriptor);
     RUN (test_child_never_outlives_its_worker);

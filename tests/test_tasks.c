@@ -7,7 +7,8 @@
     commands for the application, the STATUS sent and the list of tasks.
     The LAN profile is used throughout: lease 3000 ms less 5 % drift (so a
     lease runs 2850 ms from the STATUS it rests on), STATUS every 1000 ms,
-    first restart after 1000 ms, 3 restarts, acceptable_lag 10000.
+    first restart after 1000 ms, 3 restarts, acceptable_lag 10000. The
+    job "job" keeps state; "web" does not, and "other" is not known.
 */
 
 #include "samples.h"
@@ -25,6 +26,13 @@
 #define T0    1000 //  the node starts, and learns its leader
 #define LEASE 2850 //  lease_ms less the drift margin
 
+static size_t
+s_command_count_of (const shoal_tasks_t *node)
+{
+    const shoal_tasks_command_t *commands;
+    return shoal_tasks_commands (node, &commands);
+}
+
 static shoal_tasks_t *
 s_node_new (void)
 {
@@ -32,7 +40,14 @@ s_node_new (void)
     shoal_tasks_config_lan (&config);
     config.lease_ms = 3000; //  the times below are written for it
     shoal_id_t self = shoal_sample_id (SELF);
-    return shoal_tasks_new (&config, &self, T0);
+    shoal_tasks_t *node = shoal_tasks_new (&config, &self, T0);
+    const shoal_jobspec_t specs[] = {
+        { .name = "web", .parallelism = 4, .weight = 1 },
+        { .name = "job", .parallelism = 4, .stateful = true, .weight = 1 }
+    };
+    CHECK (node && shoal_tasks_jobs (node, T0, specs, 2) == 0);
+    CHECK_EQ (s_command_count_of (node), 0);
+    return node;
 }
 
 static void
@@ -1085,6 +1100,149 @@ a_start_waits_while_the_application_holds_the_most_tasks (void)
     shoal_tasks_destroy (&node);
 }
 
+//  A stateless task has no copy to keep warm: without a lease it is
+//  stopped, never started or kept as a standby (a command that does not
+//  read its role would go on working while another node runs the task),
+//  and started as active again on the next lease.
+static void
+a_stateless_active_without_a_lease_is_stopped_never_a_standby (void)
+{
+    const char *tasks[] = { "web/0", "other/0" }; //  stateless, and of a job not known
+    for (int t = 0; t < 2; t++) {
+        const char *name = tasks[t];
+        shoal_tasks_t *node = s_node_new ();
+        s_leader (node, T0, LEADER, 1); //  STATUS seq 1
+        shoal_placement_t placements[] = { s_place (name, SELF, SHOAL_ROLE_ACTIVE, 1, 1) };
+        //  No lease yet (status_seq 0): nothing starts, not even a standby.
+        shoal_assign_t snapshot = { .term = 1,
+                                    .version = 1,
+                                    .snapshot = true,
+                                    .placement_count = 1,
+                                    .placements = placements };
+        CHECK_EQ (s_assign (node, T0 + 10, LEADER, &snapshot), 0);
+        CHECK_EQ (s_command_count (node), 0);
+        CHECK_EQ (s_role (node, name), -1);
+        CHECK (shoal_tasks_next (node) > T0 + 10);
+
+        //  A lease: it starts as active.
+        shoal_assign_t keep_alive = { .term = 1, .version = 1, .base_version = 1, .status_seq = 1 };
+        CHECK_EQ (s_assign (node, T0 + 30, LEADER, &keep_alive), 0);
+        const shoal_tasks_command_t *start = s_command (node, name);
+        CHECK (start && start->type == SHOAL_TASKS_START && start->role == SHOAL_ROLE_ACTIVE);
+        CHECK (start && start->epoch.term == 1 && start->epoch.version == 1);
+        CHECK_EQ (shoal_tasks_report (node, T0 + 40, name, SHOAL_TASK_RUNNING, 0), 0);
+
+        //  The lease ends: STOP, not DEMOTE; stopping until the application
+        //  says it stopped, then gone from the list, and nothing starts.
+        s_tick_before (node, T0 + LEASE);
+        shoal_tasks_tick (node, T0 + LEASE);
+        const shoal_tasks_command_t *stop = s_command (node, name);
+        CHECK (stop && stop->type == SHOAL_TASKS_STOP && stop->role == SHOAL_ROLE_NONE);
+        CHECK_EQ (s_role (node, name), SHOAL_ROLE_NONE);
+        CHECK_EQ (s_state (node, name), SHOAL_TASK_STOPPING);
+        CHECK_EQ (shoal_tasks_report (node, T0 + LEASE + 5, name, SHOAL_TASK_STOPPED, 0), 0);
+        CHECK_EQ (s_command_count (node), 0);
+        CHECK_EQ (s_role (node, name), -1);
+        uint64_t now = T0 + LEASE + 5;
+        for (int i = 0; i < 10; i++) {
+            uint64_t next = shoal_tasks_next (node);
+            CHECK (next > now);
+            now = next;
+            shoal_tasks_tick (node, now);
+            CHECK_EQ (s_command_count (node), 0);
+        }
+
+        //  The next lease starts it again as active, with the epoch the
+        //  assignment holds.
+        keep_alive.status_seq = s_status_seq (node);
+        if (!keep_alive.status_seq) {
+            shoal_tasks_tick (node, shoal_tasks_next (node));
+            keep_alive.status_seq = s_status_seq (node);
+        }
+        CHECK (keep_alive.status_seq > 1);
+        CHECK_EQ (s_assign (node, now + 10, LEADER, &keep_alive), 0);
+        start = s_command (node, name);
+        CHECK (start && start->type == SHOAL_TASKS_START && start->role == SHOAL_ROLE_ACTIVE);
+        CHECK (start && start->epoch.term == 1 && start->epoch.version == 1);
+        CHECK_EQ (s_role (node, name), SHOAL_ROLE_ACTIVE);
+        shoal_tasks_destroy (&node);
+    }
+}
+
+//  A stateless task that failed keeps its role and its count of failures
+//  while there is no lease, but its restart waits for the lease: it never
+//  starts as a standby. A task the node gave up on stays given up.
+static void
+a_failed_stateless_task_restarts_only_under_a_lease (void)
+{
+    shoal_tasks_t *node = s_node_new ();
+    s_leader (node, T0, LEADER, 1);
+    shoal_placement_t placements[] = { s_place ("web/0", SELF, SHOAL_ROLE_ACTIVE, 1, 1) };
+    shoal_assign_t snapshot = { .term = 1,
+                                .version = 1,
+                                .snapshot = true,
+                                .placement_count = 1,
+                                .placements = placements,
+                                .status_seq = 1 };
+    CHECK_EQ (s_assign (node, T0 + 10, LEADER, &snapshot), 0);
+    CHECK_EQ (shoal_tasks_report (node, T0 + 20, "web/0", SHOAL_TASK_FAILED, 0), 0);
+    CHECK_EQ (s_state (node, "web/0"), SHOAL_TASK_FAILED);
+    //  Its restart (at T0 + 1020) comes before the end of the lease.
+    uint64_t next = shoal_tasks_next (node);
+    CHECK (next < T0 + LEASE);
+    s_tick_before (node, T0 + 1020 + 1);
+    //  Failed again: the next restart is due at T0 + 1020 + 2000, after
+    //  the end of the lease.
+    CHECK_EQ (shoal_tasks_report (node, T0 + 1030, "web/0", SHOAL_TASK_FAILED, 0), 0);
+    s_tick_before (node, T0 + LEASE);
+    shoal_tasks_tick (node, T0 + LEASE);
+    CHECK (!shoal_tasks_leased (node, T0 + LEASE));
+    CHECK_EQ (s_command_count (node), 0);
+    CHECK_EQ (s_role (node, "web/0"), SHOAL_ROLE_ACTIVE); //  in its backoff, in its role
+    CHECK_EQ (s_state (node, "web/0"), SHOAL_TASK_FAILED);
+    //  The restart's time passes: nothing starts, and next moves on.
+    uint64_t now = T0 + LEASE;
+    for (int i = 0; i < 10; i++) {
+        next = shoal_tasks_next (node);
+        CHECK (next > now);
+        now = next;
+        shoal_tasks_tick (node, now);
+        CHECK_EQ (s_command_count (node), 0);
+    }
+    CHECK (now > T0 + 1030 + 2000);
+    //  The lease comes back: the restart that was due starts it as active.
+    shoal_assign_t keep_alive = {
+        .term = 1, .version = 1, .base_version = 1, .status_seq = s_status_seq (node)
+    };
+    CHECK (keep_alive.status_seq > 0);
+    CHECK_EQ (s_assign (node, now + 10, LEADER, &keep_alive), 0);
+    const shoal_tasks_command_t *start = s_command (node, "web/0");
+    CHECK (start && start->type == SHOAL_TASKS_START && start->role == SHOAL_ROLE_ACTIVE);
+    shoal_tasks_destroy (&node);
+}
+
+//  The jobs a node knows decide: a task of a job it learns is stateful
+//  goes on as a standby without a lease.
+static void
+a_job_learned_stateful_is_held_as_standby_without_a_lease (void)
+{
+    shoal_tasks_t *node = s_node_new ();
+    s_leader (node, T0, LEADER, 1);
+    shoal_placement_t placements[] = { s_place ("other/0", SELF, SHOAL_ROLE_ACTIVE, 1, 1) };
+    shoal_assign_t snapshot = {
+        .term = 1, .version = 1, .snapshot = true, .placement_count = 1, .placements = placements
+    };
+    CHECK_EQ (s_assign (node, T0 + 10, LEADER, &snapshot), 0);
+    CHECK_EQ (s_command_count (node), 0);
+    const shoal_jobspec_t specs[] = {
+        { .name = "other", .parallelism = 1, .stateful = true, .weight = 1 }
+    };
+    CHECK_EQ (shoal_tasks_jobs (node, T0 + 20, specs, 1), 0);
+    const shoal_tasks_command_t *start = s_command (node, "other/0");
+    CHECK (start && start->type == SHOAL_TASKS_START && start->role == SHOAL_ROLE_STANDBY);
+    shoal_tasks_destroy (&node);
+}
+
 int
 main (void)
 {
@@ -1096,6 +1254,9 @@ main (void)
     RUN (a_keep_alive_renews_the_lease_and_changes_nothing_else);
     RUN (the_lease_runs_from_the_status_echoed_not_from_the_assign);
     RUN (without_a_lease_an_active_is_held_as_standby_and_promoted_on_the_next_lease);
+    RUN (a_stateless_active_without_a_lease_is_stopped_never_a_standby);
+    RUN (a_failed_stateless_task_restarts_only_under_a_lease);
+    RUN (a_job_learned_stateful_is_held_as_standby_without_a_lease);
     RUN (a_revoked_active_stays_stopping_until_the_app_reports_stopped);
     RUN (a_demoted_active_runs_on_in_its_new_role_once_stopped);
     RUN (a_task_removed_while_stopping_goes_once_it_stopped_or_failed);

@@ -11,6 +11,11 @@
 #   - a SIGKILLed worker's children die with it, at once;
 #   - a SIGTERMed worker leaves, stops its children and exits 0;
 #   - a standby that has not reported shows its lag as unknown;
+#   - each line a child writes is a log record of its task: with
+#     --log-format json every line of the log is a JSON object, with text
+#     the line follows the task and the stream;
+#   - a stateless task whose worker lost its lease is stopped, never kept
+#     running as a standby;
 #   - the last two workers, stopped together, both leave and exit 0;
 #   - a worker asked to leave (shoal leave), a follower and then the leader,
 #     moves its tasks away, stops its children and exits 0, and the others'
@@ -32,12 +37,12 @@ cleanup () {
     local pid name
     for pid in "${pid_of[@]}"; do kill -9 "$pid" 2>/dev/null; done
     # Children a broken worker would leave behind.
-    for name in a b c d e f g h i; do
+    for name in a b c d e f g h i j k; do
         [ -f "$work/$name.log" ] || continue
         for pid in $(children_of "$name"); do alive "$pid" && kill -9 "$pid"; done
     done
     if [ "$failures" -gt 0 ]; then
-        for name in a b c d e f g h i; do
+        for name in a b c d e f g h i j k; do
             [ -f "$work/$name.log" ] && { echo "--- $name"; grep -v ' member ' "$work/$name.log"; }
         done
     fi
@@ -175,8 +180,9 @@ for task in $(grep -Eo 'promoted orders/[0-9]' "$work/d.log" | cut -d' ' -f2 | s
     [ -n "$learner" ] && [ "$learner" = "$promoted" ] || fail "$task: the learner ($learner) is the one promoted ($promoted)"
     grep -qx "SHOAL_ROLE=learner" "$work/env/orders-${task#orders/}.$learner" ||
         fail "$task: the learner's environment says learner"
-    # The child's own words: lags that fall, then ready, then the promotion.
-    said=$(grep "^$task: .*(pid $learner)$" "$work/d.out")
+    # The child's own words, in its worker's log after the task and the
+    # stream: lags that fall, then ready, then the promotion.
+    said=$(sed -n -E "s|^[^ ]+ info  $task stdout: ($task: .*\(pid $learner\))$|\1|p" "$work/d.log")
     lags=$(echo "$said" | sed -n -E 's/.*restoring, lag ([0-9]+) .*/\1/p')
     [ "$(echo "$lags" | wc -w)" -ge 2 ] || fail "$task: the learner reports its lag ($said)"
     [ "$(echo "$lags" | sort -n -r)" = "$lags" ] || fail "$task: the lag only falls ($lags)"
@@ -272,13 +278,13 @@ done
 
 # --- a copy that never reported: its lag is unknown ---------------------
 
-# A cluster of its own, e and f with a standby per stateful task: the
-# standby's child never reports, so its lag stays unknown.
+# A cluster of its own, e and f with a standby per stateful task, logging
+# JSON: the standby's child never reports, so its lag stays unknown.
 for name in e f; do
     seed=()
     [ "$name" = f ] && seed=(--join "$(sed -n -E 's/.* on port ([0-9]+).*/127.0.0.1:\1/p' "$work/e.log")")
     SHOAL_PROFILE=loopback "$shoal" worker --data-dir "$work/$name" --bind 127.0.0.1:0 \
-        --beacon-port 0 --name "$name" --expect 2 --standbys 1 --log-format=text "${seed[@]}" \
+        --beacon-port 0 --name "$name" --expect 2 --standbys 1 --log-format=json "${seed[@]}" \
         >"$work/$name.out" 2>"$work/$name.log" &
     pid_of[$name]=$!
     wait_for "$name starts" grep -q 'on port' "$work/$name.log" || exit 1
@@ -297,7 +303,80 @@ quiet_unknown () {
     return 1
 }
 wait_for "a standby that never reported shows its lag as - (null in JSON)" quiet_unknown
+
+# --- a child's output: log records of its task --------------------------
+
+# What the children write, on either stream, even bytes that are not UTF-8
+# and a line with no newline at its end, is one JSON object a line, each
+# with its task and stream, and the worker's own records stay whole.
+wait_for "submit talk" "$shoal" submit talk --parallelism 2 \
+    --command "echo to-stdout; echo to-stderr >&2; printf 'not utf-8: \\377\\n'; /no/such/program; printf 'no newline'; exec sleep 600" \
+    --data-dir "$work/e" --timeout 2s
+talk_said () {
+    cat "$work/e.log" "$work/f.log" | jq -R -e -s "[split(\"\n\")[] | select(length > 0) | fromjson? |
+        select(.task == \"$1\" and .stream == \"$2\" and (.msg | contains(\"$3\")))] | length > 0" \
+        >/dev/null
+}
+wait_for "a child's stderr line is a record of its task" talk_said talk/0 stderr /no/such/program
+wait_for "a child's stdout line is a record of its task" talk_said talk/1 stdout to-stdout
+talk_said talk/0 stdout 'not utf-8: ' || fail "a line that is not UTF-8 is logged"
 stop_together e f
+talk_said talk/0 stdout 'no newline' && talk_said talk/1 stdout 'no newline' ||
+    fail "a child's last line, with no newline, is logged when it ends"
+for name in e f; do
+    bad=$(jq -R -c 'try (fromjson | type) catch "not JSON"' "$work/$name.log" | grep -vc '^"object"$')
+    [ "$bad" -eq 0 ] || fail "$name: $bad lines of its --log-format json log are not JSON objects"
+    [ ! -s "$work/$name.out" ] || fail "$name: the children's output goes to the log, not to standard output"
+done
+
+# --- a lost lease: stateless tasks stop, never run as standbys ----------
+
+# j and k, a cluster of two; k is killed, so j has no majority and loses
+# its lease. A stateless task has no state to keep warm: its child must be
+# stopped (frozen, then killed), never started again as a standby, which a
+# command that ignores SHOAL_ROLE would take for a licence to go on working
+# while the majority side starts the task elsewhere.
+for name in j k; do
+    seed=()
+    [ "$name" = k ] && seed=(--join "$(sed -n -E 's/.* on port ([0-9]+).*/127.0.0.1:\1/p' "$work/j.log")")
+    SHOAL_PROFILE=loopback "$shoal" worker --data-dir "$work/$name" --bind 127.0.0.1:0 \
+        --beacon-port 0 --name "$name" --expect 2 --log-format=text "${seed[@]}" \
+        >"$work/$name.out" 2>"$work/$name.log" &
+    pid_of[$name]=$!
+    wait_for "$name starts" grep -q 'on port' "$work/$name.log" || exit 1
+done
+wait_for "submit web" "$shoal" submit web --parallelism 4 --command 'echo web-up >&2; exec sleep 600' \
+    --data-dir "$work/j" --timeout 2s
+j_runs_web () { grep -Eq 'started web/[0-9] as active' "$work/j.log"; }
+wait_for "j runs some of web" j_runs_web || exit 1
+web_task=$(grep -Eo 'started web/[0-9] as active' "$work/j.log" | head -1 | cut -d' ' -f2)
+wait_for "a child's stderr line follows its task in text" \
+    grep -Eq "^[^ ]+ info  $web_task stderr: web-up$" "$work/j.log"
+kill -9 "${pid_of[k]}"
+wait "${pid_of[k]}" 2>/dev/null
+unset 'pid_of[k]'
+wait_for "j loses its lease" grep -q 'lease lost' "$work/j.log"
+# j settles: none of its web tasks is active or stopping any more.
+web_settled () {
+    "$shoal" status --data-dir "$work/j" --json >"$work/status" 2>/dev/null &&
+        ! jq -e '.tasks[] | select((.task | startswith("web/")) and
+            (.role == "active" or .state == "stopping"))' "$work/status" >/dev/null
+}
+wait_for "j's web tasks settle without a lease" web_settled
+jq -e '.tasks[] | select(.task | startswith("web/"))' "$work/status" >/dev/null &&
+    fail "j holds a stateless task without a lease: $(jq -c '.tasks' "$work/status")"
+grep -Eq 'web/[0-9] as (standby|learner)' "$work/j.log" && fail "j ran a stateless task as a standby"
+# Every child j started for web is gone, or frozen (T), none running.
+web_children=$(sed -n -E 's/.* started web\/[0-9] as [a-z]+ \(epoch [^,]*, pid ([0-9]+)\).*/\1/p' "$work/j.log")
+[ -n "$web_children" ] || fail "j's log names the children of web"
+for pid in $web_children; do
+    state=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)
+    [ -z "$state" ] || [ "$state" = T ] || [ "$state" = Z ] ||
+        fail "web's child $pid runs on without a lease (state $state)"
+done
+kill -9 "${pid_of[j]}"
+wait "${pid_of[j]}" 2>/dev/null
+unset 'pid_of[j]'
 
 # --- never two actives --------------------------------------------------
 

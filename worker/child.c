@@ -102,6 +102,86 @@ shoal_status_parse (shoal_status_parser_t *self, const char *data, size_t size,
 }
 
 //  ---------------------------------------------------------------------
+//  The output lines
+
+//  The length of the longest start of text that does not end inside a
+//  UTF-8 sequence, so that a line cut at the limit keeps whole characters
+//  (bytes that are not UTF-8 are left as they are).
+static size_t
+s_utf8_boundary (const char *text, size_t length)
+{
+    size_t back = 0;
+    while (back < 3 && back < length && ((unsigned char) text[length - 1 - back] & 0xC0) == 0x80)
+        back++;
+    if (back == length)
+        return length;
+    unsigned char lead = (unsigned char) text[length - 1 - back];
+    size_t size = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    return lead >= 0xC0 && size > back + 1 ? length - 1 - back : length;
+}
+
+static void
+s_output_line (shoal_output_splitter_t *self, size_t length, bool truncated, bool unfinished,
+               shoal_output_line_t *line)
+{
+    self->line[length] = 0;
+    *line = (shoal_output_line_t){
+        .text = self->line, .length = length, .truncated = truncated, .unfinished = unfinished
+    };
+}
+
+size_t
+shoal_output_split (shoal_output_splitter_t *self, const char *data, size_t size,
+                    shoal_output_line_t *line)
+{
+    assert (self && line && (data || size == 0));
+    *line = (shoal_output_line_t){ 0 };
+    for (size_t i = 0; i < size; i++) {
+        if (data[i] == '\n') {
+            size_t used = self->used;
+            bool overlong = self->overlong;
+            self->used = 0;
+            self->overlong = false;
+            if (used > 0 && self->line[used - 1] == '\r')
+                used--;
+            if (used > 0 && !overlong) {
+                s_output_line (self, used, false, false, line);
+                return i + 1;
+            }
+            continue; //  a blank line, or the end of one that was cut
+        }
+        if (self->overlong)
+            continue;
+        if (self->used == SHOAL_OUTPUT_LINE_MAX) {
+            //  The line passes the limit: its start is a line now, and the
+            //  rest of it, this byte on, is never held.
+            size_t used = s_utf8_boundary (self->line, self->used);
+            self->used = 0;
+            self->overlong = true;
+            s_output_line (self, used, true, false, line);
+            return i + 1;
+        }
+        self->line[self->used++] = data[i];
+    }
+    return size;
+}
+
+void
+shoal_output_end (shoal_output_splitter_t *self, shoal_output_line_t *line)
+{
+    assert (self && line);
+    size_t used = self->overlong ? 0 : self->used;
+    if (used > 0 && self->line[used - 1] == '\r')
+        used--;
+    self->used = 0;
+    self->overlong = false;
+    if (used > 0)
+        s_output_line (self, used, false, true, line);
+    else
+        *line = (shoal_output_line_t){ 0 };
+}
+
+//  ---------------------------------------------------------------------
 //  The environment of a command
 
 //  The variables a child is given, made afresh for each.
@@ -217,10 +297,13 @@ typedef struct {
 #define S_RECORD_EXEC 'E' //  the errno of an exec of /bin/sh that failed
 #define S_RECORD_FORK 'F' //  the errno of the shim's fork that failed
 
-//  In the shim and the command: 3 the status socket, 4 the exec pipe; no
-//  other descriptor past standard error.
+//  In the shim and the command: 3 the status socket, 4 the exec pipe, 5
+//  and 6 the write ends of the output pipes (the command takes them as its
+//  standard output and error); no other descriptor past standard error.
 #define S_EXEC_FD       4
-#define S_FIRST_FREE_FD 5
+#define S_OUT_FD        5
+#define S_ERR_FD        6
+#define S_FIRST_FREE_FD 7
 
 //  The shim's exit status when it could not set up: the worker never
 //  hears of a command then, and says so.
@@ -233,6 +316,8 @@ typedef struct {
     char *const *envp;
     int status_fd; //  the child's end of the status socket
     int exec_fd;   //  the write end of the exec pipe
+    int out_fd;    //  the write ends of the output pipes
+    int err_fd;
     uint64_t grace_ms;
     int fd_limit; //  descriptors to close one by one when close_range is missing
 } s_launch_t;
@@ -290,8 +375,20 @@ s_shim_sweep (int signal)
     close (fd);
 }
 
-//  The command's process: its own group, /dev/null for input, the status
-//  socket as descriptor 3, default signals, then /bin/sh -c.
+//  The command's standard output and error: the pipes the worker reads.
+//  Without them, the command writes to the worker's own, as before.
+static void
+s_command_output (void)
+{
+    if (dup2 (S_OUT_FD, 1) == 1)
+        close (S_OUT_FD);
+    if (dup2 (S_ERR_FD, 2) == 2)
+        close (S_ERR_FD);
+}
+
+//  The command's process: its own group, /dev/null for input, the output
+//  pipes as standard output and error, the status socket as descriptor 3,
+//  default signals, then /bin/sh -c.
 _Noreturn static void
 s_command (const s_launch_t *launch, pid_t shim)
 {
@@ -306,6 +403,7 @@ s_command (const s_launch_t *launch, pid_t shim)
         dup2 (null, 0);
         close (null);
     }
+    s_command_output ();
     struct sigaction fallback = { .sa_handler = SIG_DFL };
     for (int signal = 1; signal < NSIG; signal++)
         if (signal != SIGKILL && signal != SIGSTOP)
@@ -329,8 +427,11 @@ s_shim_descriptors (const s_launch_t *launch)
 {
     int status = fcntl (launch->status_fd, F_DUPFD, S_FIRST_FREE_FD);
     int exec = fcntl (launch->exec_fd, F_DUPFD, S_FIRST_FREE_FD);
-    if (status < 0 || exec < 0 || dup2 (status, SHOAL_CHILD_STATUS_FD) < 0 ||
-        dup3 (exec, S_EXEC_FD, O_CLOEXEC) < 0)
+    int out = fcntl (launch->out_fd, F_DUPFD, S_FIRST_FREE_FD);
+    int err = fcntl (launch->err_fd, F_DUPFD, S_FIRST_FREE_FD);
+    if (status < 0 || exec < 0 || out < 0 || err < 0 || dup2 (status, SHOAL_CHILD_STATUS_FD) < 0 ||
+        dup3 (exec, S_EXEC_FD, O_CLOEXEC) < 0 || dup2 (out, S_OUT_FD) < 0 ||
+        dup2 (err, S_ERR_FD) < 0)
         _exit (S_EXIT_SETUP);
 #ifdef SYS_close_range
     if (syscall (SYS_close_range, S_FIRST_FREE_FD, ~0U, 0) == 0)
@@ -371,6 +472,9 @@ s_shim (const s_launch_t *launch)
     s_record (S_RECORD_PID, command);
     close (S_EXEC_FD);
     close (SHOAL_CHILD_STATUS_FD);
+    //  The output pipes end once the command and all below it are done.
+    close (S_OUT_FD);
+    close (S_ERR_FD);
 
     sigset_t waiting;
     sigfillset (&waiting);
@@ -420,6 +524,15 @@ s_shim (const s_launch_t *launch)
 //  ---------------------------------------------------------------------
 //  Children, as the worker sees them
 
+//  One output stream of the command, as the worker reads it.
+typedef struct {
+    int fd; //  the read end of its pipe; -1 once it ended
+    shoal_output_splitter_t splitter;
+    char input[4096]; //  bytes read, split from input_at
+    size_t input_used;
+    size_t input_at;
+} s_stream_t;
+
 struct _shoal_child_t {
     pid_t shim;
     pid_t pid;     //  the command and its group; 0 until known
@@ -437,6 +550,8 @@ struct _shoal_child_t {
     char input[512]; //  bytes read from the status socket, parsed from input_at
     size_t input_used;
     size_t input_at;
+    s_stream_t output[2]; //  standard output and error, by stream - 1
+    int output_turn;      //  the stream read first next, in turns
 };
 
 static void
@@ -455,6 +570,26 @@ s_nonblocking (int fd)
         fcntl (fd, F_SETFL, flags | O_NONBLOCK);
 }
 
+//  The output pipes: the worker reads ends[i][0] (non-blocking, so that a
+//  child never holds the worker up), the command writes ends[i][1]. Both
+//  close on exec: the shim places the write ends where the command finds
+//  them. Returns 0, or -1 with nothing left open.
+static int
+s_output_pipes (int ends[2][2])
+{
+    ends[0][0] = ends[0][1] = ends[1][0] = ends[1][1] = -1;
+    if (pipe2 (ends[0], O_CLOEXEC) != 0 || pipe2 (ends[1], O_CLOEXEC) != 0) {
+        for (int i = 0; i < 2; i++) {
+            s_close (&ends[i][0]);
+            s_close (&ends[i][1]);
+        }
+        return -1;
+    }
+    s_nonblocking (ends[0][0]);
+    s_nonblocking (ends[1][0]);
+    return 0;
+}
+
 shoal_child_t *
 shoal_child_new (const shoal_child_spec_t *spec, char *why, size_t why_size)
 {
@@ -467,13 +602,16 @@ shoal_child_new (const shoal_child_spec_t *spec, char *why, size_t why_size)
         return NULL;
     }
     self->exec_fd = self->status_fd = -1;
+    self->output[0].fd = self->output[1].fd = -1;
     self->kill_at = UINT64_MAX;
-    int pair[2] = { -1, -1 }, pipe_fds[2] = { -1, -1 };
+    int pair[2] = { -1, -1 }, pipe_fds[2] = { -1, -1 }, output[2][2];
     if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0 ||
-        pipe2 (pipe_fds, O_CLOEXEC) != 0) {
+        pipe2 (pipe_fds, O_CLOEXEC) != 0 || s_output_pipes (output) != 0) {
         shoal_why (why, why_size, "cannot make the child's descriptors: %s", strerror (errno));
         s_close (&pair[0]);
         s_close (&pair[1]);
+        s_close (&pipe_fds[0]);
+        s_close (&pipe_fds[1]);
         s_environment_free (&environment);
         free (self);
         return NULL;
@@ -488,6 +626,8 @@ shoal_child_new (const shoal_child_spec_t *spec, char *why, size_t why_size)
         .envp = environment.entries,
         .status_fd = pair[1],
         .exec_fd = pipe_fds[1],
+        .out_fd = output[0][1],
+        .err_fd = output[1][1],
         .grace_ms = spec->grace_ms,
         .fd_limit = fd_limit > 0 && fd_limit < 65536 ? (int) fd_limit : 65536,
     };
@@ -503,17 +643,23 @@ shoal_child_new (const shoal_child_spec_t *spec, char *why, size_t why_size)
     pthread_sigmask (SIG_SETMASK, &old, NULL);
     s_close (&pair[1]);
     s_close (&pipe_fds[1]);
+    s_close (&output[0][1]);
+    s_close (&output[1][1]);
     s_environment_free (&environment);
     if (pid < 0) {
         shoal_why (why, why_size, "cannot fork: %s", strerror (saved));
         s_close (&pair[0]);
         s_close (&pipe_fds[0]);
+        s_close (&output[0][0]);
+        s_close (&output[1][0]);
         free (self);
         return NULL;
     }
     self->shim = pid;
     self->status_fd = pair[0];
     self->exec_fd = pipe_fds[0];
+    self->output[0].fd = output[0][0];
+    self->output[1].fd = output[1][0];
     return self;
 }
 
@@ -571,6 +717,8 @@ shoal_child_destroy (shoal_child_t **self_p)
     }
     s_close (&self->exec_fd);
     s_close (&self->status_fd);
+    s_close (&self->output[0].fd);
+    s_close (&self->output[1].fd);
     free (self);
     *self_p = NULL;
 }
@@ -635,6 +783,84 @@ shoal_child_status (shoal_child_t *self, shoal_status_line_t *status)
         self->input_used = (size_t) size;
         self->input_at = 0;
     }
+}
+
+int
+shoal_child_output_fd (const shoal_child_t *self, int stream)
+{
+    return stream == SHOAL_CHILD_STDOUT || stream == SHOAL_CHILD_STDERR
+               ? self->output[stream - 1].fd
+               : -1;
+}
+
+//  The next line of one stream, reading its pipe at most once: 1 with
+//  *line, 0 when none now. Once the shim is reaped, every writer is gone
+//  (but for a process that escaped a shim killed by someone else): a pipe
+//  with nothing more to read has ended.
+static int
+s_output_next (shoal_child_t *self, s_stream_t *out, shoal_output_line_t *line)
+{
+    bool read_once = false;
+    while (true) {
+        if (out->input_at < out->input_used) {
+            out->input_at += shoal_output_split (&out->splitter, out->input + out->input_at,
+                                                 out->input_used - out->input_at, line);
+            if (line->text)
+                return 1;
+            continue;
+        }
+        if (out->fd < 0 || read_once)
+            return 0;
+        ssize_t size = read (out->fd, out->input, sizeof out->input);
+        if (size < 0 && errno == EINTR)
+            continue;
+        if (size > 0) {
+            out->input_used = (size_t) size;
+            out->input_at = 0;
+            read_once = true;
+            continue;
+        }
+        if (size < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && !self->reaped)
+            return 0;
+        //  The end, an error, or nothing left after the reap: the line the
+        //  child left unfinished is the last.
+        s_close (&out->fd);
+        shoal_output_end (&out->splitter, line);
+        return line->text ? 1 : 0;
+    }
+}
+
+int
+shoal_child_output (shoal_child_t *self, int *stream, shoal_output_line_t *line)
+{
+    //  The streams take turns, so that neither holds the other up.
+    for (int i = 0; i < 2; i++) {
+        int at = (self->output_turn + i) % 2;
+        if (s_output_next (self, &self->output[at], line) == 1) {
+            *stream = at + 1;
+            self->output_turn = (at + 1) % 2;
+            return 1;
+        }
+    }
+    *line = (shoal_output_line_t){ 0 };
+    return self->output[0].fd < 0 && self->output[1].fd < 0 ? -1 : 0;
+}
+
+bool
+shoal_child_output_pending (const shoal_child_t *self)
+{
+    for (int i = 0; i < 2; i++) {
+        const s_stream_t *out = &self->output[i];
+        if (out->input_at < out->input_used || (self->reaped && out->fd >= 0))
+            return true;
+    }
+    return false;
+}
+
+const char *
+shoal_child_stream_name (int stream)
+{
+    return stream == SHOAL_CHILD_STDERR ? "stderr" : "stdout";
 }
 
 int

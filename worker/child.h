@@ -31,6 +31,14 @@
     the process: spawn children only from a thread that lives as long as
     the worker (its main thread).
 
+    The command's standard output and error are two pipes, one each, whose
+    read ends the worker holds (non-blocking): it reads them as the child
+    writes, and logs each line as a record of the task. A line longer than
+    SHOAL_OUTPUT_LINE_MAX is cut there (said truncated) and the rest of it
+    skipped, so the worker never holds more than that per stream; a child
+    that writes faster than the worker reads blocks on its own pipe, never
+    the worker. The splitter of the lines is pure (shoal_output_split).
+
     The status descriptor: the child's environment names it in
     SHOAL_STATUS_FD. It is one end of a stream socket pair; the worker holds
     the other. The child writes lines ("lag N", "ready"); the worker writes
@@ -85,6 +93,40 @@ size_t shoal_status_parse (shoal_status_parser_t *self, const char *data, size_t
                            shoal_status_line_t *status);
 
 //  ---------------------------------------------------------------------
+//  The child's output, in lines
+
+//  A line of the child's standard output or error, its newline not
+//  counted; the start of a longer one is a line, said truncated.
+#define SHOAL_OUTPUT_LINE_MAX 2048
+
+//  The part of a line read so far. Zero it to start.
+typedef struct {
+    char line[SHOAL_OUTPUT_LINE_MAX + 1]; //  a NUL after the bytes held
+    size_t used;
+    bool overlong; //  the line passed the limit: skipped to its newline
+} shoal_output_splitter_t;
+
+typedef struct {
+    const char *text; //  NULL: no line; else its bytes (a NUL follows them;
+                      //  the child may have written NULs too: see length).
+                      //  Valid until the splitter takes more.
+    size_t length;
+    bool truncated;  //  the line was longer: only its start, cut at a
+                     //  character's boundary when it is UTF-8
+    bool unfinished; //  the stream ended with no newline after it
+} shoal_output_line_t;
+
+//  Takes bytes of a stream up to the end of the first line that ends or is
+//  cut in them, and returns how many it took; line->text is that line, or
+//  NULL when none ended in them (all were taken). Blank lines are passed
+//  over; '\r' before a newline is dropped. No I/O, no allocation: the same
+//  bytes give the same lines, however they are split.
+size_t shoal_output_split (shoal_output_splitter_t *self, const char *data, size_t size,
+                           shoal_output_line_t *line);
+//  The stream ended: the line it left unfinished, if any (text NULL if none).
+void shoal_output_end (shoal_output_splitter_t *self, shoal_output_line_t *line);
+
+//  ---------------------------------------------------------------------
 //  Children
 
 typedef struct {
@@ -116,7 +158,8 @@ typedef struct _shoal_child_t shoal_child_t;
 //  options (an embedded node in the child would take them for its own),
 //  and SHOAL_JOB, SHOAL_TASK, SHOAL_INDEX, SHOAL_PARALLELISM, SHOAL_ROLE,
 //  SHOAL_EPOCH, SHOAL_NODE and SHOAL_STATUS_FD. Standard input is
-//  /dev/null; standard output and error are the worker's. Returns NULL
+//  /dev/null; standard output and error are pipes the worker reads
+//  (shoal_child_output). Returns NULL
 //  with why when the shim could not be started. Whether the command runs
 //  is known later (shoal_child_started).
 shoal_child_t *shoal_child_new (const shoal_child_spec_t *spec, char *why, size_t why_size);
@@ -129,6 +172,29 @@ void shoal_child_destroy (shoal_child_t **self_p);
 //  was exec'd (-1 once known), and the status socket (-1 once closed).
 int shoal_child_exec_fd (const shoal_child_t *self);
 int shoal_child_status_fd (const shoal_child_t *self);
+
+//  The command's output streams.
+typedef enum {
+    SHOAL_CHILD_STDOUT = 1,
+    SHOAL_CHILD_STDERR = 2,
+} shoal_child_stream_t;
+
+//  The read end of a stream's pipe, to poll for reading (-1 once it ended).
+int shoal_child_output_fd (const shoal_child_t *self, int stream);
+
+//  The next line the command (or anything below it) wrote: 1 with *line
+//  and *stream, 0 when no more can be read now, -1 when both streams
+//  ended. Each call reads at most one pipe's buffer, and never waits. Once
+//  the child is reaped, what its pipes still hold is read to the end, and
+//  then they end, with a last unfinished line if there is one.
+int shoal_child_output (shoal_child_t *self, int *stream, shoal_output_line_t *line);
+
+//  True when lines are held that shoal_child_output gives without reading
+//  (or, after the reap, streams are left to end): poll no longer then.
+bool shoal_child_output_pending (const shoal_child_t *self);
+
+//  "stdout", "stderr".
+const char *shoal_child_stream_name (int stream);
 
 //  Whether the command runs: 1 when /bin/sh was exec'd, -1 when it could
 //  not be (why says why), 0 when not known yet (poll the exec descriptor).

@@ -51,8 +51,13 @@
 //  A child's malformed status lines are logged at most once a second.
 #define S_BAD_LINE_MS 1000
 //  Status lines taken from one child per wake-up, so that a chatty child
-//  cannot hold up the others.
+//  cannot hold up the others; and lines of its output.
 #define S_LINES_PER_WAKE 256
+//  Lines of output taken from a child once it is gone, before its exit is
+//  logged: all it left, unless something that escaped it writes on.
+#define S_LINES_AT_EXIT 65536
+#define S_TEXT_(x)      #x
+#define S_TEXT(x)       S_TEXT_ (x)
 //  After a second signal, how long the killed children may take to be
 //  reaped before the worker exits anyway (their shims kill what is left
 //  once the worker is gone).
@@ -125,24 +130,56 @@ s_now (void)
 static const char *const s_levels[] = { "error", "warn", "info", "debug" };
 
 //  JSON strings are UTF-8; a text that is not is written with '?' for
-//  every byte outside ASCII.
+//  every byte outside ASCII (and for a NUL).
 static json_t *
-s_json_text (const char *text)
+s_json_text (const char *text, size_t length)
 {
-    json_t *string = json_string (text);
+    json_t *string = json_stringn (text, length);
     if (string)
         return string;
-    char safe[1024];
-    size_t i = 0;
-    for (; text[i] && i < sizeof safe - 1; i++)
-        safe[i] = (unsigned char) text[i] < 0x80 ? text[i] : '?';
-    safe[i] = 0;
-    return json_string (safe);
+    char *safe = malloc (length + 1);
+    if (!safe)
+        return json_string ("?");
+    for (size_t i = 0; i < length; i++)
+        safe[i] = (unsigned char) text[i] < 0x80 && text[i] ? text[i] : '?';
+    safe[length] = 0;
+    string = json_stringn (safe, length);
+    free (safe);
+    return string;
 }
 
-//  Writes a line at level: "TIME LEVEL message" as text; as JSON, an
-//  object of time, level, msg and the fields given (a JSON object, taken;
-//  NULL for none).
+//  Writes one record at level, of message (length bytes): "TIME LEVEL
+//  message" as text; as JSON, an object of time, level, msg and the fields
+//  given (a JSON object, taken; NULL for none). One write each, from the
+//  main thread alone, so that records never mix.
+static void
+s_emit (const s_worker_t *self, int level, json_t *fields, const char *message, size_t length)
+{
+    struct timespec now;
+    clock_gettime (CLOCK_REALTIME, &now);
+    struct tm utc;
+    gmtime_r (&now.tv_sec, &utc);
+    char time_text[64];
+    size_t at = strftime (time_text, sizeof time_text, "%Y-%m-%dT%H:%M:%S", &utc);
+    snprintf (time_text + at, sizeof time_text - at, ".%03ldZ", now.tv_nsec / 1000000);
+    if (self->json) {
+        json_t *line = json_object ();
+        json_object_set_new (line, "time", json_string (time_text));
+        json_object_set_new (line, "level", json_string (s_levels[level]));
+        json_object_set_new (line, "msg", s_json_text (message, length));
+        if (fields)
+            json_object_update (line, fields);
+        char *text = json_dumps (line, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        if (text)
+            fprintf (stderr, "%s\n", text);
+        free (text);
+        json_decref (line);
+    } else
+        fprintf (stderr, "%s %-5s %.*s\n", time_text, s_levels[level], (int) length, message);
+    json_decref (fields);
+}
+
+//  Writes a line at level, as s_emit, of a message made from format.
 __attribute__ ((format (printf, 4, 5))) static void
 s_log (const s_worker_t *self, int level, json_t *fields, const char *format, ...)
 {
@@ -153,30 +190,12 @@ s_log (const s_worker_t *self, int level, json_t *fields, const char *format, ..
     char message[1024];
     va_list args;
     va_start (args, format);
-    vsnprintf (message, sizeof message, format, args);
+    int length = vsnprintf (message, sizeof message, format, args);
     va_end (args);
-    struct timespec now;
-    clock_gettime (CLOCK_REALTIME, &now);
-    struct tm utc;
-    gmtime_r (&now.tv_sec, &utc);
-    char time_text[64];
-    size_t length = strftime (time_text, sizeof time_text, "%Y-%m-%dT%H:%M:%S", &utc);
-    snprintf (time_text + length, sizeof time_text - length, ".%03ldZ", now.tv_nsec / 1000000);
-    if (self->json) {
-        json_t *line = json_object ();
-        json_object_set_new (line, "time", json_string (time_text));
-        json_object_set_new (line, "level", json_string (s_levels[level]));
-        json_object_set_new (line, "msg", s_json_text (message));
-        if (fields)
-            json_object_update (line, fields);
-        char *text = json_dumps (line, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        if (text)
-            fprintf (stderr, "%s\n", text);
-        free (text);
-        json_decref (line);
-    } else
-        fprintf (stderr, "%s %-5s %s\n", time_text, s_levels[level], message);
-    json_decref (fields);
+    if (length < 0)
+        length = 0;
+    s_emit (self, level, fields, message,
+            (size_t) length < sizeof message ? (size_t) length : sizeof message - 1);
 }
 
 //  The fields of a task's lines: task, role, epoch, and the pid when a
@@ -563,6 +582,48 @@ s_status (s_worker_t *self, s_task_t *task, uint64_t now)
         s_report (self, task, SHOAL_RUNNING, lag);
 }
 
+//  A line the child wrote, as a record of its task at level info: in JSON
+//  with the task's fields and the stream, in text after "TASK STREAM: ".
+//  In text, control characters are written as '?', so that a record stays
+//  one line.
+static void
+s_output_line (const s_worker_t *self, const s_task_t *task, int stream,
+               const shoal_output_line_t *line)
+{
+    if (SHOAL_LOG_INFO > self->log_level)
+        return;
+    const char *name = shoal_child_stream_name (stream);
+    if (self->json) {
+        json_t *fields = s_fields (task);
+        json_object_set_new (fields, "stream", json_string (name));
+        if (line->truncated)
+            json_object_set_new (fields, "truncated", json_true ());
+        s_emit (self, SHOAL_LOG_INFO, fields, line->text, line->length);
+        return;
+    }
+    char text[SHOAL_TASK_TEXT + SHOAL_OUTPUT_LINE_MAX + 64];
+    int at = snprintf (text, sizeof text, "%s %s%s: ", task->name, name,
+                       line->truncated ? " (cut at " S_TEXT (SHOAL_OUTPUT_LINE_MAX) " bytes)" : "");
+    size_t length = at > 0 ? (size_t) at : 0;
+    for (size_t i = 0; i < line->length && length < sizeof text; i++) {
+        unsigned char byte = (unsigned char) line->text[i];
+        text[length++] = (byte < 0x20 && byte != '\t') || byte == 0x7f ? '?' : (char) byte;
+    }
+    s_emit (self, SHOAL_LOG_INFO, NULL, text, length);
+}
+
+//  What the child wrote on its standard output and error, up to lines
+//  lines of it: the rest waits for the next wake-up (s_timeout), so that a
+//  child that writes a lot holds up neither the others nor the node.
+static void
+s_output (s_worker_t *self, s_task_t *task, int lines)
+{
+    int stream;
+    shoal_output_line_t line;
+    for (int i = 0; i < lines && shoal_child_output (task->child, &stream, &line) == 1; i++)
+        s_output_line (self, task, stream, &line);
+}
+
 //  The child's shim was reaped. A child that was asked to stop is replaced
 //  by one in the task's new role, if any; one that exited unasked is
 //  started again after a backoff.
@@ -894,10 +955,13 @@ s_children (s_worker_t *self, uint64_t now)
         if (task->child) {
             s_started (self, task);
             s_status (self, task, now);
+            s_output (self, task, S_LINES_PER_WAKE);
             s_healthy (self, task, now);
             shoal_child_tick (task->child, now);
-            if (shoal_child_reap (task->child, &exit) == 1)
+            if (shoal_child_reap (task->child, &exit) == 1) {
+                s_output (self, task, S_LINES_AT_EXIT); //  its last words before its exit
                 s_gone (self, task, &exit, now);
+            }
         } else if (task->restart_ms && now >= task->restart_ms && !self->exiting)
             s_spawn (self, task, now);
     }
@@ -913,6 +977,8 @@ s_timeout (const s_worker_t *self, uint64_t now)
         uint64_t at = task->child ? shoal_child_next (task->child) : task->restart_ms;
         if (at && at < next)
             next = at;
+        if (task->child && shoal_child_output_pending (task->child))
+            next = now; //  lines read but not logged yet
         if (task->child && task->running && task->failures &&
             task->started_ms + S_HEALTHY_MS < next)
             next = task->started_ms + S_HEALTHY_MS;
@@ -926,7 +992,7 @@ static int
 s_run (s_worker_t *self)
 {
     while (true) {
-        size_t room = 3 + 2 * self->task_count, count = 0;
+        size_t room = 3 + 4 * self->task_count, count = 0;
         struct pollfd *fds = calloc (room, sizeof *fds);
         if (!fds) {
             s_log (self, SHOAL_LOG_ERROR, NULL, "out of memory: killing every child");
@@ -942,6 +1008,10 @@ s_run (s_worker_t *self)
                                                 .events = POLLIN };
                 fds[count++] = (struct pollfd){ .fd = shoal_child_status_fd (self->tasks[i]->child),
                                                 .events = POLLIN };
+                for (int stream = SHOAL_CHILD_STDOUT; stream <= SHOAL_CHILD_STDERR; stream++)
+                    fds[count++] = (struct pollfd){ .fd = shoal_child_output_fd (
+                                                        self->tasks[i]->child, stream),
+                                                    .events = POLLIN };
             }
         //  A descriptor of -1 is passed over by poll.
         poll (fds, count, s_timeout (self, s_now ()));

@@ -2,7 +2,9 @@
 
     The input is a setup byte, then a run of steps, each a header byte and
     its operands. The setup byte: bits 0-1 are max_restarts, bit 2 picks
-    the LAN profile (loopback otherwise). The low three bits of a header
+    the LAN profile (loopback otherwise), bit 3 leaves the node without job
+    specs, so that every task is stateless (else the job "job" keeps
+    state). The low three bits of a header
     say what the step is; bits 3-4 name a member: peers 0 to 2, or 3 for
     the node itself (a leader is a member too):
       TICK     the clock moves on by (header >> 3) * 37 ms, then a tick;
@@ -78,7 +80,8 @@
 #define STEP_REPORT  5
 #define STEP_APP     6
 
-#define SETUP_LAN 0x04
+#define SETUP_LAN       0x04
+#define SETUP_STATELESS 0x08
 
 #define ASSIGN_SNAPSHOT   0x20
 #define ASSIGN_KEEP_ALIVE 0x40
@@ -534,6 +537,12 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     FUZZ_REQUIRE (core, "no node: %s", shoal_tasks_config_check (&s_last.config));
     FUZZ_REQUIRE (shoal_tasks_next (core) == UINT64_MAX, "a new node asks for a tick at %" PRIu64,
                   shoal_tasks_next (core));
+    if (!(setup & SETUP_STATELESS)) {
+        const shoal_jobspec_t job = { .name = "job", .parallelism = 12, .stateful = true };
+        FUZZ_REQUIRE (shoal_tasks_jobs (core, now, &job, 1) == 0, "the jobs were not taken");
+        const shoal_tasks_command_t *commands;
+        FUZZ_REQUIRE (shoal_tasks_commands (core, &commands) == 0, "jobs alone make commands");
+    }
     s_last.report = s_check_list (core, now);
 
     size_t at = 1;
