@@ -1475,6 +1475,19 @@ s_call_report (s_actor_t *self, s_call_t *call)
 }
 
 static void
+s_call_report_exit (s_actor_t *self, s_call_t *call)
+{
+    const char *task = call->in;
+    uint64_t now = s_now ();
+    call->rc = shoal_peer_exit (self->peer, now, task, (uint32_t) call->number[0],
+                                (uint32_t) call->number[1], call->out);
+    if (call->rc != 0)
+        snprintf (call->why, sizeof call->why,
+                  "task %s: the node does not hold it, or the error is not UTF-8 text", task);
+    s_loopback_deliver (self, now);
+}
+
+static void
 s_member_copy (const shoal_membership_member_t *from, shoal_member_t *to)
 {
     *to = (shoal_member_t){ .state = from->state, .incarnation = from->incarnation };
@@ -1863,6 +1876,30 @@ shoal_node_report (shoal_node_t *self, const char *task, int state, uint64_t lag
     call.in = task;
     call.number[0] = (uint64_t) state;
     call.number[1] = lag;
+    int rc = s_call (self, &call) == 0 ? call.rc : -1;
+    if (rc != 0)
+        s_reason (why, why_size, call.why);
+    s_call_fini (&call);
+    return rc;
+}
+
+int
+shoal_node_report_exit (shoal_node_t *self, const char *task, uint32_t restarts, uint32_t last_exit,
+                        const char *error, char *why, size_t why_size)
+{
+    if (!self || !task)
+        return s_reason (why, why_size, "no node or no task");
+    if (last_exit > SHOAL_EXIT_MAX)
+        return shoal_why (why, why_size, "task %s: %u is not an exit (status, or 256 + signal)",
+                          task, last_exit);
+    s_call_t call;
+    if (s_call_init (&call) != 0)
+        return s_reason (why, why_size, "out of memory");
+    call.run = s_call_report_exit;
+    call.in = task;
+    call.out = (void *) (error ? error : "");
+    call.number[0] = restarts;
+    call.number[1] = last_exit;
     int rc = s_call (self, &call) == 0 ? call.rc : -1;
     if (rc != 0)
         s_reason (why, why_size, call.why);
