@@ -50,11 +50,16 @@ typedef struct {
     const s_schema_t *schema;
 } s_field_t;
 
+//  A struct's last fields may be optional (field_count - required of
+//  them): the encoder leaves out the trailing ones that hold their zero
+//  value, and the decoder takes a missing one as zero. So a message that
+//  says nothing new is the very bytes an older node wrote and reads.
 struct s_schema {
     const char *name;
     size_t size;
     size_t field_count;
     const s_field_t *fields;
+    size_t required;
 };
 
 //  The macros below fill one s_field_t each from a struct type and a member
@@ -78,7 +83,12 @@ struct s_schema {
 // clang-format on
 
 #define SCHEMA(var, label, T, table)                                                               \
-    static const s_schema_t var = { label, sizeof (T), sizeof (table) / sizeof (table[0]), table }
+    static const s_schema_t var = { label, sizeof (T), sizeof (table) / sizeof (table[0]), table,  \
+                                    sizeof (table) / sizeof (table[0]) }
+//  A schema whose fields after the first `required` are optional.
+#define SCHEMA_TAIL(var, label, T, table, required)                                                \
+    static const s_schema_t var = { label, sizeof (T), sizeof (table) / sizeof (table[0]), table,  \
+                                    (required) }
 
 static const s_field_t s_epoch_fields[] = {
     F_UINT (shoal_epoch_t, term, UINT64_MAX),
@@ -131,14 +141,18 @@ static const s_field_t s_task_status_fields[] = {
     F_UINT (shoal_task_status_t, state, SHOAL_TASK_FAILED),
     F_UINT (shoal_task_status_t, lag, UINT64_MAX),
     F_STRUCT (shoal_task_status_t, epoch, s_epoch),
+    F_UINT (shoal_task_status_t, restarts, UINT32_MAX),
+    F_UINT (shoal_task_status_t, last_exit, SHOAL_EXIT_MAX),
+    F_STR (shoal_task_status_t, error, SHOAL_REASON_MAX),
 };
-SCHEMA (s_task_status, "task", shoal_task_status_t, s_task_status_fields);
+SCHEMA_TAIL (s_task_status, "task", shoal_task_status_t, s_task_status_fields, 5);
 
 static const s_field_t s_task_report_fields[] = {
     F_BYTES (shoal_task_report_t, node),
     F_STRUCT (shoal_task_report_t, status, s_task_status),
+    F_STR (shoal_task_report_t, reason, SHOAL_REASON_MAX),
 };
-SCHEMA (s_task_report, "task", shoal_task_report_t, s_task_report_fields);
+SCHEMA_TAIL (s_task_report, "task", shoal_task_report_t, s_task_report_fields, 2);
 
 //  Messages.
 
@@ -543,7 +557,7 @@ static size_t
 s_min_size (const s_schema_t *schema)
 {
     size_t size = 1;
-    for (size_t i = 0; i < schema->field_count; i++) {
+    for (size_t i = 0; i < schema->required; i++) {
         const s_field_t *field = &schema->fields[i];
         if (field->kind == K_BYTES)
             size += 2 + field->max;
@@ -687,10 +701,62 @@ s_encode_field (s_encoder_t *self, const s_field_t *field, const uint8_t *base)
     return 0;
 }
 
+//  True when field holds its zero value: an optional field left out.
+static bool
+s_field_empty (const s_field_t *field, const uint8_t *base)
+{
+    const uint8_t *at = base + field->offset;
+    switch (field->kind) {
+    case K_BOOL:
+        return !*(const bool *) at;
+    case K_U8:
+    case K_U16:
+    case K_U32:
+    case K_U64:
+        return s_uint_get (at, field->kind) == 0;
+    case K_BYTES:
+        for (size_t i = 0; i < field->max; i++)
+            if (at[i])
+                return false;
+        return true;
+    case K_STR: {
+        const char *s;
+        memcpy (&s, at, sizeof s);
+        return !s || !*s;
+    }
+    case K_STRUCT:
+        for (size_t i = 0; i < field->schema->field_count; i++)
+            if (!s_field_empty (&field->schema->fields[i], at))
+                return false;
+        return true;
+    case K_OPTIONAL:
+        return s_pointer_get (base, field) == NULL;
+    case K_STRS:
+    case K_IDS:
+    case K_U64S:
+    case K_LABELS:
+    case K_LIST:
+        break;
+    }
+    return s_count_get (base, field) == 0;
+}
+
+//  How many fields of schema the encoder writes: all but the trailing
+//  optional ones that are empty.
+static size_t
+s_encoded_count (const s_schema_t *schema, const uint8_t *base)
+{
+    size_t count = schema->field_count;
+    while (count > schema->required && s_field_empty (&schema->fields[count - 1], base))
+        count--;
+    return count;
+}
+
 static int
 s_encode_fields (s_encoder_t *self, const s_schema_t *schema, const uint8_t *base)
 {
-    for (size_t i = 0; i < schema->field_count; i++) {
+    size_t count = s_encoded_count (schema, base);
+    for (size_t i = 0; i < count; i++) {
         s_enter (&self->trail, schema->fields[i].name, -1);
         if (s_encode_field (self, &schema->fields[i], base))
             return -1;
@@ -702,7 +768,7 @@ s_encode_fields (s_encoder_t *self, const s_schema_t *schema, const uint8_t *bas
 static int
 s_encode_struct (s_encoder_t *self, const s_schema_t *schema, const uint8_t *base)
 {
-    if (msgpack_pack_array (&self->packer, schema->field_count))
+    if (msgpack_pack_array (&self->packer, s_encoded_count (schema, base)))
         return -1;
     return s_encode_fields (self, schema, base);
 }
@@ -718,7 +784,8 @@ shoal_msg_encode (const shoal_msg_t *msg, uint8_t *out, size_t capacity, shoal_w
     s_sink_t sink = { out, out && capacity < limit ? capacity : limit, 0 };
     msgpack_packer_init (&encoder.packer, &sink, s_sink_write);
     s_enter (&encoder.trail, message->schema->name, -1);
-    if (msgpack_pack_array (&encoder.packer, 2 + message->schema->field_count) ||
+    if (msgpack_pack_array (&encoder.packer,
+                            2 + s_encoded_count (message->schema, (const uint8_t *) &msg->u)) ||
         msgpack_pack_uint8 (&encoder.packer, SHOAL_WIRE_VERSION) ||
         msgpack_pack_uint8 (&encoder.packer, msg->type) ||
         s_encode_fields (&encoder, message->schema, (const uint8_t *) &msg->u)) {
@@ -945,16 +1012,38 @@ s_decode_field (s_decoder_t *self, const s_field_t *field, uint8_t *base)
     return s_decode_list (self, field, base);
 }
 
+//  Decodes the first count fields of schema; the optional ones left out
+//  keep their zero value, and a string left out reads "".
 static int
-s_decode_fields (s_decoder_t *self, const s_schema_t *schema, uint8_t *base)
+s_decode_fields (s_decoder_t *self, const s_schema_t *schema, uint8_t *base, size_t count)
 {
     for (size_t i = 0; i < schema->field_count; i++) {
-        s_enter (&self->trail, schema->fields[i].name, -1);
-        if (s_decode_field (self, &schema->fields[i], base))
+        const s_field_t *field = &schema->fields[i];
+        if (i >= count) {
+            if (field->kind == K_STR) {
+                static const char *const empty = "";
+                memcpy (base + field->offset, &empty, sizeof empty);
+            }
+            continue;
+        }
+        s_enter (&self->trail, field->name, -1);
+        if (s_decode_field (self, field, base))
             return -1;
         s_leave (&self->trail);
     }
     return 0;
+}
+
+//  The field count a struct of schema may come with.
+static int
+s_check_count (s_decoder_t *self, const s_schema_t *schema, uint32_t count)
+{
+    if (count >= schema->required && count <= schema->field_count)
+        return 0;
+    if (schema->required == schema->field_count)
+        return s_fail (&self->trail, "%u fields, expected %zu", count, schema->field_count);
+    return s_fail (&self->trail, "%u fields, expected %zu to %zu", count, schema->required,
+                   schema->field_count);
 }
 
 static int
@@ -963,9 +1052,9 @@ s_decode_struct (s_decoder_t *self, const s_schema_t *schema, uint8_t *base)
     uint32_t count;
     if (shoal_reader_array (&self->reader, &count))
         return s_read_fail (self, "array");
-    if (count != schema->field_count)
-        return s_fail (&self->trail, "%u fields, expected %zu", count, schema->field_count);
-    return s_decode_fields (self, schema, base);
+    if (s_check_count (self, schema, count))
+        return -1;
+    return s_decode_fields (self, schema, base, count);
 }
 
 int
@@ -1014,11 +1103,10 @@ shoal_msg_decode (const uint8_t *data, size_t size, shoal_purpose_t carrier, sho
     if (message->carrier != carrier)
         return s_fail (&self->trail, "belongs on a %s, came on a %s",
                        shoal_purpose_name (message->carrier), shoal_purpose_name (carrier));
-    if (count != 2 + message->schema->field_count)
-        return s_fail (&self->trail, "%u fields, expected %zu", count - 2,
-                       message->schema->field_count);
+    if (s_check_count (self, message->schema, count - 2))
+        return -1;
     msg->type = (uint8_t) type;
-    if (s_decode_fields (self, message->schema, (uint8_t *) &msg->u))
+    if (s_decode_fields (self, message->schema, (uint8_t *) &msg->u, count - 2))
         return -1;
     if (shoal_reader_left (&self->reader))
         return s_fail (&self->trail, "%zu bytes after the message",

@@ -29,12 +29,13 @@
 #define SHOAL_WIRE_VERSION 1
 
 //  Longest strings, in bytes, not counting the terminating NUL.
-#define SHOAL_NAME_MAX    64   //  node name, job name
-#define SHOAL_ADDR_MAX    64   //  "host:port", "[v6]:port"
-#define SHOAL_LABEL_MAX   64   //  label key or value
-#define SHOAL_TASK_MAX    80   //  "job/index"
-#define SHOAL_COMMAND_MAX 4096 //  a worker's job command
-#define SHOAL_REASON_MAX  256  //  an error reason in a control reply
+#define SHOAL_NAME_MAX    64         //  node name, job name
+#define SHOAL_ADDR_MAX    64         //  "host:port", "[v6]:port"
+#define SHOAL_LABEL_MAX   64         //  label key or value
+#define SHOAL_TASK_MAX    80         //  "job/index"
+#define SHOAL_COMMAND_MAX 4096       //  a worker's job command
+#define SHOAL_REASON_MAX  256        //  an error reason in a control reply
+#define SHOAL_EXIT_MAX    (256 + 64) //  an exit status, or 256 + a signal
 
 //  Largest lists.
 #define SHOAL_LABELS_MAX      16    //  labels of a node, requirements of a job
@@ -146,12 +147,17 @@ typedef struct {
     uint8_t state; //  shoal_task_state_t
     uint64_t lag;  //  for learners and standbys, in the application's units
     shoal_epoch_t epoch;
+    //  Optional on the wire (docs/wire.md 5.6): left out while zero.
+    uint32_t restarts;  //  exits in a row: it crashes in a loop while above 0
+    uint32_t last_exit; //  how the last one ended: status 0-255, or 256 + signal
+    const char *error;  //  why it failed last, in words; "" (or NULL) for none
 } shoal_task_status_t;
 
 //  A task's status as the leader knows it, for the control client.
 typedef struct {
-    shoal_id_t node;
+    shoal_id_t node; //  zero for a task placed nowhere
     shoal_task_status_t status;
+    const char *reason; //  a task placed nowhere: why; optional, "" otherwise
 } shoal_task_report_t;
 
 //  ---------------------------------------------------------------------

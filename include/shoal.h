@@ -231,6 +231,18 @@ SHOAL_EXPORT int shoal_node_event (shoal_node_t *self, shoal_event_t *event);
 SHOAL_EXPORT int shoal_node_report (shoal_node_t *self, const char *task, int state, uint64_t lag,
                                     char *why, size_t why_size);
 
+//  Tells how task's process last exited, for `shoal status` (the leader's
+//  table shows it, and a task with restarts above 0 as crashloop):
+//  restarts, its exits in a row (report 0 once it has run long enough
+//  again); last_exit, how the last one ended: its exit status 0-255, or
+//  256 + the signal that killed it; error, why in words ("exit 127"; NULL
+//  or "" for none; cut to 256 bytes). Only reported: the restarts and
+//  failures themselves go by shoal_node_report. Returns -1 for a task the
+//  node does not hold, or a last_exit above 320.
+SHOAL_EXPORT int shoal_node_report_exit (shoal_node_t *self, const char *task, uint32_t restarts,
+                                         uint32_t last_exit, const char *error, char *why,
+                                         size_t why_size);
+
 //  ---------------------------------------------------------------------
 //  Jobs
 //

@@ -252,6 +252,15 @@ shoal_eventlog_reply (shoal_eventlog_t *self, const shoal_jobs_reply_t *reply)
 }
 
 void
+shoal_eventlog_unplaced (shoal_eventlog_t *self, const char *task, const char *reason,
+                         const char *text)
+{
+    if (self)
+        s_write (self, "unplaced",
+                 json_pack ("{s:s, s:s, s:s}", "task", task, "reason", reason, "text", text));
+}
+
+void
 shoal_eventlog_leave (shoal_eventlog_t *self, bool done)
 {
     if (self)

@@ -54,6 +54,10 @@ void shoal_eventlog_lease (shoal_eventlog_t *self, bool held, uint64_t until_ms)
 //  few requests not answered yet are kept for this.
 void shoal_eventlog_request (shoal_eventlog_t *self, uint64_t ref, const shoal_control_req_t *req);
 void shoal_eventlog_reply (shoal_eventlog_t *self, const shoal_jobs_reply_t *reply);
+//  This node, as acting leader, places task nowhere for reason ("no-node",
+//  "failed", ...; "none" once it is placed again or gone), in words.
+void shoal_eventlog_unplaced (shoal_eventlog_t *self, const char *task, const char *reason,
+                              const char *text);
 //  A leave began (done false) or is over.
 void shoal_eventlog_leave (shoal_eventlog_t *self, bool done);
 

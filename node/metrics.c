@@ -8,6 +8,7 @@
 */
 
 #include "metrics.h"
+#include "unplaced.h"
 #include "why.h"
 
 #include <dlfcn.h>
@@ -484,6 +485,13 @@ s_render_tasks (shoal_metrics_t *self, FILE *out, const shoal_metrics_sources_t 
     for (int kind = SHOAL_TASKS_START; kind <= SHOAL_TASKS_STOP; kind++)
         fprintf (out, "shoal_task_moves_total{kind=\"%s\"} %llu\n", s_moves[kind],
                  (unsigned long long) self->moves[kind]);
+
+    s_family (out, "shoal_tasks_unplaced", "gauge",
+              "Tasks of the jobs that this node, as acting leader, places on no member, by "
+              "reason (0 on a node that does not lead).");
+    for (uint8_t reason = SHOAL_UNPLACED_OFFICE; reason <= SHOAL_UNPLACED_SLOTS; reason++)
+        fprintf (out, "shoal_tasks_unplaced{reason=\"%s\"} %llu\n", shoal_unplaced_name (reason),
+                 (unsigned long long) shoal_unplaced_watch_count (sources->unplaced, reason));
 
     s_family (out, "shoal_handoff_gap_seconds", "histogram",
               "On the leader: time from the publication that took a task's active role from "

@@ -47,8 +47,9 @@ void shoal_metrics_command (shoal_metrics_t *self, const shoal_tasks_command_t *
 typedef struct {
     const shoal_peer_t *peer;
     const shoal_transport_t *transport;
-    bool leased;                   //  the lease, as the application was told
-    uint64_t event_write_failures; //  lines the event log could not write
+    bool leased;                                    //  the lease, as the application was told
+    uint64_t event_write_failures;                  //  lines the event log could not write
+    const struct _shoal_unplaced_watch_t *unplaced; //  tasks placed nowhere; NULL: none
 } shoal_metrics_sources_t;
 
 //  Follows the leader's handoff: what it published since the last call.

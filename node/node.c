@@ -29,6 +29,7 @@
 #include "persist.h"
 #include "store.h"
 #include "transport.h"
+#include "unplaced.h"
 #include "why.h"
 
 #include <czmq.h>
@@ -189,6 +190,8 @@ struct _s_actor_t {
     shoal_metrics_t *metrics;
     shoal_eventlog_t *events;
     bool events_failed;
+    //  The tasks this node, as acting leader, places nowhere.
+    shoal_unplaced_watch_t *unplaced;
 };
 
 //  ---------------------------------------------------------------------
@@ -840,6 +843,8 @@ s_observe_start (s_actor_t *self, char *why, size_t why_size)
     if (options->events[0] &&
         !(self->events = shoal_eventlog_open (options->events, id, reason, sizeof reason)))
         return shoal_why (why, why_size, "events %s: %s", options->events, reason);
+    if (!(self->unplaced = shoal_unplaced_watch_new ()))
+        return shoal_why (why, why_size, "out of memory");
     return 0;
 }
 
@@ -1000,10 +1005,14 @@ s_observe (s_actor_t *self, uint64_t now, bool changed)
                    self->options->events, reason);
         s_event_push (self->node, &event);
     }
+    shoal_handoff_t *handoff = shoal_peer_handoff (self->peer);
+    bool acting = handoff && shoal_elector_acting (shoal_peer_elector (self->peer), now);
+    shoal_unplaced_watch_update (self->unplaced, acting ? handoff : NULL, now, self->events);
     shoal_metrics_sources_t sources = { .peer = self->peer,
                                         .transport = self->transport,
                                         .leased = self->leased,
-                                        .event_write_failures = failures };
+                                        .event_write_failures = failures,
+                                        .unplaced = self->unplaced };
     return shoal_metrics_update (self->metrics, now, &sources, changed);
 }
 
@@ -1083,6 +1092,7 @@ s_actor_free (s_actor_t *self)
     }
     shoal_control_server_destroy (&self->control);
     shoal_metrics_destroy (&self->metrics);
+    shoal_unplaced_watch_destroy (&self->unplaced);
     shoal_eventlog_close (&self->events);
     shoal_peer_destroy (&self->peer);
     shoal_transport_destroy (&self->transport);
@@ -1144,8 +1154,29 @@ s_members_list (s_actor_t *self, shoal_control_rep_t *rep)
     return 0;
 }
 
-//  The tasks: every task as the leader places it, on the acting leader;
-//  this node's own elsewhere.
+//  The tasks placed nowhere, after the count placed in rep, with why in
+//  words. Returns -1 when the arena is full.
+static int
+s_unplaced_list (s_actor_t *self, shoal_handoff_t *handoff, shoal_control_rep_t *rep)
+{
+    const shoal_unplaced_t *unplaced;
+    size_t count = shoal_handoff_unplaced (handoff, &unplaced);
+    for (size_t i = 0; i < count && rep->task_count < SHOAL_TASKS_MAX; i++) {
+        char text[SHOAL_REASON_MAX + 1];
+        shoal_unplaced_text (&unplaced[i], text, sizeof text);
+        char *reason = shoal_arena_strndup (&self->arena, text, strlen (text));
+        if (!reason)
+            return -1;
+        rep->tasks[rep->task_count++] = (shoal_task_report_t){
+            .status = { .task = unplaced[i].task, .error = "" },
+            .reason = reason,
+        };
+    }
+    return 0;
+}
+
+//  The tasks: every task as the leader places it, those it places nowhere
+//  included, on the acting leader; this node's own elsewhere.
 static int
 s_tasks_list (s_actor_t *self, shoal_control_rep_t *rep)
 {
@@ -1155,8 +1186,10 @@ s_tasks_list (s_actor_t *self, shoal_control_rep_t *rep)
     size_t own_count = shoal_tasks_list (shoal_peer_tasks (self->peer), &own);
     if (handoff && shoal_elector_acting (elector, s_now ())) {
         const shoal_placement_t *placements;
+        const shoal_unplaced_t *unplaced;
         size_t count = shoal_handoff_placements (handoff, &placements);
-        rep->tasks = shoal_arena_alloc (&self->arena, (count ? count : 1) * sizeof *rep->tasks);
+        size_t room = count + shoal_handoff_unplaced (handoff, &unplaced);
+        rep->tasks = shoal_arena_alloc (&self->arena, (room ? room : 1) * sizeof *rep->tasks);
         if (!rep->tasks)
             return -1;
         for (size_t i = 0; i < count; i++) {
@@ -1166,23 +1199,28 @@ s_tasks_list (s_actor_t *self, shoal_control_rep_t *rep)
             bool known = shoal_handoff_reported (handoff, &placements[i].node, placements[i].task,
                                                  &reported) &&
                          reported.role == placements[i].role;
-            rep->tasks[i] = (shoal_task_report_t){ .node = placements[i].node,
-                                                   .status = { .task = placements[i].task,
-                                                               .role = placements[i].role,
-                                                               .epoch = placements[i].epoch,
-                                                               .state = known ? reported.state
-                                                                              : SHOAL_TASK_STARTING,
-                                                               .lag = known ? reported.lag : 0 } };
+            rep->tasks[i] =
+                (shoal_task_report_t){ .node = placements[i].node,
+                                       .status = { .task = placements[i].task,
+                                                   .role = placements[i].role,
+                                                   .epoch = placements[i].epoch,
+                                                   .state =
+                                                       known ? reported.state : SHOAL_TASK_STARTING,
+                                                   .lag = known ? reported.lag : 0,
+                                                   .restarts = known ? reported.restarts : 0,
+                                                   .last_exit = known ? reported.last_exit : 0,
+                                                   .error = known ? reported.error : "" },
+                                       .reason = "" };
         }
         rep->task_count = (uint32_t) count;
         rep->version = shoal_handoff_version (handoff);
-        return 0;
+        return s_unplaced_list (self, handoff, rep);
     }
     rep->tasks = shoal_arena_alloc (&self->arena, (own_count ? own_count : 1) * sizeof *rep->tasks);
     if (!rep->tasks)
         return -1;
     for (size_t i = 0; i < own_count; i++)
-        rep->tasks[i] = (shoal_task_report_t){ .node = self->id, .status = own[i] };
+        rep->tasks[i] = (shoal_task_report_t){ .node = self->id, .status = own[i], .reason = "" };
     rep->task_count = (uint32_t) own_count;
     rep->version = shoal_tasks_version (shoal_peer_tasks (self->peer)).version;
     return 0;
@@ -1433,6 +1471,19 @@ s_call_report (s_actor_t *self, s_call_t *call)
     if (call->rc != 0)
         snprintf (call->why, sizeof call->why,
                   "task %s: the node does not hold it, or the report makes no sense now", task);
+    s_loopback_deliver (self, now);
+}
+
+static void
+s_call_report_exit (s_actor_t *self, s_call_t *call)
+{
+    const char *task = call->in;
+    uint64_t now = s_now ();
+    call->rc = shoal_peer_exit (self->peer, now, task, (uint32_t) call->number[0],
+                                (uint32_t) call->number[1], call->out);
+    if (call->rc != 0)
+        snprintf (call->why, sizeof call->why,
+                  "task %s: the node does not hold it, or the error is not UTF-8 text", task);
     s_loopback_deliver (self, now);
 }
 
@@ -1825,6 +1876,30 @@ shoal_node_report (shoal_node_t *self, const char *task, int state, uint64_t lag
     call.in = task;
     call.number[0] = (uint64_t) state;
     call.number[1] = lag;
+    int rc = s_call (self, &call) == 0 ? call.rc : -1;
+    if (rc != 0)
+        s_reason (why, why_size, call.why);
+    s_call_fini (&call);
+    return rc;
+}
+
+int
+shoal_node_report_exit (shoal_node_t *self, const char *task, uint32_t restarts, uint32_t last_exit,
+                        const char *error, char *why, size_t why_size)
+{
+    if (!self || !task)
+        return s_reason (why, why_size, "no node or no task");
+    if (last_exit > SHOAL_EXIT_MAX)
+        return shoal_why (why, why_size, "task %s: %u is not an exit (status, or 256 + signal)",
+                          task, last_exit);
+    s_call_t call;
+    if (s_call_init (&call) != 0)
+        return s_reason (why, why_size, "out of memory");
+    call.run = s_call_report_exit;
+    call.in = task;
+    call.out = (void *) (error ? error : "");
+    call.number[0] = restarts;
+    call.number[1] = last_exit;
     int rc = s_call (self, &call) == 0 ? call.rc : -1;
     if (rc != 0)
         s_reason (why, why_size, call.why);

@@ -688,6 +688,20 @@ shoal_peer_report (shoal_peer_t *self, uint64_t now_ms, const char *task, uint8_
 }
 
 int
+shoal_peer_exit (shoal_peer_t *self, uint64_t now_ms, const char *task, uint32_t exits,
+                 uint32_t last_exit, const char *error)
+{
+    if (!self->tasks)
+        return -1;
+    self->now = now_ms;
+    int rc = shoal_tasks_exit (self->tasks, self->now, task, exits, last_exit, error);
+    s_task_outputs (self);
+    s_schedule (self);
+    s_leave_if_due (self);
+    return rc;
+}
+
+int
 shoal_peer_request (shoal_peer_t *self, uint64_t now_ms, uint64_t ref,
                     const shoal_control_req_t *req)
 {

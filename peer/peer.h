@@ -139,6 +139,11 @@ bool shoal_peer_left (const shoal_peer_t *self);
 int shoal_peer_report (shoal_peer_t *self, uint64_t now_ms, const char *task, uint8_t state,
                        uint64_t lag);
 
+//  How a task's process exited (shoal_tasks_exit). Returns -1 when the
+//  peer runs no tasks or the task is not held.
+int shoal_peer_exit (shoal_peer_t *self, uint64_t now_ms, const char *task, uint32_t exits,
+                     uint32_t last_exit, const char *error);
+
 //  A submit, rescale or remove from a local client, answered through the
 //  sink's reply under ref (shoal_jobs_request). Returns -1 when the peer
 //  runs no tasks or the request is not one of these.

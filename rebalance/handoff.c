@@ -30,6 +30,9 @@ typedef struct {
     uint8_t state;
     uint64_t lag;
     shoal_epoch_t epoch;
+    uint32_t restarts;
+    uint32_t last_exit;
+    char *error; //  NULL for none
 } s_report_t;
 
 typedef struct {
@@ -91,6 +94,8 @@ typedef struct {
 typedef struct {
     char *task;
     shoal_id_t node;
+    char *error;      //  gave up: the error it reported then, NULL for none
+    uint64_t when_ms; //  and when
 } s_pair_t;
 
 struct _shoal_handoff_t {
@@ -128,6 +133,9 @@ struct _shoal_handoff_t {
     //  computation found: sorted, owned.
     char **failed;
     size_t failed_count;
+    //  The last answer of shoal_handoff_unplaced.
+    shoal_unplaced_t *unplaced;
+    size_t unplaced_count;
     //  The placements replaced by the last publication: the delta sent
     //  names their tasks, so they live until the next input.
     s_placement_t *retired;
@@ -299,8 +307,10 @@ s_labels_copy (const shoal_label_t *from, uint32_t count, shoal_label_t **to)
 static void
 s_reports_free (s_node_t *node)
 {
-    for (size_t i = 0; i < node->report_count; i++)
+    for (size_t i = 0; i < node->report_count; i++) {
         free (node->reports[i].task);
+        free (node->reports[i].error);
+    }
     free (node->reports);
     node->reports = NULL;
     node->report_count = 0;
@@ -341,8 +351,10 @@ s_placements_free (s_placement_t *placements, size_t count)
 static void
 s_pairs_free (s_pair_t *pairs, size_t count)
 {
-    for (size_t i = 0; i < count; i++)
+    for (size_t i = 0; i < count; i++) {
         free (pairs[i].task);
+        free (pairs[i].error);
+    }
     free (pairs);
 }
 
@@ -526,9 +538,19 @@ s_claimed (const shoal_handoff_t *self, const char *task, const shoal_id_t *exce
 static bool
 s_target (const shoal_handoff_t *self, const char *task, const shoal_id_t *node)
 {
-    s_pair_t key = { (char *) task, *node };
+    s_pair_t key = { .task = (char *) task, .node = *node };
     return self->target_count &&
            bsearch (&key, self->targets, self->target_count, sizeof key, s_pair_compare);
+}
+
+//  True when the last computation meant some node to hold task's active.
+static bool
+s_targeted (const shoal_handoff_t *self, const char *task)
+{
+    for (size_t i = 0; i < self->target_count; i++)
+        if (strcmp (self->targets[i].task, task) == 0)
+            return true;
+    return false;
 }
 
 //  ---------------------------------------------------------------------
@@ -548,18 +570,21 @@ s_avoiding (const shoal_handoff_t *self, const char *task, const shoal_id_t *nod
 //  kept: the task stays where it is, which is safe, and the node's next
 //  STATUS, which lists the task again, tries again.
 static void
-s_avoid (shoal_handoff_t *self, const char *task, const shoal_id_t *node)
+s_avoid (shoal_handoff_t *self, uint64_t now, const s_report_t *report, const shoal_id_t *node)
 {
-    if (s_avoiding (self, task, node))
+    if (s_avoiding (self, report->task, node))
         return;
     s_pair_t *avoids = realloc (self->avoids, (self->avoid_count + 1) * sizeof *avoids);
     if (!avoids)
         return;
     self->avoids = avoids;
-    char *copy = strdup (task);
+    char *copy = strdup (report->task);
     if (!copy)
         return;
-    avoids[self->avoid_count++] = (s_pair_t){ copy, *node };
+    //  The error is kept for shoal_handoff_unplaced, as the node's STATUS
+    //  soon lists the task no more; without memory for it, none is told.
+    char *error = report->error ? strdup (report->error) : NULL;
+    avoids[self->avoid_count++] = (s_pair_t){ copy, *node, error, now };
     self->stats.gave_up++;
     self->dirty = true;
 }
@@ -572,9 +597,10 @@ s_avoids_prune (shoal_handoff_t *self, const shoal_id_t *node)
     size_t kept = 0;
     for (size_t i = 0; i < self->avoid_count; i++) {
         s_pair_t *avoid = &self->avoids[i];
-        if ((node && s_id_compare (&avoid->node, node) == 0) || !s_task (self, avoid->task))
+        if ((node && s_id_compare (&avoid->node, node) == 0) || !s_task (self, avoid->task)) {
             free (avoid->task);
-        else
+            free (avoid->error);
+        } else
             self->avoids[kept++] = *avoid;
     }
     if (kept < self->avoid_count)
@@ -1022,7 +1048,7 @@ s_compute (shoal_handoff_t *self, uint64_t now)
                     failed = true;
                     break;
                 }
-                targets[target_count++] = (s_pair_t){ copy, node };
+                targets[target_count++] = (s_pair_t){ copy, node, NULL, 0 };
                 if (!task->stateful)
                     continue;
                 role = SHOAL_ROLE_LEARNER;
@@ -1280,6 +1306,7 @@ shoal_handoff_destroy (shoal_handoff_t **self_p)
     s_claims_free (self->claims, self->claim_count);
     s_pairs_free (self->avoids, self->avoid_count);
     s_pairs_free (self->targets, self->target_count);
+    free (self->unplaced);
     s_names_free (self->failed, self->failed_count);
     free (self->sends);
     free (self->delta);
@@ -1447,9 +1474,15 @@ shoal_handoff_status (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *
     bool failed = false;
     for (uint32_t i = 0; i < status->task_count && !failed; i++) {
         const shoal_task_status_t *task = &status->tasks[i];
-        reports[i] = (s_report_t){ strdup (task->task ? task->task : ""), task->role, task->state,
-                                   task->lag, task->epoch };
-        failed = !reports[i].task;
+        reports[i] = (s_report_t){ strdup (task->task ? task->task : ""),
+                                   task->role,
+                                   task->state,
+                                   task->lag,
+                                   task->epoch,
+                                   task->restarts,
+                                   task->last_exit,
+                                   task->error && task->error[0] ? strdup (task->error) : NULL };
+        failed = !reports[i].task || (task->error && task->error[0] && !reports[i].error);
     }
     if (!failed) {
         qsort (reports, status->task_count, sizeof *reports, s_name_compare);
@@ -1457,8 +1490,10 @@ shoal_handoff_status (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *
             failed = strcmp (reports[i - 1].task, reports[i].task) == 0;
     }
     if (failed) {
-        for (uint32_t i = 0; i < status->task_count; i++)
+        for (uint32_t i = 0; i < status->task_count; i++) {
             free (reports[i].task);
+            free (reports[i].error);
+        }
         free (reports);
         self->stats.dropped++;
         return -1;
@@ -1485,7 +1520,7 @@ shoal_handoff_status (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *
     for (size_t r = 0; r < node->report_count; r++)
         if (node->reports[r].role == SHOAL_ROLE_NONE &&
             node->reports[r].state == SHOAL_TASK_FAILED && s_task (self, node->reports[r].task))
-            s_avoid (self, node->reports[r].task, from);
+            s_avoid (self, now_ms, &node->reports[r], from);
     if (self->adopted && s_addressed (self, node, now_ms) && applied.term != self->term &&
         (first || now_ms >= self->published_ms + self->config.status_ms)) {
         //  A member without this leader's assignment gets it now, not at its
@@ -1602,8 +1637,121 @@ shoal_handoff_reported (const shoal_handoff_t *self, const shoal_id_t *node, con
                                      .role = report->role,
                                      .state = report->state,
                                      .lag = report->lag,
-                                     .epoch = report->epoch };
+                                     .epoch = report->epoch,
+                                     .restarts = report->restarts,
+                                     .last_exit = report->last_exit,
+                                     .error = report->error ? report->error : "" };
     return true;
+}
+
+//  ---------------------------------------------------------------------
+//  Tasks placed nowhere, and why
+
+//  True when node, as the assignor last counted it, may hold task: it
+//  handles the job and carries every required label.
+static bool
+s_handles (const s_node_t *node, const s_task_t *task)
+{
+    if (node->handle_count == 0)
+        return true;
+    for (uint32_t h = 0; h < node->handle_count; h++)
+        if (strcmp (node->handles[h], task->job) == 0)
+            return true;
+    return false;
+}
+
+static bool
+s_has_label (const s_node_t *node, const shoal_label_t *label)
+{
+    for (uint32_t l = 0; l < node->label_count; l++)
+        if (strcmp (node->labels[l].key, label->key) == 0 &&
+            strcmp (node->labels[l].value, label->value) == 0)
+            return true;
+    return false;
+}
+
+//  Why no counted member may hold task, into entry; false when one may.
+static bool
+s_no_node (const shoal_handoff_t *self, const s_task_t *task, shoal_unplaced_t *entry)
+{
+    bool handled = false;
+    for (size_t n = 0; n < self->node_count; n++)
+        handled |= self->nodes[n].counted && s_handles (&self->nodes[n], task);
+    if (!handled) {
+        entry->unhandled = true;
+        return true;
+    }
+    //  The first required label that no member handling the job carries:
+    //  the constraint to name.
+    for (uint32_t l = 0; l < task->require_count; l++) {
+        bool carried = false;
+        for (size_t n = 0; n < self->node_count && !carried; n++)
+            carried = self->nodes[n].counted && s_handles (&self->nodes[n], task) &&
+                      s_has_label (&self->nodes[n], &task->require[l]);
+        if (!carried) {
+            entry->label = &task->require[l];
+            return true;
+        }
+    }
+    for (size_t n = 0; n < self->node_count; n++) {
+        const s_node_t *node = &self->nodes[n];
+        bool all = node->counted && s_handles (node, task);
+        for (uint32_t l = 0; l < task->require_count && all; l++)
+            all = s_has_label (node, &task->require[l]);
+        if (all)
+            return false;
+    }
+    return true; //  each label is carried by some member, but none carries all
+}
+
+//  The error reported by the member that gave up on task last ("" when it
+//  said none).
+static const char *
+s_last_error (const shoal_handoff_t *self, const char *task)
+{
+    const s_pair_t *last = NULL;
+    for (size_t i = 0; i < self->avoid_count; i++)
+        if (strcmp (self->avoids[i].task, task) == 0 &&
+            (!last || self->avoids[i].when_ms >= last->when_ms))
+            last = &self->avoids[i];
+    return last && last->error ? last->error : "";
+}
+
+static bool
+s_failed_everywhere (const shoal_handoff_t *self, const char *task)
+{
+    return self->failed_count &&
+           bsearch (&task, self->failed, self->failed_count, sizeof *self->failed, s_name_compare);
+}
+
+size_t
+shoal_handoff_unplaced (shoal_handoff_t *self, const shoal_unplaced_t **unplaced)
+{
+    free (self->unplaced);
+    self->unplaced = calloc (self->task_count ? self->task_count : 1, sizeof *self->unplaced);
+    self->unplaced_count = 0;
+    *unplaced = self->unplaced;
+    if (!self->unplaced)
+        return 0;
+    for (size_t t = 0; t < self->task_count; t++) {
+        const s_task_t *task = &self->tasks[t];
+        if (self->adopted && s_placed (self, task->id))
+            continue;
+        shoal_unplaced_t entry = { .task = task->id, .error = "" };
+        if (!self->adopted)
+            entry.reason = SHOAL_UNPLACED_OFFICE;
+        else if (s_targeted (self, task->id) || s_claimed (self, task->id, NULL))
+            entry.reason = SHOAL_UNPLACED_MOVING;
+        else if (s_failed_everywhere (self, task->id)) {
+            entry.reason = SHOAL_UNPLACED_FAILED;
+            entry.error = s_last_error (self, task->id);
+        } else if (s_no_node (self, task, &entry))
+            entry.reason = SHOAL_UNPLACED_NO_NODE;
+        else
+            entry.reason = SHOAL_UNPLACED_SLOTS;
+        self->unplaced[self->unplaced_count++] = entry;
+    }
+    return self->unplaced_count;
 }
 
 uint64_t

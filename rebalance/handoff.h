@@ -26,6 +26,7 @@
     Queries: shoal_handoff_placements (the assignment published last),
              shoal_handoff_reported (what a member said of a task),
              shoal_handoff_failed (the tasks that failed everywhere),
+             shoal_handoff_unplaced (the tasks placed nowhere, and why),
              shoal_handoff_version, shoal_handoff_adopted, shoal_handoff_stats.
 
     The rules, in short:
@@ -147,6 +148,34 @@ bool shoal_handoff_reported (const shoal_handoff_t *self, const shoal_id_t *node
 //  the last computation found: none of them is placed. Valid until the
 //  next input.
 size_t shoal_handoff_failed (const shoal_handoff_t *self, const char *const **tasks);
+
+//  Why a task of the tasks is placed nowhere: data, for the shell to word.
+typedef enum {
+    SHOAL_UNPLACED_OFFICE = 1, //  the leader takes office: nothing published yet
+    SHOAL_UNPLACED_MOVING,     //  its active moves: it waits until the node that
+                               //  ran it stops it, or for that node's lease to end
+    SHOAL_UNPLACED_NO_NODE,    //  no member counted may hold it
+    SHOAL_UNPLACED_FAILED,     //  every member that may hold it gave up on it
+    SHOAL_UNPLACED_SLOTS,      //  members may hold it, but none has a free slot
+} shoal_unplaced_reason_t;
+
+typedef struct {
+    const char *task;
+    uint8_t reason; //  shoal_unplaced_reason_t
+    //  NO_NODE: the constraint no member meets. unhandled: no member
+    //  handles the job; else label: a required label no member that
+    //  handles the job carries; neither: each is carried, but no member
+    //  carries them all.
+    bool unhandled;
+    const shoal_label_t *label;
+    const char *error; //  FAILED: what the member that gave up last said; ""
+} shoal_unplaced_t;
+
+//  Every task of the tasks that the published assignment places on no
+//  member, sorted, with why (before adoption, every task: OFFICE). Its
+//  strings point into this object: valid until the next input or call.
+//  Returns 0 when memory is short.
+size_t shoal_handoff_unplaced (shoal_handoff_t *self, const shoal_unplaced_t **unplaced);
 uint64_t shoal_handoff_version (const shoal_handoff_t *self);
 bool shoal_handoff_adopted (const shoal_handoff_t *self);
 void shoal_handoff_stats (const shoal_handoff_t *self, shoal_handoff_stats_t *stats);

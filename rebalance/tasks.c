@@ -55,6 +55,11 @@ typedef struct {
     uint64_t running_ms; //  first then
     uint64_t restart_ms; //  when a failed task starts again; S_NEVER if not
     size_t list_index;   //  its entry in the list, while held
+    //  How its process exited, as the application last said
+    //  (shoal_tasks_exit): exits in a row, the last one, why in words.
+    uint32_t exits;
+    uint32_t last_exit;
+    char error[SHOAL_REASON_MAX + 1];
 } s_task_t;
 
 typedef struct {
@@ -207,6 +212,9 @@ s_status_of (const s_task_t *task)
         .state = task->state,
         .lag = task->lag,
         .epoch = task->told_epoch,
+        .restarts = task->exits,
+        .last_exit = task->last_exit,
+        .error = task->error,
     };
 }
 
@@ -917,6 +925,37 @@ shoal_tasks_report (shoal_tasks_t *self, uint64_t now_ms, const char *task, uint
     s_time (self, now_ms);
     s_task_t *held = task ? s_find (self, task) : NULL;
     int rc = held && held->held && !held->gone ? s_report (self, held, now_ms, state, lag) : -1;
+    s_finish (self, now_ms);
+    return rc;
+}
+
+int
+shoal_tasks_exit (shoal_tasks_t *self, uint64_t now_ms, const char *task, uint32_t exits,
+                  uint32_t last_exit, const char *error)
+{
+    s_begin (self);
+    s_time (self, now_ms);
+    s_task_t *held = task ? s_find (self, task) : NULL;
+    int rc = -1;
+    //  Cut at a character's start, so that what STATUS carries is text.
+    size_t size = error ? strnlen (error, SHOAL_REASON_MAX + 1) : 0;
+    if (size > SHOAL_REASON_MAX)
+        for (size = SHOAL_REASON_MAX; size && (error[size] & 0xc0) == 0x80; size--)
+            ;
+    if (held && held->held && !held->gone && last_exit <= SHOAL_EXIT_MAX &&
+        shoal_text_valid ((const uint8_t *) (error ? error : ""), size)) {
+        char text[sizeof held->error];
+        memcpy (text, error ? error : "", size);
+        text[size] = 0;
+        if (held->exits != exits || held->last_exit != last_exit || strcmp (held->error, text)) {
+            held->exits = exits;
+            held->last_exit = last_exit;
+            memcpy (held->error, text, size + 1);
+            self->news = true;
+            s_publish (self, held);
+        }
+        rc = 0;
+    }
     s_finish (self, now_ms);
     return rc;
 }

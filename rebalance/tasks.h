@@ -187,6 +187,15 @@ int shoal_tasks_report (shoal_tasks_t *self, uint64_t now_ms, const char *task, 
 
 void shoal_tasks_tick (shoal_tasks_t *self, uint64_t now_ms);
 
+//  How task's process exited, as the application says (exits in a row,
+//  the last one's status or 256 + signal, why in words, cut to
+//  SHOAL_REASON_MAX bytes), to report in STATUS: news when it changed.
+//  Nothing else follows from it: restarts and failures go by the reports.
+//  Returns -1 for a task not held, a last_exit above SHOAL_EXIT_MAX, or an
+//  error that is not UTF-8 text.
+int shoal_tasks_exit (shoal_tasks_t *self, uint64_t now_ms, const char *task, uint32_t exits,
+                      uint32_t last_exit, const char *error);
+
 size_t shoal_tasks_commands (const shoal_tasks_t *self, const shoal_tasks_command_t **commands);
 size_t shoal_tasks_outbox (const shoal_tasks_t *self, const shoal_tasks_send_t **sends);
 uint64_t shoal_tasks_next (const shoal_tasks_t *self);

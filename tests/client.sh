@@ -16,7 +16,8 @@ trap cleanup EXIT
 
 run () { # name [seed]
     SHOAL_DATA_DIR=$work/$1 SHOAL_BIND=127.0.0.1:0 SHOAL_JOIN=${2:-} SHOAL_BEACON_PORT=0 \
-        SHOAL_PROFILE=loopback SHOAL_NAME=$1 "$counter" >"$work/$1.log" 2>&1 &
+        SHOAL_PROFILE=loopback SHOAL_NAME=$1 SHOAL_EVENTS=$work/$1.events \
+        "$counter" >"$work/$1.log" 2>&1 &
     pids+=($!)
     disown # no word from bash when the cleanup kills it
 }
@@ -80,6 +81,31 @@ expect_status 0 "status --local" "$shoal" status --data-dir "$work/$follower" --
 [ "$(grep -Eo '"node_name": ?"[ab]"' "$work/out" | sort -u)" = "$(printf '"node_name":"%s"' "$follower")" ] ||
     [ "$(grep -c '"task"' "$work/out")" -eq 0 ] ||
     fail "status --local of $follower lists its own tasks only ($(cat "$work/out"))"
+
+# A task no member may hold is listed all the same, with why; the leader
+# logs it. Tasks sort by job, then index as a number; an active has no
+# lag to show (a stateless task is only ever active).
+expect_status 0 "submit mars" "$shoal" submit mars --parallelism 2 --require zone=mars "${a[@]}"
+expect_status 0 "submit many" "$shoal" submit many --parallelism 11 "${a[@]}"
+unplaced_rows () {
+    "$shoal" status "${a[@]}" >"$work/status" 2>/dev/null &&
+        [ "$(grep -cE '^mars/[01] +- +- +unplaced +- +- +0  no eligible node: no member has zone=mars$' "$work/status")" -eq 2 ] &&
+        grep -Eq '^many/10 +[ab] +active +running ' "$work/status"
+}
+wait_for "status: mars/0 and mars/1 placed nowhere, naming zone=mars" unplaced_rows
+cat "$work/status"
+[ "$(grep -nE '^many/2 ' "$work/status" | cut -d: -f1)" -lt "$(grep -nE '^many/10 ' "$work/status" | cut -d: -f1)" ] ||
+    fail "status: many/2 sorts before many/10 ($(grep -E '^many/' "$work/status" | tr '\n' ' '))"
+grep -Eq '^many/10 +[ab] +active +running +[0-9]+\.[0-9]+ +- +0 *$' "$work/status" ||
+    fail "status: a stateless task's lag is - ($(grep -E '^many/10 ' "$work/status"))"
+expect_status 0 "status --json" "$shoal" status "${b[@]}" --json
+grep -Eq '"task": ?"many/3"[^}]*"lag": ?null' "$work/out" || fail "status --json: a stateless task's lag is null"
+grep -Eq '"task": ?"mars/1"[^}]*"state": ?"unplaced"[^}]*"reason": ?"no eligible node: no member has zone=mars"' "$work/out" ||
+    fail "status --json: mars/1 placed nowhere, with why ($(cat "$work/out"))"
+grep -hq '"event":"unplaced".*"task":"mars/0".*"reason":"no-node".*zone=mars' "$work"/a.events "$work"/b.events ||
+    fail "events: the leader logs mars/0 placed nowhere"
+expect_status 0 "remove mars" "$shoal" remove mars "${a[@]}"
+expect_status 0 "remove many" "$shoal" remove many "${a[@]}"
 
 expect_status 0 "rescale down" "$shoal" rescale work 2 "${b[@]}"
 grep -q '^rescale: ok, parallelism 2$' "$work/out" || fail "rescale down: $(cat "$work/out")"

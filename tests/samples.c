@@ -116,6 +116,10 @@ s_status_of (uint32_t i)
         .state = (uint8_t) (i % 5),
         .lag = role == SHOAL_ROLE_ACTIVE ? 0 : 1500 + 97 * i,
         .epoch = { 7, 40 + i },
+        //  A failed one crashed in a loop: the optional fields.
+        .restarts = i % 5 == SHOAL_TASK_FAILED ? 5 : 0,
+        .last_exit = i % 5 == SHOAL_TASK_FAILED ? 127 : 0,
+        .error = i % 5 == SHOAL_TASK_FAILED ? "exit 127" : "",
     };
 }
 
@@ -212,7 +216,12 @@ shoal_sample_msg (int type, shoal_msg_t *msg)
     case SHOAL_MSG_CONTROL_REP:
         for (uint32_t i = 0; i < 32; i++)
             reports[i] = (shoal_task_report_t){ shoal_sample_id ((uint8_t) (0x10 + i % 10)),
-                                                s_status_of (i) };
+                                                s_status_of (i), "" };
+        //  One is placed nowhere, and says why.
+        reports[29] = (shoal_task_report_t){
+            .status = { .task = "ingest/9", .lag = 0, .epoch = { 0, 0 } },
+            .reason = "no eligible node: no member has zone=mars",
+        };
         msg->u.control_rep = (shoal_control_rep_t){
             .id = 3,
             .code = SHOAL_REPLY_OK,

@@ -122,11 +122,18 @@ s_report_holding (shoal_handoff_t *handoff, s_member_t *members, uint64_t now, i
     for (size_t i = 0; i < count; i++)
         if (placements[i].node.bytes[0] == index + 1 &&
             (!skip || strcmp (placements[i].task, skip) != 0))
-            tasks[held++] = (shoal_task_status_t){ placements[i].task, placements[i].role,
-                                                   SHOAL_TASK_RUNNING, 0, placements[i].epoch };
+            tasks[held++] = (shoal_task_status_t){ placements[i].task,
+                                                   placements[i].role,
+                                                   SHOAL_TASK_RUNNING,
+                                                   0,
+                                                   placements[i].epoch,
+                                                   0,
+                                                   0,
+                                                   "" };
     if (gave_up)
         tasks[held++] =
-            (shoal_task_status_t){ gave_up, SHOAL_ROLE_NONE, SHOAL_TASK_FAILED, 0, { TERM, 1 } };
+            (shoal_task_status_t){ gave_up, SHOAL_ROLE_NONE, SHOAL_TASK_FAILED, 0, { TERM, 1 }, 5,
+                                   127,     "exit 127" };
     shoal_status_t status = { TERM, version, held, tasks, ++members[index].seq };
     CHECK_EQ (shoal_handoff_status (handoff, now, &members[index].id, members[index].life, &status),
               0);
@@ -216,7 +223,7 @@ a_new_leader_adopts_what_members_run (void)
     CHECK_EQ (shoal_handoff_outbox (handoff, &sends), 0);
 
     shoal_task_status_t a_tasks[] = {
-        { "web/0", SHOAL_ROLE_ACTIVE, SHOAL_TASK_RUNNING, 0, { 1, 3 } },
+        { "web/0", SHOAL_ROLE_ACTIVE, SHOAL_TASK_RUNNING, 0, { 1, 3 }, 0, 0, "" },
     };
     shoal_status_t a = { 1, 5, 1, a_tasks, ++members[0].seq };
     CHECK_EQ (shoal_handoff_status (handoff, now, &members[0].id, members[0].life, &a), 0);
@@ -224,8 +231,8 @@ a_new_leader_adopts_what_members_run (void)
     CHECK_EQ (shoal_handoff_outbox (handoff, &sends), 0);
 
     shoal_task_status_t b_tasks[] = {
-        { "web/0", SHOAL_ROLE_ACTIVE, SHOAL_TASK_RUNNING, 0, { 1, 2 } }, //  older
-        { "web/1", SHOAL_ROLE_ACTIVE, SHOAL_TASK_RUNNING, 0, { 1, 4 } },
+        { "web/0", SHOAL_ROLE_ACTIVE, SHOAL_TASK_RUNNING, 0, { 1, 2 }, 0, 0, "" }, //  older
+        { "web/1", SHOAL_ROLE_ACTIVE, SHOAL_TASK_RUNNING, 0, { 1, 4 }, 0, 0, "" },
     };
     shoal_status_t b = { 1, 5, 2, b_tasks, ++members[1].seq };
     CHECK_EQ (shoal_handoff_status (handoff, now, &members[1].id, members[1].life, &b), 0);
@@ -384,14 +391,17 @@ an_active_moves_in_two_steps (void)
     }
 
     //  The owner still reports the version before, task active: no grant.
-    shoal_task_status_t still = { moved, SHOAL_ROLE_ACTIVE, SHOAL_TASK_RUNNING, 0, { TERM, 1 } };
+    shoal_task_status_t still = {
+        moved, SHOAL_ROLE_ACTIVE, SHOAL_TASK_RUNNING, 0, { TERM, 1 }, 0, 0, ""
+    };
     shoal_status_t status = { TERM, before, 1, &still, ++members[owner].seq };
     CHECK_EQ (
         shoal_handoff_status (handoff, now + 1, &members[owner].id, members[owner].life, &status),
         0);
     CHECK_EQ (s_check_actives (handoff, 4), 3);
     //  It applied the new version but still stops the task: no grant.
-    still = (shoal_task_status_t){ moved, SHOAL_ROLE_NONE, SHOAL_TASK_STOPPING, 0, { 0, 0 } };
+    still =
+        (shoal_task_status_t){ moved, SHOAL_ROLE_NONE, SHOAL_TASK_STOPPING, 0, { 0, 0 }, 0, 0, "" };
     status = (shoal_status_t){ TERM, before + 1, 1, &still, ++members[owner].seq };
     CHECK_EQ (
         shoal_handoff_status (handoff, now + 2, &members[owner].id, members[owner].life, &status),
@@ -487,7 +497,7 @@ a_stateful_task_warms_a_learner_first (void)
     }
     //  Behind (acceptable_lag is 10,000): nothing moves.
     shoal_task_status_t warming = {
-        learning, SHOAL_ROLE_LEARNER, SHOAL_TASK_RUNNING, 50000, { 0, 0 }
+        learning, SHOAL_ROLE_LEARNER, SHOAL_TASK_RUNNING, 50000, { 0, 0 }, 0, 0, ""
     };
     shoal_status_t status = { TERM, shoal_handoff_version (handoff), 1, &warming,
                               ++members[2].seq };
@@ -566,8 +576,8 @@ bad_statuses_are_dropped (void)
     status.seq = members[0].seq; //  replayed
     CHECK_EQ (shoal_handoff_status (handoff, now, &members[0].id, members[0].life, &status), -1);
     shoal_task_status_t twice[] = {
-        { "web/0", SHOAL_ROLE_ACTIVE, SHOAL_TASK_RUNNING, 0, { TERM, 1 } },
-        { "web/0", SHOAL_ROLE_STANDBY, SHOAL_TASK_RUNNING, 0, { 0, 0 } },
+        { "web/0", SHOAL_ROLE_ACTIVE, SHOAL_TASK_RUNNING, 0, { TERM, 1 }, 0, 0, "" },
+        { "web/0", SHOAL_ROLE_STANDBY, SHOAL_TASK_RUNNING, 0, { 0, 0 }, 0, 0, "" },
     };
     status = (shoal_status_t){ TERM, version, 2, twice, members[0].seq + 1 };
     CHECK_EQ (shoal_handoff_status (handoff, now, &members[0].id, members[0].life, &status), -1);
@@ -624,7 +634,8 @@ a_failed_active_is_claimed_by_a_new_leader (void)
     s_join (handoff, now, 0);
     s_join (handoff, now, 1);
     s_tasks (handoff, now, 1, false);
-    shoal_task_status_t failed = { "web/0", SHOAL_ROLE_ACTIVE, SHOAL_TASK_FAILED, 0, { 1, 3 } };
+    shoal_task_status_t failed = { "web/0", SHOAL_ROLE_ACTIVE, SHOAL_TASK_FAILED, 0, { 1, 3 }, 0, 0,
+                                   "" };
     shoal_status_t a = { 1, 5, 1, &failed, ++members[1].seq };
     CHECK_EQ (shoal_handoff_status (handoff, now, &members[1].id, members[1].life, &a), 0);
     s_report_empty (handoff, members, now, 0, 1, 5);
@@ -846,6 +857,105 @@ a_task_that_fails_everywhere_is_reported_and_not_retried (void)
     CHECK_EQ (stats.gave_up, 2);
     CHECK_EQ (stats.failed_everywhere, 1);
     CHECK_EQ (stats.grants, 2); //  once on each member, never again
+    shoal_handoff_destroy (&handoff);
+}
+
+//  The tasks placed nowhere, one per line: "task reason detail".
+static const char *
+s_unplaced (shoal_handoff_t *handoff)
+{
+    static char joined[1024];
+    const shoal_unplaced_t *unplaced;
+    size_t count = shoal_handoff_unplaced (handoff, &unplaced);
+    joined[0] = 0;
+    for (size_t i = 0; i < count; i++) {
+        const shoal_unplaced_t *u = &unplaced[i];
+        size_t used = strlen (joined);
+        snprintf (joined + used, sizeof joined - used, "%s%s %d%s%s%s%s%s", i ? "\n" : "", u->task,
+                  u->reason, u->unhandled ? " unhandled" : "", u->label ? " " : "",
+                  u->label ? u->label->key : "", u->label ? "=" : "",
+                  u->label ? u->label->value : "");
+        if (u->error[0])
+            snprintf (joined + strlen (joined), sizeof joined - strlen (joined), " (%s)", u->error);
+    }
+    return joined;
+}
+
+//  A task that failed everywhere is placed nowhere, and the leader says so,
+//  with the error the member that gave up last reported.
+static void
+a_task_that_fails_everywhere_is_unplaced_with_its_last_error (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    uint64_t now = 1000;
+    s_member_t members[2];
+    shoal_handoff_t *handoff = s_failed_everywhere (&config, members, &now);
+    CHECK_STR (s_unplaced (handoff), "web/0 4 (exit 127)");
+    shoal_handoff_destroy (&handoff);
+}
+
+static void
+s_join_with (shoal_handoff_t *handoff, uint64_t now, int index, shoal_label_t *labels,
+             uint32_t label_count, uint32_t slots, const char **handles, uint32_t handle_count)
+{
+    shoal_meta_t meta = { .name = "n",
+                          .addr = "127.0.0.1:1",
+                          .capacity = 1,
+                          .slots = slots,
+                          .label_count = label_count,
+                          .labels = labels,
+                          .handle_count = handle_count,
+                          .handles = handles };
+    shoal_id_t id = shoal_sample_index_id (index);
+    CHECK_EQ (shoal_handoff_member (handoff, now, &id, &meta, true), 0);
+}
+
+//  Every task the leader places nowhere is listed with why, as data: the
+//  leader takes office; no member may hold it (naming the constraint no
+//  member meets); no member has a slot free.
+static void
+unplaced_tasks_say_why (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    uint64_t now = 1000;
+    shoal_handoff_t *handoff = shoal_handoff_new (&config, TERM, 0, now);
+    s_member_t members[2] = { { shoal_sample_index_id (0), 0, 0 },
+                              { shoal_sample_index_id (1), 0, 0 } };
+    shoal_label_t zone_a = { "zone", "a" }, disk = { "disk", "ssd" };
+    const char *handles[] = { "web", "mars", "both", "busy" };
+    //  Member 0: zone=a, one slot; member 1: disk=ssd, one slot; neither
+    //  handles the job "other".
+    s_join_with (handoff, now, 0, &zone_a, 1, 1, handles, 4);
+    s_join_with (handoff, now, 1, &disk, 1, 1, handles, 4);
+    shoal_label_t mars = { "zone", "mars" }, both[] = { { "zone", "a" }, { "disk", "ssd" } };
+    shoal_assign_task_t tasks[] = {
+        { .id = "busy/0", .job = "busy", .weight = 1 },
+        { .id = "busy/1", .job = "busy", .weight = 1 },
+        { .id = "busy/2", .job = "busy", .weight = 1 },
+        { .id = "mars/0", .job = "mars", .weight = 1, .require_count = 1, .require = &mars },
+        { .id = "mars/1", .job = "mars", .weight = 1, .require_count = 1, .require = &mars },
+        { .id = "both/0", .job = "both", .weight = 1, .require_count = 2, .require = both },
+        { .id = "other/0", .job = "other", .weight = 1 },
+    };
+    CHECK_EQ (shoal_handoff_tasks (handoff, now, tasks, 7), 0);
+    //  Before the leader adopts what the members run: every task waits.
+    CHECK_STR (s_unplaced (handoff), "both/0 1\nbusy/0 1\nbusy/1 1\nbusy/2 1\nmars/0 1\nmars/1 "
+                                     "1\nother/0 1");
+    for (int i = 0; i < 2; i++)
+        s_report_empty (handoff, members, now, i, 0, 0);
+    now += s_wait (&config);
+    for (int i = 0; i < 2; i++)
+        s_report_empty (handoff, members, now, i, TERM, shoal_handoff_version (handoff));
+    shoal_handoff_tick (handoff, now);
+    CHECK (shoal_handoff_adopted (handoff));
+    //  Two of busy's three tasks take the two slots; the third waits for
+    //  one. No member carries zone=mars; each label of both/0 is carried,
+    //  by two members; no member handles other.
+    const shoal_unplaced_t *unplaced;
+    size_t count = shoal_handoff_unplaced (handoff, &unplaced);
+    CHECK_EQ (count, 5);
+    CHECK_STR (s_unplaced (handoff), "both/0 3\nbusy/2 5\nmars/0 3 zone=mars\nmars/1 3 "
+                                     "zone=mars\nother/0 3 unhandled");
     shoal_handoff_destroy (&handoff);
 }
 
@@ -1104,8 +1214,14 @@ s_report_lag (shoal_handoff_t *handoff, s_member_t *members, uint64_t now, int i
     uint32_t held = 0;
     for (size_t i = 0; i < count; i++)
         if (placements[i].node.bytes[0] == index + 1)
-            tasks[held++] = (shoal_task_status_t){ placements[i].task, placements[i].role,
-                                                   SHOAL_TASK_RUNNING, lag, placements[i].epoch };
+            tasks[held++] = (shoal_task_status_t){ placements[i].task,
+                                                   placements[i].role,
+                                                   SHOAL_TASK_RUNNING,
+                                                   lag,
+                                                   placements[i].epoch,
+                                                   0,
+                                                   0,
+                                                   "" };
     shoal_status_t status = { TERM, shoal_handoff_version (handoff), held, tasks,
                               ++members[index].seq };
     CHECK_EQ (shoal_handoff_status (handoff, now, &members[index].id, members[index].life, &status),
@@ -1138,7 +1254,7 @@ caught_up_stand_ins_hold_still_during_the_lease_wait (void)
     for (int i = 0; i < 6; i++) {
         snprintf (names[i], sizeof names[i], "web/%d", i);
         warm[i] = (shoal_task_status_t){
-            names[i], SHOAL_ROLE_LEARNER, SHOAL_TASK_RUNNING, 0, { TERM - 1, 9 }
+            names[i], SHOAL_ROLE_LEARNER, SHOAL_TASK_RUNNING, 0, { TERM - 1, 9 }, 0, 0, ""
         };
     }
     shoal_status_t status = { TERM - 1, 9, 6, warm, ++members[0].seq };
@@ -1195,6 +1311,8 @@ main (void)
     RUN (a_life_learned_late_keeps_the_claims_of_its_tasks);
     RUN (a_task_given_up_moves_to_another_member_in_two_steps);
     RUN (a_task_that_fails_everywhere_is_reported_and_not_retried);
+    RUN (a_task_that_fails_everywhere_is_unplaced_with_its_last_error);
+    RUN (unplaced_tasks_say_why);
     RUN (a_new_life_gives_a_failed_task_another_chance);
     RUN (a_member_back_or_new_gives_a_failed_task_another_chance);
     return TEST_DONE ();

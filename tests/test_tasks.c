@@ -1243,6 +1243,41 @@ a_job_learned_stateful_is_held_as_standby_without_a_lease (void)
     shoal_tasks_destroy (&node);
 }
 
+//  How a task's process exited goes to the leader at once, in STATUS, and
+//  changes nothing else; an error that is not text is refused, and a long
+//  one is cut at the start of a character.
+static void
+a_crash_loop_is_reported_in_status (void)
+{
+    shoal_tasks_t *node = s_running_active ();
+    CHECK_EQ (shoal_tasks_exit (node, T0 + 30, "job/0", 2, 127, "exit 127"), 0);
+    const shoal_status_t *status = s_status (node);
+    CHECK (status != NULL);
+    CHECK_EQ (status->tasks[0].restarts, 2);
+    CHECK_EQ (status->tasks[0].last_exit, 127);
+    CHECK_STR (status->tasks[0].error, "exit 127");
+    CHECK_EQ (status->tasks[0].state, SHOAL_TASK_RUNNING);
+    CHECK_EQ (s_command_count (node), 0);
+    //  The same again is no news.
+    CHECK_EQ (shoal_tasks_exit (node, T0 + 31, "job/0", 2, 127, "exit 127"), 0);
+    CHECK (s_status (node) == NULL);
+    //  Run long enough: the count is over.
+    CHECK_EQ (shoal_tasks_exit (node, T0 + 40, "job/0", 0, 127, ""), 0);
+    CHECK_EQ (s_listed (node, "job/0")->restarts, 0);
+    CHECK_STR (s_listed (node, "job/0")->error, "");
+
+    CHECK_EQ (shoal_tasks_exit (node, T0 + 50, "job/1", 1, 1, ""), -1); //  not held
+    CHECK_EQ (shoal_tasks_exit (node, T0 + 50, "job/0", 1, SHOAL_EXIT_MAX + 1, ""), -1);
+    CHECK_EQ (shoal_tasks_exit (node, T0 + 50, "job/0", 1, 1, "bad \xff byte"), -1);
+    char error[SHOAL_REASON_MAX + 8];
+    memset (error, 'x', SHOAL_REASON_MAX - 1);
+    memcpy (error + SHOAL_REASON_MAX - 1, "\xc3\xa9\xc3\xa9", 5); //  é é across the limit
+    CHECK_EQ (shoal_tasks_exit (node, T0 + 60, "job/0", 3, 256 + 9, error), 0);
+    CHECK_EQ (strlen (s_listed (node, "job/0")->error), SHOAL_REASON_MAX - 1);
+    CHECK_EQ (s_listed (node, "job/0")->last_exit, 256 + 9);
+    shoal_tasks_destroy (&node);
+}
+
 int
 main (void)
 {
@@ -1272,5 +1307,6 @@ main (void)
     RUN (an_active_granted_anew_takes_the_new_epoch);
     RUN (a_snapshot_of_65536_tasks_for_this_node_works);
     RUN (a_start_waits_while_the_application_holds_the_most_tasks);
+    RUN (a_crash_loop_is_reported_in_status);
     return TEST_DONE ();
 }

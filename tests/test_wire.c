@@ -194,6 +194,82 @@ decoded_fields_hold_the_sent_values (void)
     CHECK_EQ (got.u.control_rep.tasks[31].status.lag, 1500 + 97 * 31);
     CHECK_EQ (got.u.control_rep.tasks[30].status.lag, 0);
     CHECK_STR (got.u.control_rep.reason, "");
+    //  The optional fields: a crash loop, and a task placed nowhere.
+    CHECK_EQ (got.u.control_rep.tasks[4].status.restarts, 5);
+    CHECK_EQ (got.u.control_rep.tasks[4].status.last_exit, 127);
+    CHECK_STR (got.u.control_rep.tasks[4].status.error, "exit 127");
+    CHECK_EQ (got.u.control_rep.tasks[30].status.restarts, 0);
+    CHECK_STR (got.u.control_rep.tasks[30].status.error, "");
+    CHECK_STR (got.u.control_rep.tasks[30].reason, "");
+    CHECK (s_id_is (got.u.control_rep.tasks[29].node, 0x00));
+    CHECK_STR (got.u.control_rep.tasks[29].status.task, "ingest/9");
+    CHECK_STR (got.u.control_rep.tasks[29].reason, "no eligible node: no member has zone=mars");
+}
+
+//  The optional fields at the end of a task status and a task report are
+//  left out while zero, so that a node that says nothing new writes the
+//  bytes an older node wrote, and reads what an older node writes.
+static void
+optional_fields_are_left_out_while_zero (void)
+{
+    uint8_t out[256];
+    shoal_wire_error_t err;
+    shoal_task_status_t task = { .task = "web/0", .role = SHOAL_ROLE_ACTIVE, .error = "" };
+    shoal_msg_t msg = { .type = SHOAL_MSG_STATUS };
+    msg.u.status = (shoal_status_t){
+        .term = 1, .applied_version = 2, .task_count = 1, .tasks = &task, .seq = 3
+    };
+    long size = shoal_msg_encode (&msg, out, sizeof out, &err);
+    CHECK (size > 0);
+    //  [1, 0x41, 1, 2, [ [ "web/0", ... ] ], 3]: the task status of 5 fields.
+    CHECK_EQ (out[6], 0x95);
+    shoal_msg_t got;
+    CHECK_EQ (s_decode (out, (size_t) size, &got, &err), 0);
+    CHECK_STR (got.u.status.tasks[0].error, "");
+
+    //  Only the fields up to the last one set are written.
+    task.restarts = 3;
+    size = shoal_msg_encode (&msg, out, sizeof out, &err);
+    CHECK_EQ (out[6], 0x96);
+    CHECK_EQ (s_decode (out, (size_t) size, &got, &err), 0);
+    CHECK_EQ (got.u.status.tasks[0].restarts, 3);
+    CHECK_EQ (got.u.status.tasks[0].last_exit, 0);
+    CHECK_STR (got.u.status.tasks[0].error, "");
+    task.error = "exit 127";
+    size = shoal_msg_encode (&msg, out, sizeof out, &err);
+    CHECK_EQ (out[6], 0x98);
+    CHECK_EQ (s_decode (out, (size_t) size, &got, &err), 0);
+    CHECK_STR (got.u.status.tasks[0].error, "exit 127");
+
+    //  A report as an older node writes it: node and status only.
+    s_craft_t craft;
+    msgpack_packer *pk = s_craft_begin (&craft, 11, SHOAL_MSG_CONTROL_REP);
+    msgpack_pack_uint8 (pk, 1);
+    msgpack_pack_uint8 (pk, SHOAL_REPLY_OK);
+    msgpack_pack_str_with_body (pk, "", 0);
+    s_pack_id (pk, 0x14);
+    msgpack_pack_uint8 (pk, 7);
+    msgpack_pack_uint8 (pk, 9);
+    msgpack_pack_array (pk, 0);
+    msgpack_pack_array (pk, 0);
+    msgpack_pack_array (pk, 1);
+    msgpack_pack_array (pk, 2);
+    s_pack_id (pk, 0x11);
+    msgpack_pack_array (pk, 5);
+    msgpack_pack_str_with_body (pk, "web/0", 5);
+    msgpack_pack_uint8 (pk, SHOAL_ROLE_ACTIVE);
+    msgpack_pack_uint8 (pk, SHOAL_TASK_RUNNING);
+    msgpack_pack_uint8 (pk, 0);
+    msgpack_pack_array (pk, 2);
+    msgpack_pack_uint8 (pk, 7);
+    msgpack_pack_uint8 (pk, 9);
+    CHECK_EQ (s_decode ((const uint8_t *) craft.sbuf.data, craft.sbuf.size, &got, &err), 0);
+    msgpack_sbuffer_destroy (&craft.sbuf);
+    CHECK_EQ (got.u.control_rep.task_count, 1);
+    CHECK_STR (got.u.control_rep.tasks[0].status.task, "web/0");
+    CHECK_STR (got.u.control_rep.tasks[0].reason, "");
+    CHECK_STR (got.u.control_rep.tasks[0].status.error, "");
+    CHECK_EQ (got.u.control_rep.tasks[0].status.restarts, 0);
 }
 
 //  Absent strings encode as empty ones; empty lists decode as NULL.
@@ -358,6 +434,21 @@ wrong_field_count_is_refused (void)
     msgpack_pack_array (pk, 1);
     msgpack_pack_uint64 (pk, 7);
     s_craft_refused (&craft, "coordinator-ack.assignment: 1 fields, expected 2");
+
+    //  Optional fields may be left out, but not required ones, and no field
+    //  beyond the last this node knows is taken.
+    pk = s_craft_begin (&craft, 6, SHOAL_MSG_STATUS);
+    msgpack_pack_uint8 (pk, 1);
+    msgpack_pack_uint8 (pk, 2);
+    msgpack_pack_array (pk, 1);
+    msgpack_pack_array (pk, 4);
+    s_craft_refused (&craft, "status.tasks[0]: 4 fields, expected 5 to 8");
+    pk = s_craft_begin (&craft, 6, SHOAL_MSG_STATUS);
+    msgpack_pack_uint8 (pk, 1);
+    msgpack_pack_uint8 (pk, 2);
+    msgpack_pack_array (pk, 1);
+    msgpack_pack_array (pk, 9);
+    s_craft_refused (&craft, "status.tasks[0]: 9 fields, expected 5 to 8");
 }
 
 static void
@@ -765,6 +856,7 @@ main (void)
     RUN (every_type_round_trips_byte_for_byte);
     RUN (decoded_fields_hold_the_sent_values);
     RUN (absent_values_encode_as_empty);
+    RUN (optional_fields_are_left_out_while_zero);
     RUN (integers_in_any_msgpack_form_are_read);
     RUN (every_truncation_is_refused);
     RUN (trailing_bytes_are_refused);

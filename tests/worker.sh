@@ -263,6 +263,8 @@ wait_for "every child stops" all_gone $(children_of a) $(children_of b)
 wait_for "submit crash" "$shoal" submit crash --parallelism 1 --command 'exit 3' \
     --data-dir "$work/a" --timeout 2s
 wait_for "submit nothing" "$shoal" submit nothing --parallelism 1 --data-dir "$work/a" --timeout 2s
+wait_for "submit lost" "$shoal" submit lost --parallelism 1 --command 'exec /no/such/program' \
+    --data-dir "$work/a" --timeout 2s
 wait_for "a second restart of crash/0" grep -q 'restarting crash/0 in 2000 ms (failure 2 of 5)' \
     "$work/a.log" "$work/b.log"
 grep -q 'crash/0 exited unasked: pid [0-9]* exited with status 3' "$work/a.log" "$work/b.log" ||
@@ -275,6 +277,29 @@ for name in a b; do
     [ "$(grep -c 'job nothing has no command' "$work/$name.log")" -le 1 ] ||
         fail "$name logs a job without a command once per task"
 done
+# status shows the crash loop: its restarts in a row and its last exit,
+# in the table and in JSON, as the leader has it.
+crash_loop () {
+    "$shoal" status --data-dir "$work/a" >"$work/status" 2>/dev/null &&
+        grep -Eq '^lost/0 +[ab] +[a-z]+ +(crashloop|failed) +[0-9.]+ +- +[1-9][0-9]*  exited with status 127$' \
+            "$work/status" &&
+        "$shoal" status --data-dir "$work/b" --json >"$work/status" 2>/dev/null &&
+        jq -e '.tasks[] | select(.task == "lost/0" and .restarts > 0 and .last_exit.status == 127
+            and (.state == "crashloop" or .state == "failed"))' "$work/status" >/dev/null
+}
+wait_for "status shows lost/0 in a crash loop, with its restarts and last exit" crash_loop
+wait_for "the worker says what happens after the fifth exit" grep -q \
+    'lost/0 failed 5 times in a row (last: exited with status 127): reporting it failed; the node starts it again after a backoff, a few times, then gives it up and the leader places it on another node' \
+    "$work/a.log" "$work/b.log"
+# A job without a command fails on every worker: placed nowhere, and status
+# says why.
+nothing_unplaced () {
+    "$shoal" status --data-dir "$work/b" >"$work/status" 2>/dev/null &&
+        grep -Eq '^nothing/0 +- +- +unplaced +- +- +0  failed on every eligible node \(last: job nothing has no command\)$' \
+            "$work/status"
+}
+wait_for "status shows nothing/0 placed nowhere, with the last error" nothing_unplaced
+wait_for "remove lost" "$shoal" remove lost --data-dir "$work/a" --timeout 2s
 
 # --- a copy that never reported: its lag is unknown ---------------------
 
@@ -298,7 +323,7 @@ quiet_unknown () {
         jq -e '.tasks[] | select(.task == "quiet/0" and .role == "standby" and .lag == null)' \
             "$work/status" >/dev/null || continue
         "$shoal" status --data-dir "$work/$name" |
-            grep -Eq '^quiet/0 +[^ ]+ +standby +[a-z]+ +[0-9.]+ +-$' && return 0
+            grep -Eq '^quiet/0 +[^ ]+ +standby +[a-z]+ +[0-9.]+ +- +0$' && return 0
     done
     return 1
 }

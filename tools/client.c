@@ -178,6 +178,71 @@ s_print_jobs (const shoal_control_rep_t *rep, bool json)
     }
 }
 
+//  Tasks sort by job, then by index as a number: orders/2 before orders/10.
+static int
+s_task_compare (const void *a, const void *b)
+{
+    const char *x = (*(const shoal_task_report_t *const *) a)->status.task;
+    const char *y = (*(const shoal_task_report_t *const *) b)->status.task;
+    const char *xs = strrchr (x, '/'), *ys = strrchr (y, '/');
+    size_t xj = xs ? (size_t) (xs - x) : strlen (x), yj = ys ? (size_t) (ys - y) : strlen (y);
+    int by_job = strncmp (x, y, xj < yj ? xj : yj);
+    if (by_job || xj != yj)
+        return by_job ? by_job : xj < yj ? -1 : 1;
+    unsigned long xi = xs ? strtoul (xs + 1, NULL, 10) : 0,
+                  yi = ys ? strtoul (ys + 1, NULL, 10) : 0;
+    return xi < yi ? -1 : xi > yi ? 1 : strcmp (x, y);
+}
+
+//  What the table says of a task's state: a task placed nowhere is
+//  unplaced; one that exited in a row and has not run long since is in a
+//  crash loop (its worker restarts it after a backoff).
+static const char *
+s_task_state (const shoal_task_report_t *task, bool placed)
+{
+    if (!placed)
+        return "unplaced";
+    if (task->status.restarts &&
+        (task->status.state == SHOAL_TASK_STARTING || task->status.state == SHOAL_TASK_RUNNING))
+        return "crashloop";
+    return s_name (NAMES (s_task_states), task->status.state);
+}
+
+//  How the last exit ended, "exit 127" or "signal 11"; "" when none.
+static void
+s_last_exit (const shoal_task_status_t *status, char *text, size_t size)
+{
+    if (!status->restarts)
+        snprintf (text, size, "%s", "");
+    else if (status->last_exit < 256)
+        snprintf (text, size, "exit %u", status->last_exit);
+    else
+        snprintf (text, size, "signal %u", status->last_exit - 256);
+}
+
+static json_t *
+s_task_json (const shoal_task_report_t *task, const char *node, const char *name, bool placed,
+             bool known)
+{
+    const shoal_task_status_t *status = &task->status;
+    json_t *last_exit = json_null ();
+    if (status->restarts && status->last_exit < 256)
+        last_exit = json_pack ("{s:i}", "status", (int) status->last_exit);
+    else if (status->restarts)
+        last_exit = json_pack ("{s:i}", "signal", (int) (status->last_exit - 256));
+    json_t *epoch = placed ? json_pack ("[I,I]", (json_int_t) status->epoch.term,
+                                        (json_int_t) status->epoch.version)
+                           : json_null ();
+    return json_pack (
+        "{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:I, s:o, s:s, s:s}", "task", status->task, "node",
+        placed ? node : "", "node_name", name, "role", s_name (NAMES (s_roles), status->role),
+        "state", s_task_state (task, placed), "epoch", epoch, "lag",
+        known && status->lag <= (uint64_t) LLONG_MAX ? json_integer ((json_int_t) status->lag)
+                                                     : json_null (),
+        "restarts", (json_int_t) status->restarts, "last_exit", last_exit, "error",
+        status->error ? status->error : "", "reason", task->reason ? task->reason : "");
+}
+
 static void
 s_print_status (const shoal_control_rep_t *rep, const shoal_control_rep_t *members, bool json)
 {
@@ -188,37 +253,52 @@ s_print_status (const shoal_control_rep_t *rep, const shoal_control_rep_t *membe
         printf ("leader %s (%s), term %llu, assignment version %llu\n\n",
                 leader[0] ? leader : "none", s_member_name (members, &rep->leader),
                 (unsigned long long) rep->term, (unsigned long long) rep->version);
-        printf ("%-24s  %-16s  %-8s  %-8s  %-12s  %s\n", "TASK", "NODE", "ROLE", "STATE", "EPOCH",
-                "LAG");
+        printf ("%-24s  %-16s  %-8s  %-9s  %-12s  %-8s  %8s  %s\n", "TASK", "NODE", "ROLE", "STATE",
+                "EPOCH", "LAG", "RESTARTS", "NOTE");
     }
+    const shoal_task_report_t **sorted =
+        calloc (rep->task_count ? rep->task_count : 1, sizeof *sorted);
+    for (uint32_t i = 0; sorted && i < rep->task_count; i++)
+        sorted[i] = &rep->tasks[i];
+    if (sorted)
+        qsort (sorted, rep->task_count, sizeof *sorted, s_task_compare);
+    static const shoal_id_t none = { { 0 } };
     for (uint32_t i = 0; i < rep->task_count; i++) {
-        const shoal_task_report_t *task = &rep->tasks[i];
-        char node[SHOAL_NODE_ID_TEXT], epoch[48];
+        const shoal_task_report_t *task = sorted ? sorted[i] : &rep->tasks[i];
+        const shoal_task_status_t *status = &task->status;
+        bool placed = memcmp (&task->node, &none, sizeof none) != 0;
+        char node[SHOAL_NODE_ID_TEXT], epoch[48] = "-", lag[24] = "-", note[SHOAL_REASON_TEXT];
         shoal_id_format (task->node.bytes, true, node);
-        const char *name = s_member_name (members, &task->node);
-        snprintf (epoch, sizeof epoch, "%llu.%llu", (unsigned long long) task->status.epoch.term,
-                  (unsigned long long) task->status.epoch.version);
-        const char *role = s_name (NAMES (s_roles), task->status.role);
-        const char *state = s_name (NAMES (s_task_states), task->status.state);
-        //  A learner that has not reported yet has no lag to show (the
-        //  leader's table then says UINT64_MAX): "-" and null.
-        bool known = task->status.lag != UINT64_MAX;
-        char lag[24] = "-";
+        const char *name = placed ? s_member_name (members, &task->node) : "";
+        if (placed)
+            snprintf (epoch, sizeof epoch, "%llu.%llu", (unsigned long long) status->epoch.term,
+                      (unsigned long long) status->epoch.version);
+        //  A lag is a learner's or a standby's: how far its copy is behind.
+        //  An active (every stateless task) has none to show, nor has a
+        //  learner that has not reported yet (UINT64_MAX): "-" and null.
+        bool known = placed && status->lag != UINT64_MAX &&
+                     (status->role == SHOAL_ROLE_LEARNER || status->role == SHOAL_ROLE_STANDBY);
         if (known)
-            snprintf (lag, sizeof lag, "%llu", (unsigned long long) task->status.lag);
-        if (json)
-            json_array_append_new (
-                list, json_pack ("{s:s, s:s, s:s, s:s, s:s, s:[I,I], s:o}", "task",
-                                 task->status.task, "node", node, "node_name", name, "role", role,
-                                 "state", state, "epoch", (json_int_t) task->status.epoch.term,
-                                 (json_int_t) task->status.epoch.version, "lag",
-                                 known && task->status.lag <= (uint64_t) LLONG_MAX
-                                     ? json_integer ((json_int_t) task->status.lag)
-                                     : json_null ()));
+            snprintf (lag, sizeof lag, "%llu", (unsigned long long) status->lag);
+        if (json) {
+            json_array_append_new (list, s_task_json (task, node, name, placed, known));
+            continue;
+        }
+        //  The note: why a task is placed nowhere, or why it failed last.
+        if (!placed)
+            snprintf (note, sizeof note, "%s", task->reason ? task->reason : "");
+        else if (status->error && status->error[0])
+            snprintf (note, sizeof note, "%s", status->error);
         else
-            printf ("%-24s  %-16s  %-8s  %-8s  %-12s  %s\n", task->status.task,
-                    name[0] ? name : node, role, state, epoch, lag);
+            s_last_exit (status, note, sizeof note);
+        printf ("%-24s  %-16s  %-8s  %-9s  %-12s  %-8s  %8u%s%s\n", status->task,
+                !placed   ? "-"
+                : name[0] ? name
+                          : node,
+                placed ? s_name (NAMES (s_roles), status->role) : "-", s_task_state (task, placed),
+                epoch, lag, status->restarts, note[0] ? "  " : "", note);
     }
+    free (sorted);
     if (json) {
         json_t *out =
             json_pack ("{s:s, s:I, s:I, s:o}", "leader", leader, "term", (json_int_t) rep->term,

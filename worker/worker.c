@@ -85,6 +85,7 @@ typedef struct {
     uint64_t started_epoch[2];
     uint64_t lag;         //  as the child last said
     unsigned failures;    //  exits in a row
+    unsigned last_exit;   //  the last one: status, or 256 + signal (as the wire says)
     uint64_t started_ms;  //  when the child was started
     uint64_t restart_ms;  //  when a child starts again; 0: none waits
     bool failed;          //  reported FAILED: nothing runs until the next START
@@ -407,17 +408,35 @@ s_report (s_worker_t *self, s_task_t *task, int state, uint64_t lag)
 
 static void s_spawn (s_worker_t *self, s_task_t *task, uint64_t now);
 
-//  A child that could not start, or exited unasked: started again after a
-//  backoff, or given up after too many exits in a row.
+//  Tells the node how the task's child last ended, for `shoal status`:
+//  its exits in a row (0: the loop is over), the last one, why in words.
 static void
-s_failure (s_worker_t *self, s_task_t *task, uint64_t now)
+s_report_exit (s_worker_t *self, s_task_t *task, const char *error)
+{
+    char why[SHOAL_REASON_TEXT];
+    if (shoal_node_report_exit (self->node, task->name, task->failures, task->last_exit, error, why,
+                                sizeof why) != 0)
+        s_log (self, SHOAL_LOG_DEBUG, s_fields (task), "report the exit of %s: %s", task->name,
+               why);
+}
+
+//  A child that could not start, or exited unasked (how says how, last_exit
+//  as the wire has it): started again after a backoff; at the fifth exit in
+//  a row, and every one after until it runs long enough, reported failed:
+//  the node starts it again after a backoff of its own, a few times, then
+//  gives it up, and the leader places it on another node.
+static void
+s_failure (s_worker_t *self, s_task_t *task, uint64_t now, unsigned last_exit, const char *how)
 {
     task->failures++;
+    task->last_exit = last_exit;
+    s_report_exit (self, task, how);
     if (task->failures >= S_FAILURES_MAX) {
         s_log (self, SHOAL_LOG_ERROR, s_fields (task),
-               "giving up on %s after %u failures in a row: reported failed, the node starts it "
-               "again later",
-               task->name, task->failures);
+               "%s failed %u times in a row (last: %s): reporting it failed; the node starts it "
+               "again after a backoff, a few times, then gives it up and the leader places it "
+               "on another node",
+               task->name, task->failures, how);
         task->failed = true;
         s_report (self, task, SHOAL_FAILED, 0);
         return;
@@ -456,6 +475,10 @@ s_spawn (s_worker_t *self, s_task_t *task, uint64_t now)
                    why, task->name);
         task->told_no_command = true;
         task->failed = true;
+        char error[SHOAL_REASON_TEXT];
+        snprintf (error, sizeof error, "job %s has no command%s%s", task->job, why[0] ? ": " : "",
+                  why);
+        s_report_exit (self, task, error);
         s_report (self, task, SHOAL_FAILED, 0);
         return;
     }
@@ -479,7 +502,9 @@ s_spawn (s_worker_t *self, s_task_t *task, uint64_t now)
                shoal_child_role_name (task->role), (int) shoal_child_shim (task->child));
     else {
         s_log (self, SHOAL_LOG_ERROR, s_fields (task), "cannot start %s: %s", task->name, why);
-        s_failure (self, task, now);
+        char how[SHOAL_REASON_TEXT];
+        snprintf (how, sizeof how, "cannot start: %s", why);
+        s_failure (self, task, now, task->last_exit, how);
     }
 }
 
@@ -648,9 +673,12 @@ s_gone (s_worker_t *self, s_task_t *task, const shoal_child_exit_t *exit, uint64
     }
     if (task->role == 0 || self->exiting)
         s_task_drop (self, task);
-    else if (!asked)
-        s_failure (self, task, now);
-    else if (!task->failed && !task->restart_ms)
+    else if (!asked) {
+        //  As the wire has it: the exit status, or 256 + the signal.
+        int signal = exit->signal ? exit->signal : exit->shim_signal;
+        s_failure (self, task, now, signal ? 256u + (unsigned) signal : (unsigned) exit->status,
+                   how);
+    } else if (!task->failed && !task->restart_ms)
         s_spawn (self, task, now);
 }
 
@@ -935,6 +963,7 @@ s_healthy (s_worker_t *self, s_task_t *task, uint64_t now)
     if (!task->running || !task->failures || now - task->started_ms < S_HEALTHY_MS)
         return;
     task->failures = 0;
+    s_report_exit (self, task, "");
     if (!task->reported && !shoal_child_stopping (task->child)) {
         task->reported = true;
         s_log (self, SHOAL_LOG_INFO, s_fields (task), "%s ran %d s: it runs", task->name,

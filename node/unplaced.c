@@ -1,0 +1,157 @@
+/*  node/unplaced.c: the tasks the leader places nowhere, in words, in the
+    event log and in counts (unplaced.h).
+*/
+#include "unplaced.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+//  The handoff is asked at most this often: each look walks every task.
+#define S_LOOK_MS 1000
+
+#define S_REASONS (SHOAL_UNPLACED_SLOTS + 1)
+
+typedef struct {
+    char *task;
+    uint8_t reason;
+    char *text;
+} s_entry_t;
+
+struct _shoal_unplaced_watch_t {
+    s_entry_t *entries; //  sorted by task
+    size_t count;
+    uint64_t counts[S_REASONS];
+    uint64_t look_ms; //  the next look is due
+    bool looked_with_handoff;
+};
+
+const char *
+shoal_unplaced_name (uint8_t reason)
+{
+    static const char *const names[S_REASONS] = { "?",       "office", "moving",
+                                                  "no-node", "failed", "slots" };
+    return reason < S_REASONS ? names[reason] : "?";
+}
+
+void
+shoal_unplaced_text (const shoal_unplaced_t *unplaced, char *text, size_t size)
+{
+    const char *slash = strrchr (unplaced->task, '/');
+    int job = slash ? (int) (slash - unplaced->task) : (int) strlen (unplaced->task);
+    switch (unplaced->reason) {
+    case SHOAL_UNPLACED_OFFICE:
+        snprintf (text, size, "waiting: the leader is taking office");
+        break;
+    case SHOAL_UNPLACED_MOVING:
+        snprintf (text, size, "moving: waits until its last node stops it, or its lease ends");
+        break;
+    case SHOAL_UNPLACED_NO_NODE:
+        if (unplaced->unhandled)
+            snprintf (text, size, "no eligible node: no member handles job %.*s", job,
+                      unplaced->task);
+        else if (unplaced->label)
+            snprintf (text, size, "no eligible node: no member has %s=%s", unplaced->label->key,
+                      unplaced->label->value);
+        else
+            snprintf (text, size, "no eligible node: no member has every label job %.*s requires",
+                      job, unplaced->task);
+        break;
+    case SHOAL_UNPLACED_FAILED:
+        snprintf (text, size, "failed on every eligible node%s%s%s",
+                  unplaced->error[0] ? " (last: " : "", unplaced->error,
+                  unplaced->error[0] ? ")" : "");
+        break;
+    case SHOAL_UNPLACED_SLOTS:
+        snprintf (text, size, "waiting for a free slot");
+        break;
+    default:
+        snprintf (text, size, "placed nowhere");
+        break;
+    }
+}
+
+shoal_unplaced_watch_t *
+shoal_unplaced_watch_new (void)
+{
+    return calloc (1, sizeof (shoal_unplaced_watch_t));
+}
+
+static void
+s_entries_free (s_entry_t *entries, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        free (entries[i].task);
+        free (entries[i].text);
+    }
+    free (entries);
+}
+
+void
+shoal_unplaced_watch_destroy (shoal_unplaced_watch_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    s_entries_free ((*self_p)->entries, (*self_p)->count);
+    free (*self_p);
+    *self_p = NULL;
+}
+
+//  Writes the lines for what changed between the old entries and the new
+//  (both sorted by task): a task new or with another reason, and a task
+//  placed again (or gone), as reason "none".
+static void
+s_log_changes (const s_entry_t *old, size_t old_count, const s_entry_t *now, size_t now_count,
+               shoal_eventlog_t *events)
+{
+    size_t i = 0, j = 0;
+    while (i < old_count || j < now_count) {
+        int order = i == old_count ? 1 : j == now_count ? -1 : strcmp (old[i].task, now[j].task);
+        if (order < 0)
+            shoal_eventlog_unplaced (events, old[i++].task, "none", "");
+        else if (order > 0 || old[i].reason != now[j].reason || strcmp (old[i].text, now[j].text)) {
+            shoal_eventlog_unplaced (events, now[j].task, shoal_unplaced_name (now[j].reason),
+                                     now[j].text);
+            i += order == 0;
+            j++;
+        } else
+            i++, j++;
+    }
+}
+
+void
+shoal_unplaced_watch_update (shoal_unplaced_watch_t *self, shoal_handoff_t *handoff,
+                             uint64_t now_ms, shoal_eventlog_t *events)
+{
+    if (!self || (now_ms < self->look_ms && (handoff != NULL) == self->looked_with_handoff))
+        return;
+    self->look_ms = now_ms + S_LOOK_MS;
+    self->looked_with_handoff = handoff != NULL;
+    const shoal_unplaced_t *unplaced = NULL;
+    size_t count = handoff ? shoal_handoff_unplaced (handoff, &unplaced) : 0;
+    s_entry_t *entries = calloc (count ? count : 1, sizeof *entries);
+    if (!entries)
+        return; //  the next look tries again
+    uint64_t counts[S_REASONS] = { 0 };
+    for (size_t i = 0; i < count; i++) {
+        char text[SHOAL_REASON_MAX + 1];
+        shoal_unplaced_text (&unplaced[i], text, sizeof text);
+        entries[i] = (s_entry_t){ strdup (unplaced[i].task), unplaced[i].reason, strdup (text) };
+        if (!entries[i].task || !entries[i].text) {
+            s_entries_free (entries, i + 1);
+            return;
+        }
+        counts[unplaced[i].reason < S_REASONS ? unplaced[i].reason : 0]++;
+    }
+    s_log_changes (self->entries, self->count, entries, count, events);
+    s_entries_free (self->entries, self->count);
+    self->entries = entries;
+    self->count = count;
+    memcpy (self->counts, counts, sizeof counts);
+}
+
+uint64_t
+shoal_unplaced_watch_count (const shoal_unplaced_watch_t *self, uint8_t reason)
+{
+    return self && reason < S_REASONS ? self->counts[reason] : 0;
+}

@@ -1,0 +1,42 @@
+/*  node/unplaced.h: the tasks the leader places nowhere, as the shell words
+    them and follows them.
+
+    The reason is the handoff's data (rebalance/handoff.h,
+    shoal_handoff_unplaced); here it becomes words for `shoal status`, a
+    line of the event log when a task's reason changes, and counts for the
+    metrics. Only the acting leader has a handoff: elsewhere every count
+    is 0.
+*/
+#ifndef SHOAL_UNPLACED_H
+#define SHOAL_UNPLACED_H
+
+#include "eventlog.h"
+#include "handoff.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+//  The reasons, as the metrics and the event log name them: "office",
+//  "moving", "no-node", "failed", "slots"; "?" for another value.
+const char *shoal_unplaced_name (uint8_t reason);
+
+//  The reason in words, into text: "no eligible node: no member has
+//  zone=mars", "failed on every eligible node (last: exit 127)".
+void shoal_unplaced_text (const shoal_unplaced_t *unplaced, char *text, size_t size);
+
+typedef struct _shoal_unplaced_watch_t shoal_unplaced_watch_t;
+
+shoal_unplaced_watch_t *shoal_unplaced_watch_new (void);
+void shoal_unplaced_watch_destroy (shoal_unplaced_watch_t **self_p);
+
+//  Looks at the handoff this node leads (NULL: none), at most once a
+//  second: writes an `unplaced` line to events (NULL: none) for each task
+//  whose reason changed, and keeps the counts.
+void shoal_unplaced_watch_update (shoal_unplaced_watch_t *self, shoal_handoff_t *handoff,
+                                  uint64_t now_ms, shoal_eventlog_t *events);
+
+//  How many tasks are placed nowhere for reason (shoal_unplaced_reason_t),
+//  as the last look found.
+uint64_t shoal_unplaced_watch_count (const shoal_unplaced_watch_t *self, uint8_t reason);
+
+#endif
