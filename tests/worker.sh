@@ -32,12 +32,12 @@ cleanup () {
     local pid name
     for pid in "${pid_of[@]}"; do kill -9 "$pid" 2>/dev/null; done
     # Children a broken worker would leave behind.
-    for name in a b c d e f g h i; do
+    for name in a b c d e f g h i j; do
         [ -f "$work/$name.log" ] || continue
         for pid in $(children_of "$name"); do alive "$pid" && kill -9 "$pid"; done
     done
     if [ "$failures" -gt 0 ]; then
-        for name in a b c d e f g h i; do
+        for name in a b c d e f g h i j; do
             [ -f "$work/$name.log" ] && { echo "--- $name"; grep -v ' member ' "$work/$name.log"; }
         done
     fi
@@ -337,13 +337,15 @@ stop_together a b
 # and led while every member listed it as left, and a follower that left
 # ran the others' term up. Now its tasks move away, its children stop and
 # it exits 0; the others elect once at most (when the leader left) and
-# their term stays where it is. A cluster of its own: g, h and i.
+# their term stays where it is. A cluster of its own: g, h and i, then j,
+# which outranks the leader they elected (it does not depose it).
 start g
 wait_for "g starts" grep -q 'on port' "$work/g.log" || exit 1
-start h "$(sed -n -E 's/.* on port ([0-9]+).*/127.0.0.1:\1/p' "$work/g.log")"
-start i "$(sed -n -E 's/.* on port ([0-9]+).*/127.0.0.1:\1/p' "$work/g.log")"
-ghi_alive () { [ "$("$shoal" members --data-dir "$work/g" | grep -c ' alive ')" -eq 3 ]; }
-wait_for "g, h and i alive" ghi_alive || exit 1
+g_seed=$(sed -n -E 's/.* on port ([0-9]+).*/127.0.0.1:\1/p' "$work/g.log")
+start h "$g_seed"
+start i "$g_seed"
+alive_on_g () { [ "$("$shoal" members --data-dir "$work/g" | grep -c ' alive ')" -eq "$1" ]; }
+wait_for "g, h and i alive" alive_on_g 3 || exit 1
 wait_for "submit moving" "$shoal" submit moving --parallelism 3 --command 'exec sleep 600' \
     --data-dir "$work/g" --timeout 2s || exit 1
 # The name of the leader and its term, as worker $1 sees them, into
@@ -383,9 +385,9 @@ leave_asked () { # name other
 # The term worker $1 sees settles: the same leader and term over ten
 # leases (loopback: 300 ms each), at most $2; into $leader and $term.
 term_settles () { # name most
-    local before_leader before_term n
+    local before_leader before_term
     wait_for "$1 knows a leader" leader_of "$1" || return 1
-    for n in $(seq 20); do
+    for _ in $(seq 20); do
         before_leader=$leader before_term=$term
         sleep 3
         leader_of "$1" && [ "$leader" = "$before_leader" ] && [ "$term" = "$before_term" ] && break
@@ -396,13 +398,20 @@ wait_for "moving runs" moving_runs g "" || exit 1
 wait_for "g knows the leader" leader_of g || exit 1
 term_settles g $((term + 1))
 first_leader=$leader first_term=$term
+SHOAL_PRIORITY=10 start j "$g_seed"
+wait_for "j alive" alive_on_g 4 || exit 1
 follower=
 for name in g h i; do [ "$name" != "$first_leader" ] && follower=$name && break; done
 other=
 for name in g h i; do
     [ "$name" != "$first_leader" ] && [ "$name" != "$follower" ] && other=$name
 done
-# A follower: the leader and its term stay.
+term_settles "$other" "$first_term"
+# A follower that outranks the leader, then another: the leader and its
+# term stay.
+leave_asked j "$first_leader"
+term_settles "$other" "$first_term"
+[ "$leader" = "$first_leader" ] || fail "the leader stays when j leaves ($leader)"
 leave_asked "$follower" "$first_leader"
 term_settles "$other" "$first_term"
 [ "$leader" = "$first_leader" ] || fail "the leader stays when a follower leaves ($leader)"
