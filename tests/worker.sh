@@ -37,12 +37,12 @@ cleanup () {
     local pid name
     for pid in "${pid_of[@]}"; do kill -9 "$pid" 2>/dev/null; done
     # Children a broken worker would leave behind.
-    for name in a b c d e f g h i j k; do
+    for name in a b c d e f g h i j k m n; do
         [ -f "$work/$name.log" ] || continue
         for pid in $(children_of "$name"); do alive "$pid" && kill -9 "$pid"; done
     done
     if [ "$failures" -gt 0 ]; then
-        for name in a b c d e f g h i j k; do
+        for name in a b c d e f g h i j k m n; do
             [ -f "$work/$name.log" ] && { echo "--- $name"; grep -v ' member ' "$work/$name.log"; }
         done
     fi
@@ -356,14 +356,14 @@ done
 
 # --- a lost lease: stateless tasks stop, never run as standbys ----------
 
-# j and k, a cluster of two; k is killed, so j has no majority and loses
+# m and n, a cluster of two; n is killed, so m has no majority and loses
 # its lease. A stateless task has no state to keep warm: its child must be
 # stopped (frozen, then killed), never started again as a standby, which a
 # command that ignores SHOAL_ROLE would take for a licence to go on working
 # while the majority side starts the task elsewhere.
-for name in j k; do
+for name in m n; do
     seed=()
-    [ "$name" = k ] && seed=(--join "$(sed -n -E 's/.* on port ([0-9]+).*/127.0.0.1:\1/p' "$work/j.log")")
+    [ "$name" = n ] && seed=(--join "$(sed -n -E 's/.* on port ([0-9]+).*/127.0.0.1:\1/p' "$work/m.log")")
     SHOAL_PROFILE=loopback "$shoal" worker --data-dir "$work/$name" --bind 127.0.0.1:0 \
         --beacon-port 0 --name "$name" --expect 2 --log-format=text "${seed[@]}" \
         >"$work/$name.out" 2>"$work/$name.log" &
@@ -371,37 +371,37 @@ for name in j k; do
     wait_for "$name starts" grep -q 'on port' "$work/$name.log" || exit 1
 done
 wait_for "submit web" "$shoal" submit web --parallelism 4 --command 'echo web-up >&2; exec sleep 600' \
-    --data-dir "$work/j" --timeout 2s
-j_runs_web () { grep -Eq 'started web/[0-9] as active' "$work/j.log"; }
-wait_for "j runs some of web" j_runs_web || exit 1
-web_task=$(grep -Eo 'started web/[0-9] as active' "$work/j.log" | head -1 | cut -d' ' -f2)
+    --data-dir "$work/m" --timeout 2s
+m_runs_web () { grep -Eq 'started web/[0-9] as active' "$work/m.log"; }
+wait_for "m runs some of web" m_runs_web || exit 1
+web_task=$(grep -Eo 'started web/[0-9] as active' "$work/m.log" | head -1 | cut -d' ' -f2)
 wait_for "a child's stderr line follows its task in text" \
-    grep -Eq "^[^ ]+ info  $web_task stderr: web-up$" "$work/j.log"
-kill -9 "${pid_of[k]}"
-wait "${pid_of[k]}" 2>/dev/null
-unset 'pid_of[k]'
-wait_for "j loses its lease" grep -q 'lease lost' "$work/j.log"
-# j settles: none of its web tasks is active or stopping any more.
+    grep -Eq "^[^ ]+ info  $web_task stderr: web-up$" "$work/m.log"
+kill -9 "${pid_of[n]}"
+wait "${pid_of[n]}" 2>/dev/null
+unset 'pid_of[n]'
+wait_for "m loses its lease" grep -q 'lease lost' "$work/m.log"
+# m settles: none of its web tasks is active or stopping any more.
 web_settled () {
-    "$shoal" status --data-dir "$work/j" --json >"$work/status" 2>/dev/null &&
+    "$shoal" status --data-dir "$work/m" --json >"$work/status" 2>/dev/null &&
         ! jq -e '.tasks[] | select((.task | startswith("web/")) and
             (.role == "active" or .state == "stopping"))' "$work/status" >/dev/null
 }
-wait_for "j's web tasks settle without a lease" web_settled
+wait_for "m's web tasks settle without a lease" web_settled
 jq -e '.tasks[] | select(.task | startswith("web/"))' "$work/status" >/dev/null &&
-    fail "j holds a stateless task without a lease: $(jq -c '.tasks' "$work/status")"
-grep -Eq 'web/[0-9] as (standby|learner)' "$work/j.log" && fail "j ran a stateless task as a standby"
-# Every child j started for web is gone, or frozen (T), none running.
-web_children=$(sed -n -E 's/.* started web\/[0-9] as [a-z]+ \(epoch [^,]*, pid ([0-9]+)\).*/\1/p' "$work/j.log")
-[ -n "$web_children" ] || fail "j's log names the children of web"
+    fail "m holds a stateless task without a lease: $(jq -c '.tasks' "$work/status")"
+grep -Eq 'web/[0-9] as (standby|learner)' "$work/m.log" && fail "m ran a stateless task as a standby"
+# Every child m started for web is gone, or frozen (T), none running.
+web_children=$(sed -n -E 's/.* started web\/[0-9] as [a-z]+ \(epoch [^,]*, pid ([0-9]+)\).*/\1/p' "$work/m.log")
+[ -n "$web_children" ] || fail "m's log names the children of web"
 for pid in $web_children; do
     state=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)
     [ -z "$state" ] || [ "$state" = T ] || [ "$state" = Z ] ||
         fail "web's child $pid runs on without a lease (state $state)"
 done
-kill -9 "${pid_of[j]}"
-wait "${pid_of[j]}" 2>/dev/null
-unset 'pid_of[j]'
+kill -9 "${pid_of[m]}"
+wait "${pid_of[m]}" 2>/dev/null
+unset 'pid_of[m]'
 
 # --- never two actives --------------------------------------------------
 
@@ -441,13 +441,15 @@ stop_together a b
 # and led while every member listed it as left, and a follower that left
 # ran the others' term up. Now its tasks move away, its children stop and
 # it exits 0; the others elect once at most (when the leader left) and
-# their term stays where it is. A cluster of its own: g, h and i.
+# their term stays where it is. A cluster of its own: g, h and i, then j,
+# which outranks the leader they elected (it does not depose it).
 start g
 wait_for "g starts" grep -q 'on port' "$work/g.log" || exit 1
-start h "$(sed -n -E 's/.* on port ([0-9]+).*/127.0.0.1:\1/p' "$work/g.log")"
-start i "$(sed -n -E 's/.* on port ([0-9]+).*/127.0.0.1:\1/p' "$work/g.log")"
-ghi_alive () { [ "$("$shoal" members --data-dir "$work/g" | grep -c ' alive ')" -eq 3 ]; }
-wait_for "g, h and i alive" ghi_alive || exit 1
+g_seed=$(sed -n -E 's/.* on port ([0-9]+).*/127.0.0.1:\1/p' "$work/g.log")
+start h "$g_seed"
+start i "$g_seed"
+alive_on_g () { [ "$("$shoal" members --data-dir "$work/g" | grep -c ' alive ')" -eq "$1" ]; }
+wait_for "g, h and i alive" alive_on_g 3 || exit 1
 wait_for "submit moving" "$shoal" submit moving --parallelism 3 --command 'exec sleep 600' \
     --data-dir "$work/g" --timeout 2s || exit 1
 # The name of the leader and its term, as worker $1 sees them, into
@@ -487,9 +489,9 @@ leave_asked () { # name other
 # The term worker $1 sees settles: the same leader and term over ten
 # leases (loopback: 300 ms each), at most $2; into $leader and $term.
 term_settles () { # name most
-    local before_leader before_term n
+    local before_leader before_term
     wait_for "$1 knows a leader" leader_of "$1" || return 1
-    for n in $(seq 20); do
+    for _ in $(seq 20); do
         before_leader=$leader before_term=$term
         sleep 3
         leader_of "$1" && [ "$leader" = "$before_leader" ] && [ "$term" = "$before_term" ] && break
@@ -500,19 +502,28 @@ wait_for "moving runs" moving_runs g "" || exit 1
 wait_for "g knows the leader" leader_of g || exit 1
 term_settles g $((term + 1))
 first_leader=$leader first_term=$term
+SHOAL_PRIORITY=10 start j "$g_seed"
+wait_for "j alive" alive_on_g 4 || exit 1
 follower=
 for name in g h i; do [ "$name" != "$first_leader" ] && follower=$name && break; done
 other=
 for name in g h i; do
     [ "$name" != "$first_leader" ] && [ "$name" != "$follower" ] && other=$name
 done
-# A follower: the leader and its term stay.
+term_settles "$other" $((first_term + 1))
+# A follower that outranks the leader, then another: the leader stays, and
+# the term as it was, but for one election a late heartbeat of a loaded
+# machine may bring.
+leave_asked j "$first_leader"
+term_settles "$other" $((term + 1))
+[ "$leader" = "$first_leader" ] || fail "the leader stays when j leaves ($leader)"
 leave_asked "$follower" "$first_leader"
-term_settles "$other" "$first_term"
+term_settles "$other" $((term + 1))
 [ "$leader" = "$first_leader" ] || fail "the leader stays when a follower leaves ($leader)"
-# The leader: the last worker leads alone, after one election.
+# The leader: the last worker leads alone, after one election (two terms
+# when two candidates met).
 leave_asked "$first_leader" "$other"
-term_settles "$other" $((first_term + 2))
+term_settles "$other" $((term + 2))
 [ "$leader" = "$other" ] || fail "the worker that stays leads once the leader left ($leader)"
 stop_together "$other"
 
