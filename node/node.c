@@ -1198,13 +1198,18 @@ s_tasks_list (s_actor_t *self, shoal_control_rep_t *rep)
 //  the wait, it answers with its own tasks, and the reason says so.
 
 //  An ok answer to request id, naming the leader this node follows and its
-//  term (zero when there is none).
+//  term; with no leader (zero), the highest term the node has seen, so
+//  that an operator sees how far the elections went.
 static shoal_control_rep_t
 s_rep_ok (s_actor_t *self, uint64_t now, uint32_t id, const char *reason)
 {
     shoal_control_rep_t rep = { .id = id, .code = SHOAL_REPLY_OK, .reason = reason };
     shoal_id_t leader = { 0 };
-    shoal_elector_leader (shoal_peer_elector (self->peer), now, &leader, &rep.term);
+    const shoal_elector_t *elector = shoal_peer_elector (self->peer);
+    if (shoal_elector_leader (elector, now, &leader, &rep.term) != 0) {
+        memset (&leader, 0, sizeof leader);
+        rep.term = shoal_elector_term (elector);
+    }
     rep.leader = leader;
     return rep;
 }

@@ -185,9 +185,16 @@ s_print_status (const shoal_control_rep_t *rep, const shoal_control_rep_t *membe
     shoal_id_format (rep->leader.bytes, true, leader);
     json_t *list = json ? json_array () : NULL;
     if (!json) {
-        printf ("leader %s (%s), term %llu, assignment version %llu\n\n",
-                leader[0] ? leader : "none", s_member_name (members, &rep->leader),
-                (unsigned long long) rep->term, (unsigned long long) rep->version);
+        //  With no leader, the term is the highest the node has seen.
+        const char *name = s_member_name (members, &rep->leader);
+        if (leader[0] && name[0])
+            printf ("leader %s (%s), ", leader, name);
+        else if (leader[0])
+            printf ("leader %s, ", leader);
+        else
+            printf ("no leader, ");
+        printf ("term %llu, assignment version %llu\n\n", (unsigned long long) rep->term,
+                (unsigned long long) rep->version);
         printf ("%-24s  %-16s  %-8s  %-8s  %-12s  %s\n", "TASK", "NODE", "ROLE", "STATE", "EPOCH",
                 "LAG");
     }
