@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 _Static_assert((int) SHOAL_ACTIVE == SHOAL_ROLE_ACTIVE &&
@@ -673,6 +674,21 @@ s_keyring (s_actor_t *self, char *why, size_t why_size)
         return shoal_why (why, why_size, "key-file %s: %s", options->key_file, reason);
     if (!options->key_file[0] && options->require_key)
         return shoal_why (why, why_size, "require-key is set, and no key-file is given");
+    //  Said once at start: what the key (or its lack) leaves open.
+    shoal_event_t event = { .type = SHOAL_EVENT_NOTICE };
+    struct stat st;
+    if (!options->key_file[0])
+        shoal_why (event.reason, sizeof event.reason,
+                   "no key-file: any host that reaches this node can join the cluster and "
+                   "steer it, and submit jobs whose commands workers run (shoal keygen makes "
+                   "a key)");
+    else if (stat (options->key_file, &st) == 0 && (st.st_mode & 077))
+        shoal_why (event.reason, sizeof event.reason,
+                   "key-file %s has mode %04o: its group or others may read the cluster key; "
+                   "chmod 600 it",
+                   options->key_file, (unsigned) (st.st_mode & 07777));
+    if (event.reason[0])
+        s_event_push (self->node, &event);
     return 0;
 }
 
