@@ -31,9 +31,15 @@
 
 typedef struct _shoal_control_server_t shoal_control_server_t;
 
-//  Binds a ROUTER at endpoint (an ipc:// file left by a crash is replaced).
-//  self is the node's life, keyring its keys (shared, not owned). NULL with
-//  the reason in why.
+//  Binds a ROUTER at endpoint. An ipc:// endpoint is this node's while it
+//  lives: it holds PATH.lock (flock), and refuses a path whose lock another
+//  process holds, or where something else listens (a live node's is never
+//  unlinked nor bound over). A socket file left by a node that was killed
+//  (its lock free, nobody listening) is replaced. At the end the node
+//  removes the file only while it is still the one it made. A tcp://
+//  endpoint or an abstract ipc://@NAME in use is refused too (the kernel
+//  refuses a second bind of either). self is the node's life, keyring its
+//  keys (shared, not owned). NULL with the reason in why.
 shoal_control_server_t *shoal_control_server_new (const char *endpoint,
                                                   const shoal_keyring_t *keyring,
                                                   const shoal_life_t *self, char *why,
@@ -65,9 +71,12 @@ uint64_t shoal_control_server_dropped (const shoal_control_server_t *self);
 
 //  Sends req to the node at endpoint and waits up to timeout_ms for its
 //  answer, decoded into rep (strings and lists in arena, which must hold
-//  at least SHOAL_CONTROL_ARENA bytes). Returns 0, or -1 with the reason
-//  (cannot connect, no answer in time, an answer that does not open or
-//  decode).
+//  at least SHOAL_CONTROL_ARENA bytes). Returns 0; -1 with the reason
+//  (no node at the endpoint, said at once where that is known: an ipc://
+//  socket file that is missing or that nobody listens on, a tcp:// port
+//  that refuses; else no answer in time, an answer that does not open or
+//  decode); or -2 when the request does not encode (a field over its
+//  limit: the caller's mistake, named in why).
 #define SHOAL_CONTROL_ARENA (4u * SHOAL_FRAME_MAX)
 int shoal_control_call (const char *endpoint, const shoal_keyring_t *keyring,
                         const shoal_control_req_t *req, uint64_t timeout_ms, shoal_arena_t *arena,

@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 _Static_assert((int) SHOAL_ACTIVE == SHOAL_ROLE_ACTIVE &&
@@ -676,6 +677,21 @@ s_keyring (s_actor_t *self, char *why, size_t why_size)
         return shoal_why (why, why_size, "key-file %s: %s", options->key_file, reason);
     if (!options->key_file[0] && options->require_key)
         return shoal_why (why, why_size, "require-key is set, and no key-file is given");
+    //  Said once at start: what the key (or its lack) leaves open.
+    shoal_event_t event = { .type = SHOAL_EVENT_NOTICE };
+    struct stat st;
+    if (!options->key_file[0])
+        shoal_why (event.reason, sizeof event.reason,
+                   "no key-file: any host that reaches this node can join the cluster and "
+                   "steer it, and submit jobs whose commands workers run (shoal keygen makes "
+                   "a key)");
+    else if (stat (options->key_file, &st) == 0 && (st.st_mode & 077))
+        shoal_why (event.reason, sizeof event.reason,
+                   "key-file %s has mode %04o: its group or others may read the cluster key; "
+                   "chmod 600 it",
+                   options->key_file, (unsigned) (st.st_mode & 07777));
+    if (event.reason[0])
+        s_event_push (self->node, &event);
     return 0;
 }
 
@@ -1236,13 +1252,18 @@ s_tasks_list (s_actor_t *self, shoal_control_rep_t *rep)
 //  the wait, it answers with its own tasks, and the reason says so.
 
 //  An ok answer to request id, naming the leader this node follows and its
-//  term (zero when there is none).
+//  term; with no leader (zero), the highest term the node has seen, so
+//  that an operator sees how far the elections went.
 static shoal_control_rep_t
 s_rep_ok (s_actor_t *self, uint64_t now, uint32_t id, const char *reason)
 {
     shoal_control_rep_t rep = { .id = id, .code = SHOAL_REPLY_OK, .reason = reason };
     shoal_id_t leader = { 0 };
-    shoal_elector_leader (shoal_peer_elector (self->peer), now, &leader, &rep.term);
+    const shoal_elector_t *elector = shoal_peer_elector (self->peer);
+    if (shoal_elector_leader (elector, now, &leader, &rep.term) != 0) {
+        memset (&leader, 0, sizeof leader);
+        rep.term = shoal_elector_term (elector);
+    }
     rep.leader = leader;
     return rep;
 }

@@ -32,6 +32,8 @@ extern char **environ;
 #define WAIT_STEPS 1000
 
 static char s_dir[] = "/tmp/shoal-test-child-XXXXXX";
+//  The bytes of the test's command line, which a shim's title takes.
+static size_t s_argv_size;
 
 static void
 s_sleep_ms (long ms)
@@ -802,6 +804,42 @@ test_child_output_a_lot (void)
     shoal_child_destroy (&child);
 }
 
+//  Reads /proc/PID/NAME into text, NULs as spaces; false when it cannot.
+static bool
+s_proc_text (pid_t pid, const char *name, char *text, size_t size)
+{
+    char path[64];
+    snprintf (path, sizeof path, "/proc/%d/%s", (int) pid, name);
+    FILE *file = fopen (path, "r");
+    if (!file)
+        return false;
+    size_t got = fread (text, 1, size - 1, file);
+    fclose (file);
+    for (size_t i = 0; i < got; i++)
+        if (text[i] == 0)
+            text[i] = ' ';
+    text[got] = 0;
+    return true;
+}
+
+//  A shim names its task where ps and top look (its command line, its
+//  thread name), not the worker's command line it was forked with.
+static void
+test_child_shim_is_named_for_its_task (void)
+{
+    shoal_child_t *child = s_child (SHOAL_ACTIVE, "exec sleep 60");
+    char text[512] = "";
+    CHECK (child && s_proc_text (shoal_child_shim (child), "comm", text, sizeof text));
+    CHECK_STR (text, "shim orders/3\n");
+    CHECK (child && s_proc_text (shoal_child_shim (child), "cmdline", text, sizeof text));
+    //  As much of the title as the test's own command line has room for.
+    const char *title = "shoal-shim orders/3";
+    size_t room = s_argv_size - 1 < strlen (title) ? s_argv_size - 1 : strlen (title);
+    CHECK (strncmp (text, title, room) == 0);
+    CHECK (!strstr (text, "test_child"));
+    shoal_child_destroy (&child);
+}
+
 //  The shell runs, but finds no such command: the child fails with 127.
 static void
 test_child_missing_command_fails (void)
@@ -916,9 +954,12 @@ test_child_never_outlives_its_worker (void)
 }
 
 int
-main (void)
+main (int argc, char **argv)
 {
     signal (SIGPIPE, SIG_IGN);
+    shoal_child_title_area (argc, argv);
+    for (int i = 0; i < argc; i++)
+        s_argv_size += strlen (argv[i]) + 1;
     if (!mkdtemp (s_dir)) {
         perror ("mkdtemp");
         return 1;
@@ -939,6 +980,7 @@ main (void)
     RUN (test_child_missing_command_fails);
     RUN (test_child_output);
     RUN (test_child_output_a_lot);
+    RUN (test_child_shim_is_named_for_its_task);
     RUN (test_child_freeze);
     RUN (test_child_closes_its_descriptor);
     RUN (test_child_never_outlives_its_worker);

@@ -250,9 +250,16 @@ s_print_status (const shoal_control_rep_t *rep, const shoal_control_rep_t *membe
     shoal_id_format (rep->leader.bytes, true, leader);
     json_t *list = json ? json_array () : NULL;
     if (!json) {
-        printf ("leader %s (%s), term %llu, assignment version %llu\n\n",
-                leader[0] ? leader : "none", s_member_name (members, &rep->leader),
-                (unsigned long long) rep->term, (unsigned long long) rep->version);
+        //  With no leader, the term is the highest the node has seen.
+        const char *name = s_member_name (members, &rep->leader);
+        if (leader[0] && name[0])
+            printf ("leader %s (%s), ", leader, name);
+        else if (leader[0])
+            printf ("leader %s, ", leader);
+        else
+            printf ("no leader, ");
+        printf ("term %llu, assignment version %llu\n\n", (unsigned long long) rep->term,
+                (unsigned long long) rep->version);
         printf ("%-24s  %-16s  %-8s  %-9s  %-12s  %-8s  %8s  %s\n", "TASK", "NODE", "ROLE", "STATE",
                 "EPOCH", "LAG", "RESTARTS", "NOTE");
     }
@@ -344,6 +351,38 @@ s_print_change (const s_command_t *command, const shoal_control_rep_t *rep, bool
     default:
         return EXIT_FAILED;
     }
+}
+
+//  0 when endpoint is one a node can have (the rules of its control
+//  option), -1 else.
+static int
+s_endpoint_check (const char *endpoint)
+{
+    shoal_options_t *options = shoal_options_new ();
+    int rc = options ? shoal_options_set (options, "control", endpoint, NULL, 0) : -1;
+    shoal_options_destroy (&options);
+    return rc;
+}
+
+//  Why a call found no node, and what to check: where the endpoint came
+//  from, and the key.
+static void
+s_call_failed (const s_command_t *command, const char *why, const char *control,
+               const char *data_dir)
+{
+    fprintf (stderr, "shoal %s: %s\n", command->name, why);
+    if (control && control[0])
+        fprintf (stderr, "(is the node running? --control %s names it", control);
+    else
+        fprintf (stderr,
+                 "(is the node running? its data directory is %s: --data-dir, or --control, "
+                 "names another",
+                 data_dir && data_dir[0] ? data_dir : "shoal-data");
+    //  Where something listens, an answer that never came may be a key's.
+    if (strncmp (why, "no node at ", 11) == 0 || strncmp (why, "cannot reach ", 13) == 0)
+        fprintf (stderr, ")\n");
+    else
+        fprintf (stderr, "; a node with a key answers only --key-file holders)\n");
 }
 
 int
@@ -439,6 +478,18 @@ shoal_client_main (const char *name, int argc, char **argv)
                               NULL);
     if (command->op == SHOAL_OP_SUBMIT && parallelism < 0)
         return s_usage_error (command, "needs --parallelism N", NULL);
+    if (command->args && strlen (positional[0]) > SHOAL_NAME_MAX) {
+        char reason[96];
+        snprintf (reason, sizeof reason,
+                  "a job name is at most %d bytes; this one is %zu:", SHOAL_NAME_MAX,
+                  strlen (positional[0]));
+        return s_usage_error (command, reason, positional[0]);
+    }
+    if (control && control[0] && s_endpoint_check (control) != 0)
+        return s_usage_error (command,
+                              "--control takes ipc://PATH or tcp://HOST:PORT (as "
+                              "tcp://127.0.0.1:7401), not",
+                              control);
 
     shoal_control_req_t req = { .id = 1, .op = (uint8_t) command->op };
     if (command->op == SHOAL_OP_SUBMIT) {
@@ -474,20 +525,28 @@ shoal_client_main (const char *name, int argc, char **argv)
                   data_dir && data_dir[0] ? data_dir : "shoal-data");
     shoal_keyring_t *keyring = shoal_keyring_new ();
     shoal_arena_t arena = { 0 }, names = { 0 };
-    int rc = EXIT_FAILED;
+    int rc = EXIT_FAILED, called;
     char why[512] = "";
     shoal_control_rep_t rep, members = { 0 };
     if (!keyring || shoal_arena_init (&arena, SHOAL_CONTROL_ARENA) != 0)
         fprintf (stderr, "shoal %s: out of memory\n", command->name);
     else if (key_file && key_file[0] &&
-             shoal_key_file_load (keyring, key_file, why, sizeof why) != 0)
+             shoal_key_file_load (keyring, key_file, why, sizeof why) != 0) {
         fprintf (stderr, "shoal %s: --key-file %s: %s\n", command->name, key_file, why);
-    else if (shoal_control_call (endpoint, keyring, &req, timeout_ms, &arena, &rep, why,
-                                 sizeof why) != 0)
-        fprintf (stderr,
-                 "shoal %s: %s\n(is the node running there? --data-dir or --control names it; "
-                 "a node with a key answers only --key-file holders)\n",
-                 command->name, why);
+        rc = EXIT_USAGE;
+    } else if ((called = shoal_control_call (endpoint, keyring, &req, timeout_ms, &arena, &rep, why,
+                                             sizeof why)) == -2) {
+        //  The request breaks a limit of the wire: the user's to change.
+        fprintf (stderr, "shoal %s: %s\n", command->name, why);
+        rc = EXIT_USAGE;
+    } else if (called != 0)
+        s_call_failed (command, why, control, data_dir);
+    else if (rep.code != SHOAL_REPLY_OK &&
+             (command->op == SHOAL_OP_MEMBERS || command->op == SHOAL_OP_JOBS ||
+              command->op == SHOAL_OP_STATUS))
+        //  Refused: a keyed node asked without the key says so.
+        fprintf (stderr, "shoal %s: %s: %s\n", command->name, s_name (NAMES (s_codes), rep.code),
+                 rep.reason && rep.reason[0] ? rep.reason : "refused");
     else if (command->op == SHOAL_OP_MEMBERS) {
         s_print_members (&rep, json);
         rc = 0;

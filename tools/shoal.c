@@ -6,6 +6,7 @@
 #include "shoal.h"
 
 #include "assign_json.h"
+#include "child.h"
 #include "client.h"
 #include "keyring.h"
 #include "worker.h"
@@ -282,8 +283,11 @@ main (int argc, char **argv)
         return s_keygen (argc - 2, argv + 2);
     if (strcmp (command, "assign") == 0)
         return s_assign (argc - 2, argv + 2);
-    if (strcmp (command, "worker") == 0)
+    if (strcmp (command, "worker") == 0) {
+        //  Each task's shim, a fork of the worker, names itself there.
+        shoal_child_title_area (argc, argv);
         return shoal_worker_main (argc - 2, argv + 2);
+    }
     int rc = shoal_client_main (command, argc - 2, argv + 2);
     if (rc >= 0)
         return rc;

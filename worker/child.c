@@ -320,7 +320,43 @@ typedef struct {
     int err_fd;
     uint64_t grace_ms;
     int fd_limit; //  descriptors to close one by one when close_range is missing
+    char title[SHOAL_TASK_TEXT + 16]; //  "shoal-shim JOB/INDEX", for ps
 } s_launch_t;
+
+//  The worker's command line, which a shim (a fork of the worker) rewrites
+//  with its title: see shoal_child_title_area.
+static char *s_title_area;
+static size_t s_title_size;
+
+void
+shoal_child_title_area (int argc, char **argv)
+{
+    if (argc < 1 || !argv[0])
+        return;
+    //  The arguments are one block on Linux; only the block that runs on
+    //  unbroken from argv[0] is used.
+    char *end = argv[0] + strlen (argv[0]) + 1;
+    for (int i = 1; i < argc && argv[i] == end; i++)
+        end += strlen (argv[i]) + 1;
+    s_title_area = argv[0];
+    s_title_size = (size_t) (end - argv[0]);
+}
+
+//  Names the shim for ps and top: its command line (as far as the
+//  worker's has room) and its thread name (15 bytes: "shim JOB/INDEX").
+//  Without this, each shim shows as the worker itself.
+static void
+s_shim_title (const s_launch_t *launch)
+{
+    prctl (PR_SET_NAME, launch->title + strlen ("shoal-"));
+    if (!s_title_area || s_title_size < 2)
+        return;
+    size_t length = strlen (launch->title);
+    if (length > s_title_size - 1)
+        length = s_title_size - 1;
+    memcpy (s_title_area, launch->title, length);
+    memset (s_title_area + length, 0, s_title_size - length);
+}
 
 static volatile sig_atomic_t s_shim_terminated;
 
@@ -457,6 +493,7 @@ s_shim (const s_launch_t *launch)
         _exit (S_EXIT_SETUP);
     prctl (PR_SET_CHILD_SUBREAPER, 1);
     s_shim_descriptors (launch);
+    s_shim_title (launch);
 
     pid_t shim = getpid ();
     pid_t command = fork ();
@@ -631,6 +668,8 @@ shoal_child_new (const shoal_child_spec_t *spec, char *why, size_t why_size)
         .grace_ms = spec->grace_ms,
         .fd_limit = fd_limit > 0 && fd_limit < 65536 ? (int) fd_limit : 65536,
     };
+    snprintf (launch.title, sizeof launch.title, "shoal-shim %.*s/%u", SHOAL_NAME_TEXT - 1,
+              spec->job, spec->index);
     //  The shim starts with every signal blocked, so that none arrives
     //  before it is ready for it.
     sigset_t all, old;

@@ -243,6 +243,13 @@ int shoal_child_reap (shoal_child_t *self, shoal_child_exit_t *exit);
 //  An exit in words: "exited with status 3", "killed by signal 9 (Killed)".
 void shoal_child_exit_text (const shoal_child_exit_t *exit, char *text, size_t size);
 
+//  Where the worker's command line is (main's argc and argv), so that each
+//  shim shows in ps as "shoal-shim JOB/INDEX" (cut to the room the
+//  worker's command line has), not as the worker: call it once, before
+//  the first child. Without it, only the thread name ("shim JOB/INDEX",
+//  /proc/PID/comm, what top shows) is set.
+void shoal_child_title_area (int argc, char **argv);
+
 //  "active", "learner", "standby", as SHOAL_ROLE says them ("none" else).
 const char *shoal_child_role_name (int role);
 
