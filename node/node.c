@@ -427,6 +427,29 @@ s_reply (void *arg, const shoal_jobs_reply_t *reply)
                          reply->rep.job_count ? reply->rep.jobs[0].parallelism : 0);
 }
 
+static void s_notice (s_actor_t *self, const char *format, ...);
+
+//  A live member that bears this node's name: names are how operators tell
+//  nodes apart, and a node cannot know the names in use before it joins,
+//  so it is told then, loudly, on both sides (each shows with its id in
+//  `shoal members`). Once per member's life (a name changes only with one).
+static void
+s_name_check (s_actor_t *self, const shoal_membership_event_t *event)
+{
+    shoal_membership_member_t me;
+    if (!event->meta || !event->meta->name ||
+        memcmp (event->node.bytes, self->id.bytes, SHOAL_ID_SIZE) == 0 ||
+        shoal_membership_member (shoal_peer_membership (self->peer), &self->id, &me) != 0 ||
+        !me.meta || !me.meta->name || strcmp (me.meta->name, event->meta->name) != 0)
+        return;
+    char id[SHOAL_ID_TEXT];
+    shoal_id_format (event->node.bytes, true, id);
+    s_notice (self,
+              "name '%s' is taken: member %s at %s has it too; give each node a name of its own "
+              "(--name)",
+              event->meta->name, id, event->meta->addr ? event->meta->addr : "?");
+}
+
 static void
 s_member_event (void *arg, const shoal_membership_event_t *event)
 {
@@ -447,6 +470,8 @@ s_member_event (void *arg, const shoal_membership_event_t *event)
         //  Connected before it is needed: an election must not lose its
         //  first message to a member this node never spoke to.
         shoal_transport_link (self->transport, event->node.bytes, event->meta->addr);
+    if (event->type == SHOAL_MEMBERSHIP_UP)
+        s_name_check (self, event);
     shoal_event_t out = { .type = SHOAL_EVENT_MEMBER, .state = states[event->type] };
     shoal_id_format (event->node.bytes, true, out.node);
     if (event->meta && event->meta->name)
