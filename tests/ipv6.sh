@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # IPv6, in a network namespace of the test's own (which needs root; without
 # it the test says so and is skipped): two workers bound to [::1], the
-# second given the first as its seed, become one cluster with one leader.
+# second given the first as its seed, become one cluster with one leader;
+# and a worker bound to [::] (dual-stack) makes one with an IPv4 worker.
 # Seeds and datagrams (the membership) and links (the election's frames)
 # all go over IPv6. Beacons stay IPv4, and are off here.
 #
@@ -25,7 +26,7 @@ cleanup () {
     local pid name
     for pid in "${pid_of[@]}"; do kill -9 "$pid" 2>/dev/null; done
     if [ "$failures" -gt 0 ]; then
-        for name in a b; do
+        for name in a b c d; do
             [ -f "$work/$name.log" ] && { echo "--- $name"; cat "$work/$name.log"; }
         done
     fi
@@ -51,24 +52,36 @@ leader_of () {
     "$shoal" status --json --data-dir "$work/$1" 2>/dev/null |
         sed -n -E 's/.*"leader": *"([0-9a-f]{32})".*/\1/p'
 }
-# Both see both alive, at IPv6 addresses, and follow one leader.
-one_cluster () {
+# Both of two see both alive, at addresses of the pattern, and follow one
+# leader.
+one_cluster () { # name name address-pattern
     local name leader
-    for name in a b; do
+    for name in "$1" "$2"; do
         "$shoal" members --json --data-dir "$work/$name" >"$work/members.$name" 2>&1 || return 1
         [ "$(grep -o '"state": *"alive"' "$work/members.$name" | wc -l)" -eq 2 ] || return 1
-        [ "$(grep -o '"addr": *"\[::1\]:[0-9]*"' "$work/members.$name" | wc -l)" -eq 2 ] || return 1
+        [ "$(grep -Eo "\"addr\": *\"$3\"" "$work/members.$name" | wc -l)" -eq 2 ] || return 1
     done
-    leader=$(leader_of a)
-    [ -n "$leader" ] && [ "$leader" = "$(leader_of b)" ]
+    leader=$(leader_of "$1")
+    [ -n "$leader" ] && [ "$leader" = "$(leader_of "$2")" ]
 }
 
 start a --bind '[::1]:0'
 wait_for "a starts on [::1]" has_port a || exit 1
 start b --bind '[::1]:0' --join "[::1]:$(port_of a)"
 wait_for "b starts on [::1]" has_port b || exit 1
-wait_for "two workers on IPv6 make one cluster with one leader" one_cluster
+wait_for "two workers on IPv6 make one cluster with one leader" \
+    one_cluster a b '\[::1\]:[0-9]+'
 for name in a b; do kill -TERM "${pid_of[$name]}"; wait "${pid_of[$name]}"; unset "pid_of[$name]"; done
+
+# Bound to [::], a worker is dual-stack: an IPv4 worker joins it at its
+# IPv4 address, and each names the other in IPv4.
+start c --bind '[::]:0'
+wait_for "c starts on [::]" has_port c || exit 1
+start d --bind 127.0.0.1:0 --join "127.0.0.1:$(port_of c)"
+wait_for "d starts on 127.0.0.1" has_port d || exit 1
+wait_for "a worker on [::] and one on IPv4 make one cluster with one leader" \
+    one_cluster c d '127\.0\.0\.1:[0-9]+'
+for name in c d; do kill -TERM "${pid_of[$name]}"; wait "${pid_of[$name]}"; unset "pid_of[$name]"; done
 
 if [ "$failures" -eq 0 ]; then echo "ipv6: all checks passed"; fi
 exit $((failures > 0))
