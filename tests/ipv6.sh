@@ -46,6 +46,17 @@ start () { # name options...
         --log-format=text "$@" >"$work/$name.out" 2>"$work/$name.log" &
     pid_of[$name]=$!
 }
+# SIGTERMs the named workers: each leaves and exits 0.
+stop () { # name...
+    local name status
+    for name in "$@"; do
+        kill -TERM "${pid_of[$name]}"
+        wait "${pid_of[$name]}"
+        status=$?
+        unset "pid_of[$name]"
+        [ "$status" -eq 0 ] || fail "$name leaves and exits 0, not $status"
+    done
+}
 port_of () { sed -n -E 's/.* on port ([0-9]+).*/\1/p' "$work/$1.log"; }
 has_port () { [ -n "$(port_of "$1")" ]; }
 leader_of () {
@@ -71,7 +82,7 @@ start b --bind '[::1]:0' --join "[::1]:$(port_of a)"
 wait_for "b starts on [::1]" has_port b || exit 1
 wait_for "two workers on IPv6 make one cluster with one leader" \
     one_cluster a b '\[::1\]:[0-9]+'
-for name in a b; do kill -TERM "${pid_of[$name]}"; wait "${pid_of[$name]}"; unset "pid_of[$name]"; done
+stop a b
 
 # Bound to [::], a worker is dual-stack: an IPv4 worker joins it at its
 # IPv4 address, and each names the other in IPv4.
@@ -81,7 +92,7 @@ start d --bind 127.0.0.1:0 --join "127.0.0.1:$(port_of c)"
 wait_for "d starts on 127.0.0.1" has_port d || exit 1
 wait_for "a worker on [::] and one on IPv4 make one cluster with one leader" \
     one_cluster c d '127\.0\.0\.1:[0-9]+'
-for name in c d; do kill -TERM "${pid_of[$name]}"; wait "${pid_of[$name]}"; unset "pid_of[$name]"; done
+stop c d
 
 if [ "$failures" -eq 0 ]; then echo "ipv6: all checks passed"; fi
 exit $((failures > 0))

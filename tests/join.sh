@@ -41,6 +41,17 @@ start () { # name options...
         --log-format=text "$@" >"$work/$name.out" 2>"$work/$name.log" &
     pid_of[$name]=$!
 }
+# SIGTERMs the named workers: each leaves and exits 0.
+stop () { # name...
+    local name status
+    for name in "$@"; do
+        kill -TERM "${pid_of[$name]}"
+        wait "${pid_of[$name]}"
+        status=$?
+        unset "pid_of[$name]"
+        [ "$status" -eq 0 ] || fail "$name leaves and exits 0, not $status"
+    done
+}
 port_of () { sed -n -E 's/.* on port ([0-9]+).*/\1/p' "$work/$1.log"; }
 leader_of () { # name [key-file]: the leader its status names, or nothing
     "$shoal" status --json --data-dir "$work/$1" ${2:+--key-file "$2"} 2>/dev/null |
@@ -63,7 +74,7 @@ sleep 2 # the warning comes at the end of the settle time; well past it now
 grep -Eq ' leader [0-9a-f]{32}' "$work/lone.log" && fail "a worker whose seed does not answer found a leader"
 "$shoal" members --json --data-dir "$work/lone" >"$work/members" 2>&1
 grep -Eq '"leader": *"[0-9a-f]{32}"' "$work/members" && fail "members --json names a leader"
-kill -TERM "${pid_of[lone]}"; wait "${pid_of[lone]}"; unset "pid_of[lone]"
+stop lone
 
 # --expect 1 says a cluster of one is fine.
 start alone --profile loopback --expect 1 --join 127.0.0.1:9
@@ -71,13 +82,13 @@ wait_for "with --expect 1, a worker whose seed does not answer leads alone" \
     has_leader alone
 wait_for "and it still warns of its seed" grep -q 'join: seed 127.0.0.1:9: no answer' \
     "$work/alone.log"
-kill -TERM "${pid_of[alone]}"; wait "${pid_of[alone]}"; unset "pid_of[alone]"
+stop alone
 
 # A name that does not resolve (.invalid never does) is named at once.
 start solo --profile loopback --join no-such-seed.invalid:7946
 wait_for "a seed that does not resolve is named, with why" \
     grep -q 'join: seed no-such-seed.invalid:7946: cannot resolve' "$work/solo.log"
-kill -TERM "${pid_of[solo]}"; wait "${pid_of[solo]}"; unset "pid_of[solo]"
+stop solo
 
 # --- another key -------------------------------------------------------
 
@@ -94,7 +105,7 @@ wait_for "the node with another key warns that its seed does not answer" \
 [ -z "$(leader_of b "$work/b.key")" ] || fail "the node with another key leads a cluster of one"
 [ "$(grep -c 'refused' "$work/a.log")" -eq 1 ] || fail "a sender is told of once a minute"
 
-for name in a b; do kill -TERM "${pid_of[$name]}"; wait "${pid_of[$name]}"; unset "pid_of[$name]"; done
+stop a b
 
 if [ "$failures" -eq 0 ]; then echo "join: all checks passed"; fi
 exit $((failures > 0))

@@ -35,6 +35,17 @@ start () { # data-dir options...
         --beacon-port 0 --name vm --log-format=text "$@" >"$work/$name.out" 2>"$work/$name.log" &
     pid_of[$name]=$!
 }
+# SIGTERMs the named workers: each leaves and exits 0.
+stop () { # name...
+    local name status
+    for name in "$@"; do
+        kill -TERM "${pid_of[$name]}"
+        wait "${pid_of[$name]}"
+        status=$?
+        unset "pid_of[$name]"
+        [ "$status" -eq 0 ] || fail "$name leaves and exits 0, not $status"
+    done
+}
 port_of () { sed -n -E 's/.* on port ([0-9]+).*/\1/p' "$work/$1.log"; }
 id_of () { sed -n -E 's/.* node ([0-9a-f]{32}) .*on port.*/\1/p' "$work/$1.log"; }
 has_port () { [ -n "$(port_of "$1")" ]; }
@@ -53,9 +64,7 @@ wait_for "the first node is told too" \
 for name in first second; do
     grep -Eq "^$(id_of $name) +vm " "$work/members" || fail "members shows $name with its id"
 done
-for name in first second; do
-    kill -TERM "${pid_of[$name]}"; wait "${pid_of[$name]}"; unset "pid_of[$name]"
-done
+stop first second
 
 if [ "$failures" -eq 0 ]; then echo "names: all checks passed"; fi
 exit $((failures > 0))
