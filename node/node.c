@@ -27,6 +27,7 @@
 #include "options.h"
 #include "peer.h"
 #include "persist.h"
+#include "refusals.h"
 #include "store.h"
 #include "transport.h"
 #include "unplaced.h"
@@ -36,6 +37,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,8 +176,10 @@ struct _s_actor_t {
     uint64_t beacon_at; //  when the beacon is sealed afresh
     uint64_t beacon_incarnation;
     bool beacon_leaving;
-    uint64_t join_at; //  when the seeds are tried again
+    uint64_t join_at; //  when the seeds are tried again (0: never tried)
     uint32_t join_interval_ms;
+    uint32_t join_rounds; //  rounds in a row that found the node alone
+    bool join_told_held;  //  that the election waits for a seed
     //  The lease, as last told to the application.
     bool leased;
     //  Leaving.
@@ -193,6 +197,8 @@ struct _s_actor_t {
     bool events_failed;
     //  The tasks this node, as acting leader, places nowhere.
     shoal_unplaced_watch_t *unplaced;
+    //  Senders of envelopes refused at the door, told at most once a minute.
+    shoal_refusals_t *refusals;
 };
 
 //  ---------------------------------------------------------------------
@@ -425,6 +431,29 @@ s_reply (void *arg, const shoal_jobs_reply_t *reply)
                          reply->rep.job_count ? reply->rep.jobs[0].parallelism : 0);
 }
 
+static void s_notice (s_actor_t *self, const char *format, ...);
+
+//  A live member that bears this node's name: names are how operators tell
+//  nodes apart, and a node cannot know the names in use before it joins,
+//  so it is told then, loudly, on both sides (each shows with its id in
+//  `shoal members`). Once per member's life (a name changes only with one).
+static void
+s_name_check (s_actor_t *self, const shoal_membership_event_t *event)
+{
+    shoal_membership_member_t me;
+    if (!event->meta || !event->meta->name ||
+        memcmp (event->node.bytes, self->id.bytes, SHOAL_ID_SIZE) == 0 ||
+        shoal_membership_member (shoal_peer_membership (self->peer), &self->id, &me) != 0 ||
+        !me.meta || !me.meta->name || strcmp (me.meta->name, event->meta->name) != 0)
+        return;
+    char id[SHOAL_ID_TEXT];
+    shoal_id_format (event->node.bytes, true, id);
+    s_notice (self,
+              "name '%s' is taken: member %s at %s has it too; give each node a name of its own "
+              "(--name)",
+              event->meta->name, id, event->meta->addr ? event->meta->addr : "?");
+}
+
 static void
 s_member_event (void *arg, const shoal_membership_event_t *event)
 {
@@ -445,6 +474,8 @@ s_member_event (void *arg, const shoal_membership_event_t *event)
         //  Connected before it is needed: an election must not lose its
         //  first message to a member this node never spoke to.
         shoal_transport_link (self->transport, event->node.bytes, event->meta->addr);
+    if (event->type == SHOAL_MEMBERSHIP_UP)
+        s_name_check (self, event);
     shoal_event_t out = { .type = SHOAL_EVENT_MEMBER, .state = states[event->type] };
     shoal_id_format (event->node.bytes, true, out.node);
     if (event->meta && event->meta->name)
@@ -545,40 +576,113 @@ s_beacon_publish (s_actor_t *self, uint64_t now)
     self->beacon_at = now + (uint64_t) S_BEACON_RESEAL * self->beacon_interval_ms;
 }
 
-//  The seeds, resolved again each time: a DNS name may stand for a set of
+//  Tells the application something it should know, as a NOTICE event
+//  (`shoal worker` logs it as a warning).
+static void
+s_notice (s_actor_t *self, const char *format, ...)
+{
+    shoal_event_t event = { .type = SHOAL_EVENT_NOTICE };
+    va_list args;
+    va_start (args, format);
+    vsnprintf (event.reason, sizeof event.reason, format, args);
+    va_end (args);
+    s_event_push (self->node, &event);
+}
+
+//  Seeds a join round names in its warnings, at most; the rest are counted.
+#define S_JOIN_WARN_SEEDS 8
+
+//  Resolves seed into the addresses this node can reach (those of its
+//  sockets' family; an IPv6 node reaches both), each "ip:port" or
+//  "[ip]:port", joined through unless it is this node's own. Returns the
+//  number joined through; -1 with the reason in why when the name does not
+//  resolve; 0 when every address is this node's own (or out of its reach,
+//  said in why).
+static int
+s_join_seed (s_actor_t *self, uint64_t now, const shoal_option_hostport_t *seed, char *why,
+             size_t why_size)
+{
+    char port[8];
+    snprintf (port, sizeof port, "%u", seed->port);
+    int family = shoal_transport_family (self->transport);
+    struct addrinfo hints = { .ai_socktype = SOCK_DGRAM,
+                              .ai_family = family == AF_INET ? AF_INET : AF_UNSPEC };
+    struct addrinfo *found = NULL;
+    int rc = getaddrinfo (seed->host, port, &hints, &found);
+    if (rc != 0) {
+        //  An IPv6 address given to an IPv4 node resolves to nothing here.
+        if (family == AF_INET && strchr (seed->host, ':'))
+            return shoal_why (why, why_size, "an IPv6 address, and this node is bound to IPv4");
+        return shoal_why (why, why_size, "cannot resolve: %s", gai_strerror (rc));
+    }
+    int joined = 0;
+    for (struct addrinfo *at = found; at; at = at->ai_next) {
+        char host[NI_MAXHOST], addr[SHOAL_ADDR_MAX + 1];
+        if (getnameinfo (at->ai_addr, at->ai_addrlen, host, sizeof host, NULL, 0, NI_NUMERICHOST) !=
+                0 ||
+            strlen (host) + 8 > sizeof addr)
+            continue;
+        snprintf (addr, sizeof addr, at->ai_family == AF_INET6 ? "[%s]:%u" : "%s:%u", host,
+                  seed->port);
+        if (strcmp (addr, self->addr) != 0 && shoal_peer_join (self->peer, now, addr) == 0)
+            joined++;
+    }
+    freeaddrinfo (found);
+    if (!joined)
+        shoal_why (why, why_size, "only this node's own address");
+    return joined;
+}
+
+//  The seeds, resolved again each round: a DNS name may stand for a set of
 //  nodes that changes (a headless service). Resolving may block the actor
 //  for as long as the resolver takes; it happens only while the node knows
-//  no other member.
+//  no other member. A round that finds the node still alone warns, seed by
+//  seed, with the reason (a name that does not resolve, or no answer), and
+//  the rounds go on until a seed answers: the first one the elector's
+//  settle time after the start, when a node alone would have led, then
+//  every join interval.
 static void
 s_join_seeds (s_actor_t *self, uint64_t now)
 {
     const shoal_options_t *options = self->options;
     if (options->join.count == 0 || now < self->join_at || self->leaving)
         return;
-    self->join_at = now + self->join_interval_ms;
-    if (shoal_membership_live (shoal_peer_membership (self->peer)) > 1)
+    bool first = self->join_at == 0;
+    self->join_at = now + (first ? self->config.elector.settle_ms : self->join_interval_ms);
+    if (shoal_membership_live (shoal_peer_membership (self->peer)) > 1) {
+        self->join_rounds = 0;
         return;
+    }
+    //  Still alone after a round: no seed answered it.
+    bool warn = self->join_rounds++ > 0;
+    size_t tried = 0, warned = 0, unwarned = 0;
     const shoal_option_hostport_t *seeds = options->join.items;
     for (size_t i = 0; i < options->join.count; i++) {
-        char port[8];
-        snprintf (port, sizeof port, "%u", seeds[i].port);
-        struct addrinfo hints = { .ai_socktype = SOCK_DGRAM, .ai_family = AF_INET };
-        struct addrinfo *found = NULL;
-        if (getaddrinfo (seeds[i].host, port, &hints, &found) != 0)
-            continue;
-        for (struct addrinfo *at = found; at; at = at->ai_next) {
-            char host[NI_MAXHOST];
-            if (getnameinfo (at->ai_addr, at->ai_addrlen, host, sizeof host, NULL, 0,
-                             NI_NUMERICHOST) != 0)
-                continue;
-            char addr[SHOAL_ADDR_MAX + 1];
-            if (strlen (host) > SHOAL_ADDR_MAX - 6)
-                continue;
-            snprintf (addr, sizeof addr, "%.58s:%u", host, seeds[i].port);
-            if (strcmp (addr, self->addr) != 0)
-                shoal_peer_join (self->peer, now, addr);
+        const shoal_option_hostport_t *seed = &seeds[i];
+        char why[160];
+        int joined = s_join_seed (self, now, seed, why, sizeof why);
+        tried += joined > 0;
+        bool bad = joined < 0 || (joined > 0 && warn);
+        if (bad && warned == S_JOIN_WARN_SEEDS)
+            unwarned++;
+        else if (bad) {
+            warned++;
+            s_notice (self, "join: seed %s%s%s:%u: %s; trying again every %u s",
+                      strchr (seed->host, ':') ? "[" : "", seed->host,
+                      strchr (seed->host, ':') ? "]" : "", seed->port,
+                      joined < 0 ? why : "no answer (down, unreachable, or holding another key)",
+                      (self->join_interval_ms + 999) / 1000);
         }
-        freeaddrinfo (found);
+    }
+    if (unwarned)
+        s_notice (self, "join: %zu more seeds do not answer either", unwarned);
+    //  Every seed is this node: it is the first of its cluster, and may lead.
+    if (tried == 0 && !warned && !unwarned)
+        shoal_peer_election_release (self->peer, now);
+    else if ((warn || warned) && shoal_peer_election_held (self->peer) && !self->join_told_held) {
+        self->join_told_held = true;
+        s_notice (self, "join: no leader until a seed answers (this node does not elect itself "
+                        "leader of a cluster of one; --expect 1 lets it)");
     }
 }
 
@@ -631,6 +735,9 @@ s_profile (s_actor_t *self)
     bool quorum = options->partition_mode == SHOAL_PARTITION_QUORUM;
     config->elector.quorum = quorum;
     config->elector.expect = options->expect;
+    //  A node given seeds joins a cluster: it never leads one of its own
+    //  while they do not answer, unless told a cluster of one is fine.
+    config->election_waits = options->join.count > 0 && options->expect != 1;
     config->jobs.quorum = quorum;
     config->node_tasks.acceptable_lag = options->acceptable_lag;
     config->handoff.assign.acceptable_lag = options->acceptable_lag;
@@ -899,7 +1006,8 @@ s_actor_start (s_actor_t *self, char *why, size_t why_size)
     if (!self->transport)
         return shoal_why (why, why_size, "bind %s: %s", bind, reason);
     s_advertise (self);
-    if (shoal_arena_init (&self->arena, S_ARENA_SIZE) != 0)
+    self->refusals = shoal_refusals_new ();
+    if (!self->refusals || shoal_arena_init (&self->arena, S_ARENA_SIZE) != 0)
         return shoal_why (why, why_size, "out of memory");
     if (s_peer_start (self, &identity, why, why_size) != 0)
         return -1;
@@ -935,12 +1043,29 @@ s_actor_start (s_actor_t *self, char *why, size_t why_size)
 static bool s_status_message (s_actor_t *self, uint64_t now, const shoal_transport_in_t *in);
 static void s_asks_expire (s_actor_t *self, uint64_t now);
 
+//  A message the transport refused because it did not authenticate: a
+//  node with another key (or none) tries to reach this one. Told, naming
+//  the sender, at most once a minute per sender.
+static void
+s_refused (s_actor_t *self)
+{
+    char from[SHOAL_ADDR_MAX + 1], text[SHOAL_REASON_TEXT];
+    shoal_open_result_t reason = shoal_transport_refused (self->transport, from, sizeof from);
+    if (reason != SHOAL_OPEN_OK &&
+        shoal_refusals_add (self->refusals, s_now (), from, reason, text, sizeof text))
+        s_notice (self, "%s", text);
+}
+
 static void
 s_receive (s_actor_t *self, shoal_purpose_t carrier)
 {
     for (int i = 0; i < S_BURST; i++) {
         shoal_transport_in_t in;
         int rc = shoal_transport_receive (self->transport, carrier, &self->arena, &in);
+        //  Beacons are broadcast to every node on the port, those of other
+        //  clusters too: only what was sent to this node is told.
+        if (rc == 0 && carrier != SHOAL_PURPOSE_BEACON)
+            s_refused (self);
         if (rc <= 0)
             return;
         uint64_t now = s_now ();
@@ -1110,6 +1235,7 @@ s_actor_free (s_actor_t *self)
     shoal_metrics_destroy (&self->metrics);
     shoal_unplaced_watch_destroy (&self->unplaced);
     shoal_eventlog_close (&self->events);
+    shoal_refusals_destroy (&self->refusals);
     shoal_peer_destroy (&self->peer);
     shoal_transport_destroy (&self->transport);
     shoal_store_close (&self->store);

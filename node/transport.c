@@ -57,6 +57,9 @@ struct _shoal_transport_t {
     uint8_t *plain;  //  one encoded message, SHOAL_FRAME_MAX
     uint8_t *sealed; //  one envelope, SHOAL_FRAME_MAX
     shoal_transport_stats_t stats;
+    //  What the last receive refused at the envelope, and from where.
+    shoal_open_result_t refused;
+    char refused_from[SHOAL_ADDR_MAX + 1];
 };
 
 //  Splits "host:port" (host may be "[v6]") into host and port. Returns 0, or
@@ -98,10 +101,13 @@ s_resolve (const char *addr, int family, bool passive, bool names, struct sockad
     if (s_split (addr, host, sizeof host, &port) != 0)
         return -1;
     snprintf (port_text, sizeof port_text, "%u", port);
+    //  An IPv6 socket bound to every address ([::]) is dual-stack: it
+    //  reaches an IPv4 member at its IPv4-mapped address.
     struct addrinfo hints = { .ai_family = family,
                               .ai_socktype = SOCK_DGRAM,
                               .ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0) |
-                                          (names ? 0 : AI_NUMERICHOST) };
+                                          (names ? 0 : AI_NUMERICHOST) |
+                                          (family == AF_INET6 ? AI_V4MAPPED : 0) };
     struct addrinfo *found = NULL;
     bool any = strcmp (host, "*") == 0;
     if (getaddrinfo (any ? NULL : host, port_text, &hints, &found) != 0 || !found)
@@ -124,10 +130,15 @@ s_format (const struct sockaddr_storage *address, char *text, size_t size)
         port = ntohs (v4->sin_port);
         snprintf (text, size, "%s:%u", ip, port);
     } else {
+        //  An IPv4 sender on a dual-stack socket comes IPv4-mapped: named as
+        //  it names itself, in IPv4.
         const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *) address;
-        inet_ntop (AF_INET6, &v6->sin6_addr, ip, sizeof ip);
+        bool mapped = IN6_IS_ADDR_V4MAPPED (&v6->sin6_addr);
+        inet_ntop (mapped ? AF_INET : AF_INET6,
+                   mapped ? &v6->sin6_addr.s6_addr[12] : (const void *) &v6->sin6_addr, ip,
+                   sizeof ip);
         port = ntohs (v6->sin6_port);
-        snprintf (text, size, "[%s]:%u", ip, port);
+        snprintf (text, size, mapped ? "%s:%u" : "[%s]:%u", ip, port);
     }
 }
 
@@ -267,6 +278,12 @@ uint16_t
 shoal_transport_port (const shoal_transport_t *self)
 {
     return self->port;
+}
+
+int
+shoal_transport_family (const shoal_transport_t *self)
+{
+    return self->family;
 }
 
 int
@@ -545,6 +562,8 @@ s_accept (shoal_transport_t *self, shoal_purpose_t purpose, size_t size, shoal_a
                            &payload, &in->envelope);
     if (result != SHOAL_OPEN_OK) {
         self->stats.refused[result]++;
+        self->refused = result;
+        snprintf (self->refused_from, sizeof self->refused_from, "%s", in->from);
         return 0;
     }
     shoal_wire_error_t err;
@@ -580,11 +599,12 @@ s_receive_datagram (shoal_transport_t *self, shoal_arena_t *arena, shoal_transpo
 
 //  Reads one whole ZeroMQ message from socket without waiting for it to
 //  come: part 1 into first, part 2 into second, each only when it fits (its
-//  size is reported either way). Returns the number of parts, 0 when none
-//  was ready, -1 on a socket error.
+//  size is reported either way), and the sender's IP address into peer
+//  (when not NULL; "" when ZeroMQ does not tell). Returns the number of
+//  parts, 0 when none was ready, -1 on a socket error.
 static int
 s_recv_two (void *socket, void *first, size_t first_capacity, size_t *first_size, void *second,
-            size_t second_capacity, size_t *second_size)
+            size_t second_capacity, size_t *second_size, char *peer, size_t peer_size)
 {
     zmq_msg_t part;
     zmq_msg_init (&part);
@@ -599,6 +619,11 @@ s_recv_two (void *socket, void *first, size_t first_capacity, size_t *first_size
             break;
         }
         parts++;
+        //  The IP address of a TCP peer, for a refusal to name: ZeroMQ
+        //  tells it with the parts that came over the connection.
+        const char *address = peer ? zmq_msg_gets (&part, "Peer-Address") : NULL;
+        if (peer && (parts == 1 || (address && !peer[0])))
+            snprintf (peer, peer_size, "%s", address ? address : "");
         more = zmq_msg_more (&part);
         size_t size = zmq_msg_size (&part);
         void *into = parts == 1 ? first : parts == 2 ? second : NULL;
@@ -620,15 +645,18 @@ s_receive_frame (shoal_transport_t *self, shoal_arena_t *arena, shoal_transport_
     uint8_t routing[256];
     size_t routing_size = 0, size = 0;
     int parts = s_recv_two (zsock_resolve (self->router), routing, sizeof routing, &routing_size,
-                            self->sealed, SHOAL_FRAME_MAX, &size);
+                            self->sealed, SHOAL_FRAME_MAX, &size, in->from, sizeof in->from);
     if (parts <= 0)
         return parts;
     if (parts != 2 || size > SHOAL_FRAME_MAX) {
         self->stats.malformed++;
         return 0;
     }
+    //  The address only names a refused frame's sender: a frame's "from"
+    //  is "" (its TCP port is no member's).
+    int accepted = s_accept (self, SHOAL_PURPOSE_FRAME, size, arena, in);
     in->from[0] = 0;
-    return s_accept (self, SHOAL_PURPOSE_FRAME, size, arena, in);
+    return accepted;
 }
 
 //  A beacon from the beacon actor: the sender's IP address, then the data.
@@ -640,7 +668,7 @@ s_receive_beacon (shoal_transport_t *self, shoal_arena_t *arena, shoal_transport
     char ip[INET6_ADDRSTRLEN + 1] = "";
     size_t ip_size = 0, size = 0;
     int parts = s_recv_two (zsock_resolve (self->beacons), ip, sizeof ip - 1, &ip_size,
-                            self->sealed, SHOAL_BEACON_MAX, &size);
+                            self->sealed, SHOAL_BEACON_MAX, &size, NULL, 0);
     if (parts <= 0)
         return parts;
     if (parts != 2 || ip_size == 0 || ip_size >= sizeof ip || size > SHOAL_BEACON_MAX) {
@@ -648,6 +676,7 @@ s_receive_beacon (shoal_transport_t *self, shoal_arena_t *arena, shoal_transport
         return 0;
     }
     ip[ip_size] = 0;
+    snprintf (in->from, sizeof in->from, "%s", ip);
     if (s_accept (self, SHOAL_PURPOSE_BEACON, size, arena, in) != 1)
         return 0;
     const char *format = strchr (ip, ':') ? "[%s]:%u" : "%s:%u";
@@ -659,6 +688,8 @@ int
 shoal_transport_receive (shoal_transport_t *self, shoal_purpose_t carrier, shoal_arena_t *arena,
                          shoal_transport_in_t *in)
 {
+    self->refused = SHOAL_OPEN_OK;
+    in->from[0] = 0;
     switch (carrier) {
     case SHOAL_PURPOSE_DATAGRAM:
         return s_receive_datagram (self, arena, in);
@@ -669,6 +700,13 @@ shoal_transport_receive (shoal_transport_t *self, shoal_purpose_t carrier, shoal
     default:
         return -1;
     }
+}
+
+shoal_open_result_t
+shoal_transport_refused (const shoal_transport_t *self, char *from, size_t from_size)
+{
+    snprintf (from, from_size, "%s", self->refused ? self->refused_from : "");
+    return self->refused;
 }
 
 void

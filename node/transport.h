@@ -72,6 +72,11 @@ void shoal_transport_destroy (shoal_transport_t **self_p);
 //  The port bound (useful with port 0).
 uint16_t shoal_transport_port (const shoal_transport_t *self);
 
+//  The address family of the sockets (AF_INET, or AF_INET6 when bound to
+//  an IPv6 address): the members it reaches are of that family (an IPv6
+//  socket bound to [::] also reaches IPv4 ones).
+int shoal_transport_family (const shoal_transport_t *self);
+
 //  For the poller: the UDP socket's descriptor, the ROUTER (a zsock_t) and
 //  the beacon actor (a zactor_t; NULL while beacons are off).
 int shoal_transport_udp_fd (const shoal_transport_t *self);
@@ -143,6 +148,14 @@ typedef struct {
 //  socket error.
 int shoal_transport_receive (shoal_transport_t *self, shoal_purpose_t carrier, shoal_arena_t *arena,
                              shoal_transport_in_t *in);
+
+//  Why the envelope of the message the last receive dropped was refused
+//  (SHOAL_OPEN_OK when that receive refused none), and where it came from
+//  into from: "ip:port" of a datagram, the IP address of a frame's or a
+//  beacon's sender ("" when unknown). The node names a sender that holds
+//  another key this way; the counts are in the stats.
+shoal_open_result_t shoal_transport_refused (const shoal_transport_t *self, char *from,
+                                             size_t from_size);
 
 void shoal_transport_stats (const shoal_transport_t *self, shoal_transport_stats_t *stats);
 

@@ -27,6 +27,8 @@ struct _shoal_peer_t {
     shoal_epoch_t jobs_fed;   //  the name of the specs its handoff has the tasks of
     shoal_epoch_t tasks_fed;  //  the name of the specs its tasks were told of
     uint64_t acting_term;     //  the term of its last LEADER event about itself
+    bool election_held;       //  election_waits, and no other member was live yet
+    uint64_t listen_until;    //  after the wait: no election before this, without a leader
     bool draining;            //  leaving, and leading: moving its own tasks away first
     bool leave_due;           //  drained: leaves the view once the input is handled
 };
@@ -117,6 +119,7 @@ shoal_peer_new (const shoal_peer_config_t *config, const shoal_id_t *id, uint64_
         self->sink = *sink;
     self->id = *id;
     self->now = now_ms;
+    self->election_held = config->election && config->election_waits;
     self->membership =
         shoal_membership_new (&config->membership, id, incarnation, meta, seed, now_ms, metas);
     bool failed = !self->membership;
@@ -181,6 +184,31 @@ s_schedule (shoal_peer_t *self)
 {
     if (self->sink.deadline)
         self->sink.deadline (self->sink.arg, shoal_peer_next (self));
+}
+
+//  Ends the election's wait for another member: from now on the elector
+//  listens settle_ms for a leader, as a node that just started does, and
+//  then may stand.
+static void
+s_election_release (shoal_peer_t *self)
+{
+    if (!self->election_held)
+        return;
+    self->election_held = false;
+    self->listen_until = self->now + self->config.elector.settle_ms;
+}
+
+//  True while the elector must not be ticked: it waits for another member,
+//  or listens for a leader after the wait and has none yet.
+static bool
+s_election_waits (const shoal_peer_t *self, uint64_t now)
+{
+    if (self->election_held)
+        return true;
+    shoal_id_t leader;
+    uint64_t term;
+    return now < self->listen_until &&
+           shoal_elector_leader (self->elector, now, &leader, &term) != 0;
 }
 
 static void s_leave_view (shoal_peer_t *self);
@@ -451,6 +479,9 @@ s_outputs (shoal_peer_t *self)
     for (size_t i = 0; i < count; i++) {
         if (self->sink.member_event)
             self->sink.member_event (self->sink.arg, &events[i]);
+        if (events[i].type == SHOAL_MEMBERSHIP_UP &&
+            memcmp (&events[i].node, &self->id, sizeof self->id) != 0)
+            s_election_release (self); //  a seed answered, or someone found this node
         if (self->elector) {
             if (events[i].type == SHOAL_MEMBERSHIP_LEFT)
                 shoal_elector_member_left (self->elector, self->now, &events[i].node,
@@ -550,7 +581,8 @@ void
 shoal_peer_tick (shoal_peer_t *self, uint64_t now_ms)
 {
     self->now = now_ms;
-    if (self->elector && shoal_elector_next (self->elector) <= self->now) {
+    if (self->elector && shoal_elector_next (self->elector) <= self->now &&
+        !s_election_waits (self, self->now)) {
         shoal_elector_tick (self->elector, self->now);
         s_elector_outputs (self);
     }
@@ -579,7 +611,7 @@ void
 shoal_peer_resume (shoal_peer_t *self, uint64_t now_ms)
 {
     self->now = now_ms;
-    if (self->elector) {
+    if (self->elector && !s_election_waits (self, self->now)) {
         shoal_elector_tick (self->elector, self->now);
         s_elector_outputs (self);
     }
@@ -604,8 +636,15 @@ uint64_t
 shoal_peer_next (const shoal_peer_t *self)
 {
     uint64_t next = shoal_membership_next (self->membership);
-    if (self->elector && shoal_elector_next (self->elector) < next)
-        next = shoal_elector_next (self->elector);
+    //  A waiting elector's deadline is held back: to the end of its
+    //  listening (or for good, while it waits for a member).
+    uint64_t elector_next = self->elector ? shoal_elector_next (self->elector) : UINT64_MAX;
+    if (self->elector && s_election_waits (self, self->now))
+        elector_next = self->election_held                 ? UINT64_MAX
+                       : elector_next > self->listen_until ? elector_next
+                                                           : self->listen_until;
+    if (elector_next < next)
+        next = elector_next;
     if (self->tasks && shoal_tasks_next (self->tasks) < next)
         next = shoal_tasks_next (self->tasks);
     if (self->handoff && shoal_handoff_next (self->handoff) < next)
@@ -665,6 +704,20 @@ shoal_peer_leave (shoal_peer_t *self, uint64_t now_ms)
     }
     s_leave_view (self);
     return 0;
+}
+
+void
+shoal_peer_election_release (shoal_peer_t *self, uint64_t now_ms)
+{
+    self->now = now_ms;
+    s_election_release (self);
+    s_schedule (self);
+}
+
+bool
+shoal_peer_election_held (const shoal_peer_t *self)
+{
+    return self->election_held;
 }
 
 bool

@@ -30,6 +30,12 @@ typedef struct {
     shoal_membership_config_t membership;
     bool election; //  run an elector
     shoal_elector_config_t elector;
+    //  The node was given seeds to join: its elector waits (is not ticked)
+    //  until another member is live, or the shell releases it
+    //  (shoal_peer_election_release), and then listens settle_ms more for
+    //  a leader, as at a start. A node whose seeds do not answer never
+    //  elects itself leader of a cluster of one.
+    bool election_waits;
     //  Tasks (needs the election): run the node side of the handoff and
     //  hold the job specs, and lead the handoff while acting as leader.
     bool tasks;
@@ -121,6 +127,13 @@ int shoal_peer_join (shoal_peer_t *self, uint64_t now_ms, const char *addr);
 //  A beacon introduced node, as shoal_membership_introduce.
 int shoal_peer_introduce (shoal_peer_t *self, uint64_t now_ms, const shoal_life_t *node,
                           uint64_t incarnation, uint8_t flags, const char *addr);
+
+//  Ends the wait of election_waits: the shell found that the node need not
+//  wait for a seed (every seed is this node itself).
+void shoal_peer_election_release (shoal_peer_t *self, uint64_t now_ms);
+
+//  True while the elector waits for another member (election_waits).
+bool shoal_peer_election_held (const shoal_peer_t *self);
 
 //  Leaves gracefully. A follower leaves the view at once; the acting leader
 //  first moves its own tasks away (its handoff counts it gone) and hands

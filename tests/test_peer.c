@@ -156,14 +156,16 @@ s_config (shoal_peer_config_t *config, bool election, bool tasks)
 }
 
 //  PEERS peers, all up at time 0, every one but the first joining through
-//  it; with tasks, each holds the job "web" of 3 tasks, as from its disk.
+//  it when join; with tasks, each holds the job "web" of 3 tasks, as from
+//  its disk; with waits, each elector waits for another member.
 static void
-s_net_start (s_net_t *net, bool election, bool tasks)
+s_net_start_with (s_net_t *net, bool election, bool tasks, bool waits, bool join)
 {
     memset (net, 0, sizeof *net);
     CHECK_EQ (shoal_arena_init (&net->arena, SHOAL_DECODE_ARENA (SHOAL_FRAME_MAX)), 0);
     shoal_peer_config_t config;
     s_config (&config, election, tasks);
+    config.election_waits = waits;
     shoal_jobspec_t web = { .name = "web", .parallelism = 3, .weight = 1, .command = "" };
     shoal_jobs_saved_t jobs = { .term = 0, .version = 1, .count = 1, .specs = &web };
     shoal_peer_saved_t saved = { .jobs = &jobs };
@@ -186,8 +188,14 @@ s_net_start (s_net_t *net, bool election, bool tasks)
                                      NULL, &sink);
         CHECK (node->peer != NULL);
     }
-    for (int i = 1; i < PEERS; i++)
+    for (int i = 1; i < PEERS && join; i++)
         CHECK_EQ (shoal_peer_join (net->nodes[i].peer, net->now, net->nodes[0].addr), 0);
+}
+
+static void
+s_net_start (s_net_t *net, bool election, bool tasks)
+{
+    s_net_start_with (net, election, tasks, false, true);
 }
 
 static void
@@ -511,6 +519,52 @@ messages_for_no_core_are_dropped (void)
     s_net_stop (&net);
 }
 
+//  Peers given seeds that do not answer (here: none joins anyone) never
+//  lead a cluster of one, however long they wait; once they meet, they
+//  elect one leader as usual.
+static void
+peers_that_wait_for_a_member_never_lead_alone (void)
+{
+    s_net_t net;
+    s_net_start_with (&net, true, false, true, false);
+    s_net_run (&net, 60000); //  120 times the settle time
+    for (int i = 0; i < PEERS; i++) {
+        shoal_id_t leader;
+        uint64_t term;
+        shoal_elector_t *elector = shoal_peer_elector (net.nodes[i].peer);
+        CHECK_EQ (shoal_elector_leader (elector, net.now, &leader, &term), -1);
+        CHECK_EQ (shoal_elector_term (elector), 0);
+        CHECK (shoal_peer_election_held (net.nodes[i].peer));
+    }
+    for (int i = 1; i < PEERS; i++)
+        CHECK_EQ (shoal_peer_join (net.nodes[i].peer, net.now, net.nodes[0].addr), 0);
+    s_net_run (&net, net.now + 10000);
+    CHECK_EQ (s_leader (&net), PEERS - 1);
+    for (int i = 0; i < PEERS; i++)
+        CHECK (!shoal_peer_election_held (net.nodes[i].peer));
+    s_net_stop (&net);
+}
+
+//  The shell releases a peer whose only seed is itself: it leads alone
+//  after its settle time, as a peer that waits for nobody.
+static void
+a_released_peer_leads_alone (void)
+{
+    s_net_t net;
+    s_net_start_with (&net, true, false, true, false);
+    s_net_run (&net, 5000);
+    shoal_id_t leader;
+    uint64_t term;
+    shoal_elector_t *elector = shoal_peer_elector (net.nodes[0].peer);
+    CHECK_EQ (shoal_elector_leader (elector, net.now, &leader, &term), -1);
+    shoal_peer_election_release (net.nodes[0].peer, net.now);
+    CHECK (!shoal_peer_election_held (net.nodes[0].peer));
+    s_net_run (&net, net.now + 5000);
+    CHECK_EQ (shoal_elector_leader (elector, net.now, &leader, &term), 0);
+    CHECK_EQ (leader.bytes[0], 1); //  itself: the sample id of index 0
+    s_net_stop (&net);
+}
+
 int
 main (void)
 {
@@ -522,5 +576,7 @@ main (void)
     RUN (a_peer_that_left_takes_no_part_in_elections);
     RUN (a_peer_without_tasks_has_no_tasks_core);
     RUN (messages_for_no_core_are_dropped);
+    RUN (peers_that_wait_for_a_member_never_lead_alone);
+    RUN (a_released_peer_leads_alone);
     return TEST_DONE ();
 }

@@ -311,6 +311,54 @@ replayed_forged_and_foreign_datagrams_are_refused (void)
     s_node_free (&open);
 }
 
+//  Reads node's carrier until a receive refuses an envelope (WAIT_MS
+//  bound, the sender flushing its links meanwhile); returns why, with where
+//  it came from in from.
+static shoal_open_result_t
+s_refusal (s_node_t *node, s_node_t *sender, bool udp, shoal_arena_t *arena, char *from,
+           size_t from_size)
+{
+    shoal_transport_in_t in;
+    for (int waited = 0; waited < WAIT_MS; waited += 5) {
+        shoal_transport_flush (sender->transport);
+        shoal_transport_receive (node->transport, s_carrier (udp), arena, &in);
+        shoal_open_result_t why = shoal_transport_refused (node->transport, from, from_size);
+        if (why != SHOAL_OPEN_OK)
+            return why;
+        usleep (5000);
+    }
+    return SHOAL_OPEN_OK;
+}
+
+//  What does not authenticate is refused, and the node is told who sent it:
+//  a datagram's address and port, a frame's IP address.
+static void
+a_refused_envelope_names_its_sender (void)
+{
+    s_node_t b, stranger;
+    s_node (&b, s_key_a, 2);
+    s_node (&stranger, s_key_b, 3);
+    shoal_arena_t arena;
+    CHECK_EQ (shoal_arena_init (&arena, 1 << 16), 0);
+    char from[SHOAL_ADDR_MAX + 1] = "";
+    shoal_msg_t ping = s_ping (1);
+    CHECK_EQ (shoal_transport_datagram (stranger.transport, b.addr, &b.life, &ping), 0);
+    CHECK_EQ (s_refusal (&b, &stranger, true, &arena, from, sizeof from), SHOAL_OPEN_UNKNOWN_KEY);
+    CHECK_STR (from, stranger.addr);
+    shoal_msg_t election = s_election (1);
+    CHECK_EQ (shoal_transport_frame (stranger.transport, b.addr, &b.life, &election), 0);
+    CHECK_EQ (s_refusal (&b, &stranger, false, &arena, from, sizeof from), SHOAL_OPEN_UNKNOWN_KEY);
+    CHECK_STR (from, "127.0.0.1");
+    //  A receive that refuses nothing says so.
+    shoal_transport_in_t in;
+    shoal_transport_receive (b.transport, SHOAL_PURPOSE_DATAGRAM, &arena, &in);
+    CHECK_EQ (shoal_transport_refused (b.transport, from, sizeof from), SHOAL_OPEN_OK);
+    CHECK_STR (from, "");
+    shoal_arena_release (&arena);
+    s_node_free (&b);
+    s_node_free (&stranger);
+}
+
 //  Garbage at the ROUTER: frames of the wrong count, junk bytes, a frame
 //  larger than a frame may be. All dropped; real frames still get through.
 static void
@@ -440,6 +488,7 @@ main (void)
         return 1;
     RUN (a_sealed_datagram_and_frame_arrive_with_their_sender);
     RUN (replayed_forged_and_foreign_datagrams_are_refused);
+    RUN (a_refused_envelope_names_its_sender);
     RUN (garbage_frames_are_dropped_and_counted);
     RUN (plaintext_pairs_talk_and_bad_addresses_are_refused);
     RUN (a_frame_nobody_takes_is_dropped_after_a_second);
