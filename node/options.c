@@ -98,7 +98,8 @@ static const s_option_t s_options[] = {
         "UDP port of discovery beacons; 0 turns beacons off" },
       NUMBER (beacon_port, 0, 65535) },
     { { "join", "host:port list", "", "at most 256",
-        "seed addresses to join through; host names are resolved when joining" },
+        "seed addresses to join through, names resolved when joining; while none answers, "
+        "the node warns and does not lead a cluster of one" },
       LIST (K_ADDRESSES, join, shoal_option_hostport_t, SHOAL_OPTIONS_LIST_MAX) },
     { { "key-file", "path", "", "",
         "file holding the cluster key, as `shoal keygen` prints it; empty: none" },
@@ -122,7 +123,8 @@ static const s_option_t s_options[] = {
         "in a partition, act only with a majority of the voters, or on every side" },
       CHOICE (partition_mode) },
     { { "expect", "uint32", "0", "0..16384",
-        "the first leader waits until it sees this many members, its first voters; 0: none" },
+        "the first leader waits until it sees this many members, its first voters; 0: none "
+        "(but a node given seeds waits for one); 1: it may lead alone" },
       NUMBER (expect, 0, 16384) },
     { { "profile", "choice", "lan", "lan|loopback",
         "timing profile: a LAN, or one machine's loopback (ten times faster)" },
