@@ -34,6 +34,11 @@ struct _shoal_control_server_t {
     shoal_opener_t *opener;
     uint8_t *plain;  //  SHOAL_FRAME_MAX
     uint8_t *sealed; //  SHOAL_FRAME_MAX
+    //  Plaintext, for the refusal of a request sealed otherwise than the
+    //  node seals (see s_refuse).
+    shoal_keyring_t *no_key;
+    shoal_sealer_t *plain_sealer;
+    shoal_opener_t *plain_opener;
     s_pending_t pending[SHOAL_CONTROL_PENDING_MAX];
     uint64_t dropped;
     //  An ipc:// endpoint: the socket file this node made (path empty for
@@ -183,9 +188,16 @@ shoal_control_server_new (const char *endpoint, const shoal_keyring_t *keyring,
         server->sealer = shoal_sealer_new (keyring, self, prefix);
         server->opener = shoal_opener_new (keyring, self, SHOAL_CONTROL_PENDING_MAX);
         server->router = s_socket (ZMQ_ROUTER);
+        server->no_key = shoal_keyring_new ();
+        if (server->no_key) {
+            //  A prefix of its own: no nonce is ever shared with the sealer.
+            randombytes_buf (prefix, sizeof prefix);
+            server->plain_sealer = shoal_sealer_new (server->no_key, self, prefix);
+            server->plain_opener = shoal_opener_new (server->no_key, self, 4);
+        }
     }
     if (!server || !server->plain || !server->sealed || !server->sealer || !server->opener ||
-        !server->router) {
+        !server->router || !server->plain_sealer || !server->plain_opener) {
         shoal_why (why, why_size, "out of memory");
         shoal_control_server_destroy (&server);
         return NULL;
@@ -223,6 +235,9 @@ shoal_control_server_destroy (shoal_control_server_t **self_p)
     }
     shoal_sealer_destroy (&self->sealer);
     shoal_opener_destroy (&self->opener);
+    shoal_sealer_destroy (&self->plain_sealer);
+    shoal_opener_destroy (&self->plain_opener);
+    shoal_keyring_destroy (&self->no_key);
     free (self->plain);
     free (self->sealed);
     free (self);
@@ -244,6 +259,52 @@ s_pending (shoal_control_server_t *self, uint64_t ref)
     return NULL;
 }
 
+//  A request the envelope refused for its key is answered at once, in
+//  plaintext, rather than left to the client's timeout. A plaintext request
+//  to a node with a key gets an INVALID answer to its id that says so; one
+//  sealed with a key this node lacks (or with none while it has one) gets
+//  an unaddressed plaintext answer, which a client with a key refuses at
+//  once ("is the key right?"). It tells nothing a port that answers does
+//  not, and changes nothing.
+static void
+s_refuse (shoal_control_server_t *self, zframe_t *routing, zframe_t *data,
+          shoal_open_result_t opened, shoal_arena_t *arena)
+{
+    if (opened != SHOAL_OPEN_PLAINTEXT && opened != SHOAL_OPEN_SEALED &&
+        opened != SHOAL_OPEN_UNKNOWN_KEY && opened != SHOAL_OPEN_FORGED)
+        return;
+    shoal_msg_t msg = { .type = SHOAL_MSG_CONTROL_REP };
+    msg.u.control_rep = (shoal_control_rep_t){
+        .code = SHOAL_REPLY_INVALID,
+        .reason = "this node takes only requests sealed with its cluster key: give the "
+                  "client --key-file, the node's key",
+    };
+    size_t payload = 0;
+    shoal_envelope_t envelope;
+    shoal_msg_t request;
+    const shoal_life_t *to = NULL;
+    if (opened == SHOAL_OPEN_PLAINTEXT) {
+        if (shoal_opener_open (self->plain_opener, SHOAL_PURPOSE_FRAME, zframe_data (data),
+                               zframe_size (data), self->plain, SHOAL_FRAME_MAX, &payload,
+                               &envelope) != SHOAL_OPEN_OK ||
+            shoal_msg_decode (self->plain, payload, SHOAL_PURPOSE_FRAME, &request, arena, NULL) !=
+                0 ||
+            request.type != SHOAL_MSG_CONTROL_REQ)
+            return;
+        msg.u.control_rep.id = request.u.control_req.id;
+        to = &envelope.sender;
+    }
+    long size = shoal_msg_encode (&msg, self->plain, SHOAL_FRAME_MAX, NULL);
+    long sealed = size < 0
+                      ? -1
+                      : shoal_sealer_seal (self->plain_sealer, SHOAL_PURPOSE_FRAME, to, self->plain,
+                                           (size_t) size, self->sealed, SHOAL_FRAME_MAX);
+    void *router = zsock_resolve (self->router);
+    if (sealed >= 0 && zmq_send (router, zframe_data (routing), zframe_size (routing),
+                                 ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0)
+        zmq_send (router, self->sealed, (size_t) sealed, ZMQ_DONTWAIT);
+}
+
 int
 shoal_control_server_receive (shoal_control_server_t *self, shoal_arena_t *arena, uint64_t ref,
                               shoal_control_req_t *req)
@@ -258,10 +319,11 @@ shoal_control_server_receive (shoal_control_server_t *self, shoal_arena_t *arena
     shoal_envelope_t envelope;
     shoal_msg_t decoded;
     int rc = 0;
+    shoal_open_result_t opened = SHOAL_OPEN_SIZE; //  until opened
     if (zmsg_size (msg) == 2 && zframe_size (routing) <= sizeof slot->routing && slot &&
-        shoal_opener_open (self->opener, SHOAL_PURPOSE_FRAME, zframe_data (data),
-                           zframe_size (data), self->plain, SHOAL_FRAME_MAX, &payload,
-                           &envelope) == SHOAL_OPEN_OK &&
+        (opened = shoal_opener_open (self->opener, SHOAL_PURPOSE_FRAME, zframe_data (data),
+                                     zframe_size (data), self->plain, SHOAL_FRAME_MAX, &payload,
+                                     &envelope)) == SHOAL_OPEN_OK &&
         shoal_msg_decode (self->plain, payload, SHOAL_PURPOSE_FRAME, &decoded, arena, NULL) == 0 &&
         decoded.type == SHOAL_MSG_CONTROL_REQ && ref != 0) {
         *slot = (s_pending_t){ .used = true,
@@ -272,8 +334,11 @@ shoal_control_server_receive (shoal_control_server_t *self, shoal_arena_t *arena
         memcpy (slot->routing, zframe_data (routing), slot->routing_size);
         *req = decoded.u.control_req;
         rc = 1;
-    } else
+    } else {
         self->dropped++;
+        if (opened != SHOAL_OPEN_OK)
+            s_refuse (self, routing, data, opened, arena);
+    }
     zmsg_destroy (&msg);
     return rc;
 }

@@ -7,7 +7,8 @@
 #   - a socket file left by a killed worker does not block its restart;
 #   - the clients fail at once, with the right exit status and a reason,
 #     where the answer is known: no socket file, nobody listening, a bad
-#     endpoint, a key file that is not there, a name over its limit;
+#     endpoint, a key file that is not there, a name over its limit, a
+#     keyed node asked without its key or with another;
 #   - with no leader, status says so and gives the term the node knows;
 #   - each task's shim is named for its task in ps;
 #   - a worker warns at start when it has no key, or when its key file is
@@ -150,6 +151,15 @@ wait_for "k starts" grep -q ' on port ' "$work/k.log"
 grep -q "key-file $work/open.key has mode 0644" "$work/k.log" || fail "a key file others may read is named, with its mode ($(head -3 "$work/k.log"))"
 grep -q 'chmod 600' "$work/k.log" || fail "a key file others may read: says chmod 600"
 grep -q 'no key-file' "$work/k.log" && fail "a worker with a key does not say it has none"
+
+# A keyed worker asked without its key, or with another, says so at once.
+at_once 1 "members without the key" "$shoal" members --data-dir "$work/k"
+grep -q 'key-file' "$work/err" || fail "members without the key: says to give --key-file ($(cat "$work/err"))"
+"$shoal" keygen --out "$work/other.key" || fail "keygen"
+at_once 1 "members with another key" "$shoal" members --data-dir "$work/k" --key-file "$work/other.key"
+grep -q 'is the key right' "$work/err" || fail "members with another key: says so ($(cat "$work/err"))"
+expect_status 0 "members with the key" timeout 30 "$shoal" members --data-dir "$work/k" \
+    --key-file "$work/open.key" --timeout 60s
 
 echo "control: $failures failed"
 exit $((failures > 0))

@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <pthread.h>
+#include <sodium.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,6 +312,77 @@ a_call_where_no_node_listens_fails_at_once (void)
     close (held);
 }
 
+//  A keyring holding one new key, in use.
+static shoal_keyring_t *
+s_keyed (void)
+{
+    shoal_keyring_t *keyring = shoal_keyring_new ();
+    uint8_t key[SHOAL_KEY_SIZE];
+    randombytes_buf (key, sizeof key);
+    if (keyring && (shoal_keyring_install (keyring, key) != 0 ||
+                    shoal_keyring_use (keyring, shoal_key_id (key)) != 0))
+        shoal_keyring_destroy (&keyring);
+    return keyring;
+}
+
+//  Asks the server at endpoint with keyring; the call's result.
+static int
+s_call_with (const char *endpoint, const shoal_keyring_t *keyring, shoal_control_rep_t *rep,
+             shoal_arena_t *arena, char *why, size_t why_size)
+{
+    shoal_control_req_t req = { .id = 5, .op = SHOAL_OP_MEMBERS };
+    return shoal_control_call (endpoint, keyring, &req, WAIT_MS, arena, rep, why, why_size);
+}
+
+//  A client whose key is not the node's is told at once, not after its
+//  wait: without a key, by the node's refusal; with another key, or a key
+//  where the node has none, by an answer it cannot take.
+static void
+a_call_without_the_nodes_key_is_refused_at_once (void)
+{
+    shoal_keyring_t *key = s_keyed (), *other = s_keyed ();
+    CHECK (key && other);
+    if (!key || !other)
+        return;
+    shoal_arena_t arena;
+    CHECK_EQ (shoal_arena_init (&arena, SHOAL_CONTROL_ARENA), 0);
+    char path[128], endpoint[160], why[256] = "";
+    snprintf (path, sizeof path, "%s/keyed", s_scratch);
+    snprintf (endpoint, sizeof endpoint, "ipc://%s", path);
+    shoal_life_t life = { .life = 1 };
+    memset (life.id, 0x6b, sizeof life.id);
+    s_served_t keyed = { .server =
+                             shoal_control_server_new (endpoint, key, &life, why, sizeof why) };
+    CHECK (keyed.server != NULL);
+    if (keyed.server) {
+        s_serve_start (&keyed);
+        shoal_control_rep_t rep;
+        CHECK_EQ (s_call_with (endpoint, key, &rep, &arena, why, sizeof why), 0);
+        CHECK_EQ (rep.code, SHOAL_REPLY_OK);
+        CHECK_EQ (s_call_with (endpoint, s_plaintext, &rep, &arena, why, sizeof why), 0);
+        CHECK_EQ (rep.code, SHOAL_REPLY_INVALID);
+        CHECK_CONTAINS (rep.reason ? rep.reason : "", "--key-file");
+        CHECK_EQ (s_call_with (endpoint, other, &rep, &arena, why, sizeof why), -1);
+        CHECK_CONTAINS (why, "is the key right");
+        s_serve_stop (&keyed);
+    }
+
+    snprintf (path, sizeof path, "%s/open", s_scratch);
+    snprintf (endpoint, sizeof endpoint, "ipc://%s", path);
+    s_served_t open = { .server = s_server (endpoint, why, sizeof why) };
+    CHECK (open.server != NULL);
+    if (open.server) {
+        s_serve_start (&open);
+        shoal_control_rep_t rep;
+        CHECK_EQ (s_call_with (endpoint, key, &rep, &arena, why, sizeof why), -1);
+        CHECK_CONTAINS (why, "is the key right");
+        s_serve_stop (&open);
+    }
+    shoal_arena_release (&arena);
+    shoal_keyring_destroy (&key);
+    shoal_keyring_destroy (&other);
+}
+
 int
 main (void)
 {
@@ -325,6 +397,7 @@ main (void)
     RUN (a_node_removes_only_its_own_socket_file);
     RUN (a_tcp_endpoint_in_use_is_refused);
     RUN (a_call_where_no_node_listens_fails_at_once);
+    RUN (a_call_without_the_nodes_key_is_refused_at_once);
     shoal_keyring_destroy (&s_plaintext);
     char command[128];
     snprintf (command, sizeof command, "rm -rf %s", s_scratch);

@@ -711,10 +711,15 @@ a_keyed_control_endpoint_answers_only_key_holders (void)
     shoal_control_req_t req = { .id = 1, .op = SHOAL_OP_MEMBERS };
     CHECK_EQ (s_control (4, right, &req, WAIT_MS, &arena, &rep, why), 0);
     CHECK_EQ (rep.code, SHOAL_REPLY_OK);
-    //  Refused without an answer: a wait this short cannot turn a refusal
-    //  into an answer.
-    CHECK_EQ (s_control (4, wrong, &req, 500, &arena, &rep, why), -1);
-    CHECK_EQ (s_control (4, plaintext, &req, 500, &arena, &rep, why), -1);
+    //  Refused, and told so at once: another key gets an answer it cannot
+    //  open; no key gets 'invalid', which asks for the key and lists no
+    //  member.
+    CHECK_EQ (s_control (4, wrong, &req, WAIT_MS, &arena, &rep, why), -1);
+    CHECK_CONTAINS (why, "is the key right");
+    CHECK_EQ (s_control (4, plaintext, &req, WAIT_MS, &arena, &rep, why), 0);
+    CHECK_EQ (rep.code, SHOAL_REPLY_INVALID);
+    CHECK_EQ (rep.member_count, 0);
+    CHECK_CONTAINS (rep.reason ? rep.reason : "", "--key-file");
     //  The keyed node still answers afterwards.
     CHECK_EQ (s_control (4, right, &req, WAIT_MS, &arena, &rep, why), 0);
     shoal_arena_release (&arena);

@@ -461,6 +461,12 @@ shoal_client_main (const char *name, int argc, char **argv)
         rc = EXIT_USAGE;
     } else if (called != 0)
         s_call_failed (command, why, control, data_dir);
+    else if (rep.code != SHOAL_REPLY_OK &&
+             (command->op == SHOAL_OP_MEMBERS || command->op == SHOAL_OP_JOBS ||
+              command->op == SHOAL_OP_STATUS))
+        //  Refused: a keyed node asked without the key says so.
+        fprintf (stderr, "shoal %s: %s: %s\n", command->name, s_name (NAMES (s_codes), rep.code),
+                 rep.reason && rep.reason[0] ? rep.reason : "refused");
     else if (command->op == SHOAL_OP_MEMBERS) {
         s_print_members (&rep, json);
         rc = 0;
