@@ -202,8 +202,10 @@ shoal_control_server_new (const char *endpoint, const shoal_keyring_t *keyring,
         shoal_control_server_destroy (&server);
         return NULL;
     }
+    //  An abstract ipc:// name (@NAME) has no file: the kernel itself
+    //  refuses a second bind of it, as it does a tcp:// port in use.
     int rc;
-    if (strncmp (endpoint, "ipc://", 6) == 0)
+    if (strncmp (endpoint, "ipc://", 6) == 0 && endpoint[6] != '@')
         rc = s_ipc_bind (server, endpoint, why, why_size);
     else if ((rc = zsock_bind (server->router, "%s", endpoint)) < 0)
         shoal_why (why, why_size, "cannot bind: %s%s", zmq_strerror (zmq_errno ()),
@@ -411,8 +413,8 @@ s_probe (const char *endpoint, uint64_t timeout_ms, char *why, size_t why_size)
     if (strncmp (endpoint, "ipc://", 6) == 0) {
         struct sockaddr_un address = { .sun_family = AF_UNIX };
         size_t length = strlen (endpoint + 6);
-        if (length == 0 || length >= sizeof address.sun_path)
-            return 0; //  libzmq's to refuse
+        if (length == 0 || length >= sizeof address.sun_path || endpoint[6] == '@')
+            return 0; //  libzmq's to refuse, or an abstract name
         memcpy (address.sun_path, endpoint + 6, length);
         error = s_connect (AF_UNIX, (struct sockaddr *) &address, sizeof address, timeout_ms);
         if (error == ENOENT)

@@ -37,7 +37,8 @@ typedef struct _shoal_control_server_t shoal_control_server_t;
 //  unlinked nor bound over). A socket file left by a node that was killed
 //  (its lock free, nobody listening) is replaced. At the end the node
 //  removes the file only while it is still the one it made. A tcp://
-//  endpoint in use is refused too. self is the node's life, keyring its
+//  endpoint or an abstract ipc://@NAME in use is refused too (the kernel
+//  refuses a second bind of either). self is the node's life, keyring its
 //  keys (shared, not owned). NULL with the reason in why.
 shoal_control_server_t *shoal_control_server_new (const char *endpoint,
                                                   const shoal_keyring_t *keyring,

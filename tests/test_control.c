@@ -245,9 +245,9 @@ a_node_removes_only_its_own_socket_file (void)
     unlink (path);
 }
 
-//  A tcp:// endpoint in use is refused with a reason that says so.
+//  A tcp:// port or an abstract ipc:// name in use is refused, and says so.
 static void
-a_tcp_endpoint_in_use_is_refused (void)
+a_port_or_abstract_name_in_use_is_refused (void)
 {
     zsock_t *holder = zsock_new (ZMQ_ROUTER);
     int port = zsock_bind (holder, "tcp://127.0.0.1:*");
@@ -260,6 +260,20 @@ a_tcp_endpoint_in_use_is_refused (void)
     CHECK_CONTAINS (why, "answers there");
     shoal_control_server_destroy (&server);
     zsock_destroy (&holder);
+
+    //  So is an abstract ipc:// name (no file: the kernel refuses it).
+    snprintf (endpoint, sizeof endpoint, "ipc://@shoal-test-control-%d", (int) getpid ());
+    s_served_t first = { .server = s_server (endpoint, why, sizeof why) };
+    CHECK (first.server != NULL);
+    if (!first.server)
+        return;
+    s_serve_start (&first);
+    server = s_server (endpoint, why, sizeof why);
+    CHECK (server == NULL);
+    CHECK_CONTAINS (why, "in use");
+    shoal_control_server_destroy (&server);
+    CHECK (s_answers (endpoint));
+    s_serve_stop (&first);
 }
 
 //  ---------------------------------------------------------------------
@@ -395,7 +409,7 @@ main (void)
     RUN (a_socket_file_left_by_a_killed_node_is_replaced);
     RUN (a_path_in_use_by_another_process_is_left_alone);
     RUN (a_node_removes_only_its_own_socket_file);
-    RUN (a_tcp_endpoint_in_use_is_refused);
+    RUN (a_port_or_abstract_name_in_use_is_refused);
     RUN (a_call_where_no_node_listens_fails_at_once);
     RUN (a_call_without_the_nodes_key_is_refused_at_once);
     shoal_keyring_destroy (&s_plaintext);
