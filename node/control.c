@@ -190,6 +190,8 @@ shoal_control_server_new (const char *endpoint, const shoal_keyring_t *keyring,
         server->router = s_socket (ZMQ_ROUTER);
         server->no_key = shoal_keyring_new ();
         if (server->no_key) {
+            //  A prefix of its own: no nonce is ever shared with the sealer.
+            randombytes_buf (prefix, sizeof prefix);
             server->plain_sealer = shoal_sealer_new (server->no_key, self, prefix);
             server->plain_opener = shoal_opener_new (server->no_key, self, 4);
         }
