@@ -1273,6 +1273,9 @@ s_actor (zsock_t *pipe, void *arg)
 //  ---------------------------------------------------------------------
 //  The control endpoint
 
+//  Tasks placed nowhere that a status reply words in full.
+#define S_UNPLACED_WORDED 1024
+
 //  The members, as a control reply lists them, in the arena.
 static int
 s_members_list (s_actor_t *self, shoal_control_rep_t *rep)
@@ -1297,7 +1300,9 @@ s_members_list (s_actor_t *self, shoal_control_rep_t *rep)
 }
 
 //  The tasks placed nowhere, after the count placed in rep, with why in
-//  words. Returns -1 when the arena is full.
+//  words: the first S_UNPLACED_WORDED of them; the rest with the reason's
+//  name alone, so that a reply of 65,536 tasks placed nowhere still fits
+//  a frame. Returns -1 when the arena is full.
 static int
 s_unplaced_list (s_actor_t *self, shoal_handoff_t *handoff, shoal_control_rep_t *rep)
 {
@@ -1305,7 +1310,10 @@ s_unplaced_list (s_actor_t *self, shoal_handoff_t *handoff, shoal_control_rep_t 
     size_t count = shoal_handoff_unplaced (handoff, &unplaced);
     for (size_t i = 0; i < count && rep->task_count < SHOAL_TASKS_MAX; i++) {
         char text[SHOAL_REASON_MAX + 1];
-        shoal_unplaced_text (&unplaced[i], text, sizeof text);
+        if (i < S_UNPLACED_WORDED)
+            shoal_unplaced_text (&unplaced[i], text, sizeof text);
+        else
+            snprintf (text, sizeof text, "%s", shoal_unplaced_name (unplaced[i].reason));
         char *reason = shoal_arena_strndup (&self->arena, text, strlen (text));
         if (!reason)
             return -1;

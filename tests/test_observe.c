@@ -654,6 +654,57 @@ the_event_log_has_one_json_line_per_decision (void)
     CHECK_EQ (requests, 1);
 }
 
+static double s_unplaced_want;
+
+static bool
+s_unplaced_counted (void)
+{
+    s_get ("GET", "/metrics", &s_page);
+    return s_page.status == 200 &&
+           s_sample (s_page.body, "shoal_tasks_unplaced{reason=\"no-node\"}") == s_unplaced_want;
+}
+
+//  Lines of n0's event log that contain every one of the texts.
+static int
+s_event_lines (const char *a, const char *b, const char *c)
+{
+    FILE *file = fopen (s_events, "r");
+    if (!file)
+        return 0;
+    int found = 0;
+    char line[4096];
+    while (fgets (line, sizeof line, file))
+        found += strstr (line, a) && strstr (line, b) && strstr (line, c);
+    fclose (file);
+    return found;
+}
+
+//  The leader counts the tasks no member may hold, by why, and logs each
+//  one's reason as it comes and as it goes.
+static void
+tasks_placed_nowhere_are_counted_and_logged (void)
+{
+    const char *mars[] = { "zone=mars" };
+    shoal_job_spec_t spec = {
+        .name = "mars", .parallelism = 2, .require_count = 1, .require = mars
+    };
+    shoal_result_t result;
+    CHECK_EQ (shoal_node_submit (s_members[0].node, &spec, WAIT_MS, &result), 0);
+    CHECK_EQ (result.code, SHOAL_RESULT_OK);
+    s_unplaced_want = 2;
+    CHECK (s_wait_for (s_unplaced_counted));
+    CHECK (s_sample (s_page.body, "shoal_tasks_unplaced{reason=\"failed\"}") == 0);
+    CHECK_EQ (s_event_lines ("\"event\":\"unplaced\"", "\"task\":\"mars/1\"",
+                             "\"reason\":\"no-node\",\"text\":\"no eligible node: no member has "
+                             "zone=mars\""),
+              1);
+    CHECK_EQ (shoal_node_remove (s_members[0].node, "mars", WAIT_MS, &result), 0);
+    s_unplaced_want = 0;
+    CHECK (s_wait_for (s_unplaced_counted));
+    CHECK_EQ (
+        s_event_lines ("\"event\":\"unplaced\"", "\"task\":\"mars/1\"", "\"reason\":\"none\""), 1);
+}
+
 static bool
 s_notice_came (void)
 {
@@ -699,6 +750,7 @@ main (void)
     RUN (the_metrics_server_answers_only_get_metrics);
     RUN (a_task_moved_by_the_leader_shows_its_handoff_gap);
     RUN (the_event_log_has_one_json_line_per_decision);
+    RUN (tasks_placed_nowhere_are_counted_and_logged);
     RUN (a_node_whose_event_log_fails_runs_on);
     for (int n = 0; n < NODES_MAX; n++)
         shoal_node_destroy (&s_members[n].node);

@@ -49,9 +49,10 @@ static const s_command_t s_commands[] = {
       SHOAL_OP_MEMBERS, 0 },
     { "status",
       "usage: shoal status [--local] [OPTIONS]\n\nThe leader, its term, the assignment version, "
-      "and every task with its\nnode, role, state, epoch and lag, as the leader holds them: a "
-      "node that does\nnot lead asks the leader. --local: the node's own tasks only (also what\n"
-      "it answers when no leader answers, saying so on standard error).\n",
+      "and every task with its\nnode, role, state, epoch, lag and restarts, as the leader holds "
+      "them (a task\nit places nowhere: unplaced, and why): a node that does not lead asks the\n"
+      "leader. --local: the node's own tasks only (also what it answers when no\nleader answers, "
+      "saying so on standard error).\n",
       SHOAL_OP_STATUS, 0 },
     { "jobs", "usage: shoal jobs [OPTIONS]\n\nThe job specs the cluster holds.\n", SHOAL_OP_JOBS,
       0 },

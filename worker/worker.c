@@ -475,7 +475,7 @@ s_spawn (s_worker_t *self, s_task_t *task, uint64_t now)
                    why, task->name);
         task->told_no_command = true;
         task->failed = true;
-        char error[SHOAL_REASON_TEXT];
+        char error[2 * SHOAL_REASON_TEXT];
         snprintf (error, sizeof error, "job %s has no command%s%s", task->job, why[0] ? ": " : "",
                   why);
         s_report_exit (self, task, error);
@@ -502,7 +502,7 @@ s_spawn (s_worker_t *self, s_task_t *task, uint64_t now)
                shoal_child_role_name (task->role), (int) shoal_child_shim (task->child));
     else {
         s_log (self, SHOAL_LOG_ERROR, s_fields (task), "cannot start %s: %s", task->name, why);
-        char how[SHOAL_REASON_TEXT];
+        char how[2 * SHOAL_REASON_TEXT];
         snprintf (how, sizeof how, "cannot start: %s", why);
         s_failure (self, task, now, task->last_exit, how);
     }

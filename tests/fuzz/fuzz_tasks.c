@@ -354,6 +354,12 @@ s_check_list (const shoal_tasks_t *core, uint64_t now)
         for (const char *c = task->task; *c; c++)
             digest = s_mix (digest, (uint8_t) *c);
         digest = s_mix (digest, 0x100);
+        //  How its process exited is news too.
+        digest = s_mix (digest, task->restarts);
+        digest = s_mix (digest, task->last_exit);
+        for (const char *c = task->error; *c; c++)
+            digest = s_mix (digest, (uint8_t) *c);
+        digest = s_mix (digest, 0x100);
     }
     return digest;
 }
@@ -459,6 +465,24 @@ s_report (shoal_tasks_t *core, uint64_t now, const char *name, uint8_t state, ui
     if (rc == 0)
         s_app_report (app, state, now);
     s_check (core, now);
+}
+
+//  How a task's process exited, told with values the operands choose: it
+//  is news, and the STATUS that follows must still be one the wire takes,
+//  whatever the error was (empty, text, not text, longer than the limit).
+static void
+s_exit (shoal_tasks_t *core, uint64_t now, const char *name, uint8_t which, uint64_t lag)
+{
+    static char long_text[SHOAL_REASON_MAX + 16];
+    memset (long_text, 'x', sizeof long_text - 1);
+    memcpy (long_text + SHOAL_REASON_MAX - 1, "\xc3\xa9", 2);
+    const char *errors[] = { "", "exited with status 127", "bad \xff", long_text };
+    char copy[SHOAL_TASK_MAX + 1];
+    snprintf (copy, sizeof copy, "%s", name);
+    int rc = shoal_tasks_exit (core, now, copy, (uint32_t) (lag & 0xff), (uint32_t) which * 2,
+                               errors[which & 3]);
+    FUZZ_REQUIRE (rc == 0 || rc == -1, "exit returned %d", rc);
+    s_check (core, now); //  a STATUS that follows must encode
 }
 
 static void
@@ -603,6 +627,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
             const char *name =
                 which < 0xf0 && count ? tasks[which % count].task : s_names[which & 15];
             s_report (core, now, name, (uint8_t) ((header >> 3) & 7), lag);
+            if (header & 0x40)
+                s_exit (core, now, name, which, lag);
             break;
         }
         case STEP_APP:
