@@ -22,24 +22,10 @@ set -u
 shoal=$1
 # shellcheck source=lib/expect.bash
 . "$(dirname "$0")/lib/expect.bash"
+# shellcheck source=lib/workers.bash
+. "$(dirname "$0")/lib/workers.bash"
 [ -r /proc/self/stat ] || { echo "skip: no /proc"; exit 77; }
 
-declare -A pid_of
-cleanup () {
-    local pid
-    for pid in "${pid_of[@]}"; do kill -9 "$pid" 2>/dev/null; done
-    if [ "$failures" -gt 0 ]; then
-        for log in "$work"/*.log; do [ -f "$log" ] && { echo "--- $log"; cat "$log"; }; done
-    fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-wait_for () { # what command...: until the command succeeds, 60 s at most
-    local what=$1 i; shift
-    for i in $(seq 300); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
-    fail "$what"; return 1
-}
 start () { # name log [flag...]
     local name=$1 log=$2; shift 2
     "$shoal" worker --data-dir "$work/$name" --bind 127.0.0.1:0 --beacon-port 0 \

@@ -20,48 +20,14 @@ ip link set lo up
 ip -6 addr show dev lo | grep -q '::1/128' || { echo "skip: no IPv6 on loopback"; exit 77; }
 # shellcheck source=lib/expect.bash
 . "$(dirname "$0")/lib/expect.bash"
+# shellcheck source=lib/workers.bash
+. "$(dirname "$0")/lib/workers.bash"
 
-declare -A pid_of
-cleanup () {
-    local pid name
-    for pid in "${pid_of[@]}"; do kill -9 "$pid" 2>/dev/null; done
-    if [ "$failures" -gt 0 ]; then
-        for name in a b c d; do
-            [ -f "$work/$name.log" ] && { echo "--- $name"; cat "$work/$name.log"; }
-        done
-    fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-# Up to 60 s until the command succeeds.
-wait_for () { # what command...
-    local what=$1 i; shift
-    for i in $(seq 300); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
-    fail "$what"; return 1
-}
 start () { # name options...
     local name=$1; shift
     "$shoal" worker --profile loopback --data-dir "$work/$name" --beacon-port 0 --name "$name" \
         --log-format=text "$@" >"$work/$name.out" 2>"$work/$name.log" &
     pid_of[$name]=$!
-}
-# SIGTERMs the named workers: each leaves and exits 0.
-stop () { # name...
-    local name status
-    for name in "$@"; do
-        kill -TERM "${pid_of[$name]}"
-        wait "${pid_of[$name]}"
-        status=$?
-        unset "pid_of[$name]"
-        [ "$status" -eq 0 ] || fail "$name leaves and exits 0, not $status"
-    done
-}
-port_of () { sed -n -E 's/.* on port ([0-9]+).*/\1/p' "$work/$1.log"; }
-has_port () { [ -n "$(port_of "$1")" ]; }
-leader_of () {
-    "$shoal" status --json --data-dir "$work/$1" 2>/dev/null |
-        sed -n -E 's/.*"leader": *"([0-9a-f]{32})".*/\1/p'
 }
 # Both of two see both alive, at addresses of the pattern, and follow one
 # leader.

@@ -15,49 +15,15 @@ set -u
 shoal=$1
 # shellcheck source=lib/expect.bash
 . "$(dirname "$0")/lib/expect.bash"
+# shellcheck source=lib/workers.bash
+. "$(dirname "$0")/lib/workers.bash"
 
-declare -A pid_of
-cleanup () {
-    local pid name
-    for pid in "${pid_of[@]}"; do kill -9 "$pid" 2>/dev/null; done
-    if [ "$failures" -gt 0 ]; then
-        for name in lone alone solo a b; do
-            [ -f "$work/$name.log" ] && { echo "--- $name"; cat "$work/$name.log"; }
-        done
-    fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-# Up to 60 s until the command succeeds.
-wait_for () { # what command...
-    local what=$1 i; shift
-    for i in $(seq 300); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
-    fail "$what"; return 1
-}
 start () { # name options...
     local name=$1; shift
     "$shoal" worker --data-dir "$work/$name" --bind 127.0.0.1:0 --beacon-port 0 --name "$name" \
         --log-format=text "$@" >"$work/$name.out" 2>"$work/$name.log" &
     pid_of[$name]=$!
 }
-# SIGTERMs the named workers: each leaves and exits 0.
-stop () { # name...
-    local name status
-    for name in "$@"; do
-        kill -TERM "${pid_of[$name]}"
-        wait "${pid_of[$name]}"
-        status=$?
-        unset "pid_of[$name]"
-        [ "$status" -eq 0 ] || fail "$name leaves and exits 0, not $status"
-    done
-}
-port_of () { sed -n -E 's/.* on port ([0-9]+).*/\1/p' "$work/$1.log"; }
-leader_of () { # name [key-file]: the leader its status names, or nothing
-    "$shoal" status --json --data-dir "$work/$1" ${2:+--key-file "$2"} 2>/dev/null |
-        sed -n -E 's/.*"leader": *"([0-9a-f]{32})".*/\1/p'
-}
-has_port () { [ -n "$(port_of "$1")" ]; }
 has_leader () { [ -n "$(leader_of "$1")" ]; }
 
 # --- a seed that does not answer (the LAN profile: once, a node alone led

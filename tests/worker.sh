@@ -28,33 +28,19 @@ shoal=$1
 src=$2
 # shellcheck source=lib/expect.bash
 . "$(dirname "$0")/lib/expect.bash"
+# shellcheck source=lib/workers.bash
+. "$(dirname "$0")/lib/workers.bash"
 child_sh=$src/examples/worker/child.sh
 [ -r "$child_sh" ] || { echo "skip: no $child_sh"; exit 77; }
 [ -r /proc/self/stat ] || { echo "skip: no /proc to tell which processes live"; exit 77; }
 
-declare -A pid_of
-cleanup () {
-    local pid name
-    for pid in "${pid_of[@]}"; do kill -9 "$pid" 2>/dev/null; done
-    # Children a broken worker would leave behind.
-    for name in a b c d e f g h i j m n; do
-        [ -f "$work/$name.log" ] || continue
-        for pid in $(children_of "$name"); do alive "$pid" && kill -9 "$pid"; done
+# Children a broken worker would leave behind die with the test.
+before_cleanup () {
+    local log pid
+    for log in "$work"/*.log; do
+        [ -f "$log" ] || continue
+        for pid in $(children_of "$(basename "$log" .log)"); do alive "$pid" && kill -9 "$pid"; done
     done
-    if [ "$failures" -gt 0 ]; then
-        for name in a b c d e f g h i j m n; do
-            [ -f "$work/$name.log" ] && { echo "--- $name"; grep -v ' member ' "$work/$name.log"; }
-        done
-    fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-# Up to 60 s until the command succeeds.
-wait_for () { # what command...
-    local what=$1 i; shift
-    for i in $(seq 300); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
-    fail "$what"; return 1
 }
 
 # A process is alive while it is there and not a zombie (which its new
@@ -112,7 +98,6 @@ start () { # name [seed]
         >"$work/$1.out" 2>"$work/$1.log" &
     pid_of[$1]=$!
 }
-node_of () { sed -n -E 's/.* node ([0-9a-f]{32}) .*on port.*/\1/p' "$work/$1.log"; }
 # SIGTERMs the named workers together: each must leave and exit 0.
 stop_together () { # name...
     local name status
@@ -164,7 +149,7 @@ for index in 0 1 2 3 4 5 6 7; do
     epoch=$(sed -n -E "s|.*$started.*|\2|p" "$work/$owner.log")
     for line in SHOAL_JOB=orders "SHOAL_TASK=orders/$index" "SHOAL_INDEX=$index" \
         SHOAL_PARALLELISM=8 "SHOAL_ROLE=$role" "SHOAL_EPOCH=$epoch" \
-        "SHOAL_NODE=$(node_of "$owner")" SHOAL_STATUS_FD=3 SHOAL_TEST_MARK=passed; do
+        "SHOAL_NODE=$(id_of "$owner")" SHOAL_STATUS_FD=3 SHOAL_TEST_MARK=passed; do
         grep -qx "$line" "$file" || fail "orders/$index's environment has $line ($(tr '\n' ' ' <"$file"))"
     done
     grep -Eq '^SHOAL_(PROFILE|DATA_DIR|GRACE)=' "$file" && fail "orders/$index's environment has the worker's options"
@@ -455,7 +440,7 @@ wait_for "submit moving" "$shoal" submit moving --parallelism 3 --command 'exec 
     --data-dir "$work/g" --timeout 2s || exit 1
 # The name of the leader and its term, as worker $1 sees them, into
 # $leader and $term; fails while it knows none.
-leader_of () { # name
+read_leader () { # name
     local out id
     out=$("$shoal" members --data-dir "$work/$1" --json 2>/dev/null) || return 1
     id=$(echo "$out" | jq -r .leader)
@@ -491,16 +476,16 @@ leave_asked () { # name other
 # leases (loopback: 300 ms each), at most $2; into $leader and $term.
 term_settles () { # name most
     local before_leader before_term
-    wait_for "$1 knows a leader" leader_of "$1" || return 1
+    wait_for "$1 knows a leader" read_leader "$1" || return 1
     for _ in $(seq 20); do
         before_leader=$leader before_term=$term
         sleep 3
-        leader_of "$1" && [ "$leader" = "$before_leader" ] && [ "$term" = "$before_term" ] && break
+        read_leader "$1" && [ "$leader" = "$before_leader" ] && [ "$term" = "$before_term" ] && break
     done
     [ "$term" -le "$2" ] || fail "$1: the term stays at most $2 after the leave, not $term"
 }
 wait_for "moving runs" moving_runs g "" || exit 1
-wait_for "g knows the leader" leader_of g || exit 1
+wait_for "g knows the leader" read_leader g || exit 1
 term_settles g $((term + 1))
 first_leader=$leader first_term=$term
 SHOAL_PRIORITY=10 start j "$g_seed"
