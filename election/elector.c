@@ -43,6 +43,8 @@ typedef struct {
     uint64_t acked_term;     //  the term it acknowledged that round with
     uint64_t voters_version; //  as it last acknowledged
     bool voters_known;       //  voters_version holds something
+    bool outbid;             //  this leadership took a term above it, a higher rank,
+    uint64_t outbid_ms;      //  then (s_rival)
 } s_member_t;
 
 typedef struct {
@@ -538,6 +540,7 @@ s_proclaim (shoal_elector_t *self, uint64_t now)
             for (size_t i = 0; i < self->member_count; i++) {
                 self->members[i].acked_round = 0;
                 self->members[i].acked_term = 0;
+                self->members[i].outbid = false;
             }
         }
         self->lead_term = self->term_seen;
@@ -758,6 +761,40 @@ s_preempt (shoal_elector_t *self, uint64_t now)
         s_proclaim (self, now);
 }
 
+//  Rivals. A leader with its majority, told of a higher term or refused by
+//  a higher rank, takes a term above it (sticky): a newcomer without a
+//  majority of its own then follows. One that bids back within a lease
+//  acts on a voter set of its own, apart from this node's: a cluster that
+//  formed on its own (nodes that each led a cluster of one before they
+//  met, the sides of a partition that each started alone). Both sticky,
+//  two such leaders took terms above each other's without end, as fast as
+//  the network carried their messages, at every heal. So the lower rank
+//  gives way to it at its second contest: it follows a higher term, or,
+//  held to a term of its own, steps down and holds an election, which
+//  asks the higher ranks (the rival, or the rank above it) and brings it a
+//  COORDINATOR that takes a term above its own.
+
+//  True when this leadership took a term above the higher rank id within
+//  the last lease.
+static bool
+s_rival (shoal_elector_t *self, uint64_t now, const shoal_id_t *id)
+{
+    const s_member_t *member = s_member (self, id);
+    return member && member->outbid && now - member->outbid_ms <= self->config.lease_ms;
+}
+
+//  Takes a term above the higher rank id (or a lower one).
+static void
+s_outbid (shoal_elector_t *self, uint64_t now, const shoal_id_t *id, bool outranked)
+{
+    s_member_t *member = outranked ? s_member (self, id) : NULL;
+    if (member) {
+        member->outbid = true;
+        member->outbid_ms = now;
+    }
+    s_proclaim (self, now);
+}
+
 static void
 s_on_coordinator (shoal_elector_t *self, uint64_t now, const s_member_t *sender,
                   const shoal_coordinator_t *coordinator)
@@ -787,15 +824,17 @@ s_on_coordinator (shoal_elector_t *self, uint64_t now, const s_member_t *sender,
                  s_outranks (coordinator->priority, &from->id, holder_priority, &self->promised);
         if (!accept)
             s_answer (self, &from->id, self->promised_term);
+        if (!accept && self->role == S_LEADING && outranked && s_rival (self, now, &from->id))
+            s_elect (self, now); //  gives way; its ANSWER has the rival bid above
     } else if (!self->config.quorum)
         accept = true; //  the higher term wins
     else if (self->role == S_LEADING && s_acting (self, now)) {
         //  A leader with its majority stays (sticky), and takes a term above
         //  the newcomer's so that its followers never follow an older one;
         //  preempt lets a higher rank, stable by its own account, in.
-        accept = self->config.preempt && outranked;
+        accept = outranked && (self->config.preempt || s_rival (self, now, &from->id));
         if (!accept)
-            s_proclaim (self, now);
+            s_outbid (self, now, &from->id, outranked);
     } else if (!s_free (self, now, &from->id)) {
         //  Promised to another leader for a while yet (a candidate too: it
         //  may have taken up its candidacy when the membership view said
@@ -899,12 +938,15 @@ s_on_answer (shoal_elector_t *self, uint64_t now, const s_member_t *from,
         //  majority. Only once, or a candidate that cannot hear the acting
         //  leader would run the term up against the refusals of that
         //  leader's followers.
+        //  A rival of higher rank refused it again: it gives way (s_rival).
         self->contested = true;
-        bool rebid = !self->rebid && answer->term == self->lead_term &&
-                     s_outranks (self->priority, &self->id, from->priority, &from->id);
-        if (s_acting (self, now) || rebid) {
+        bool outranked = s_outranks (from->priority, &from->id, self->priority, &self->id);
+        bool rebid = !self->rebid && answer->term == self->lead_term && !outranked;
+        if (outranked && s_rival (self, now, &from->id))
+            s_elect (self, now);
+        else if (s_acting (self, now) || rebid) {
             self->rebid = self->rebid || rebid;
-            s_proclaim (self, now);
+            s_outbid (self, now, &from->id, outranked);
         }
     }
 }

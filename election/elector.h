@@ -39,7 +39,10 @@
       rank, and the loser steps down.
     - Sticky: a leader is not deposed by a higher-ranked node that joins or
       comes back, unless preempt is set, and then only after that node has
-      been up for stable_ms.
+      been up for stable_ms. A rival that bids back within a lease acts on
+      a voter set of its own (clusters that formed apart, and meet): the
+      lower rank gives way to it, so that the two do not take terms above
+      each other's without end.
     - The voter set is the leader's view when the first leader is proclaimed
       (with expect set, once it holds that many members); then the acting
       leader adds a member that has been live for stable_ms and removes one

@@ -1097,6 +1097,43 @@ a_promise_binds_a_follower_that_proclaims (void)
     s_net_destroy (&net);
 }
 
+//  Clusters that formed apart, each with a leader acting on a voter set of
+//  its own (nodes that each led a cluster of one, or the sides of a
+//  partition that started apart), meet: the lower ranks give way, and one
+//  leader leads all at a term not far above where they met. Both sticky,
+//  two such leaders once took terms above each other's without end, as
+//  fast as the network carried their COORDINATORs, and were never settled.
+static void
+clusters_that_formed_apart_meet_and_settle (void)
+{
+    //  Three clusters of one; a cluster of three and one of two.
+    int groups[2][5] = { { 0, 1, 2 }, { 0, 0, 0, 1, 1 } };
+    int counts[2] = { 3, 5 };
+    for (int shape = 0; shape < 2; shape++) {
+        shoal_elector_config_t config = s_config ();
+        s_net_t *net = s_net_new (&config, counts[shape]);
+        net->split = true;
+        for (int i = 0; i < net->count; i++) {
+            net->nodes[i].group = groups[shape][i];
+            s_start (net, i);
+        }
+        s_settle (net);
+        CHECK_EQ (s_acting_count (net), shape == 0 ? 3 : 2);
+        net->split = false;
+        net->two_acting = 0;
+        uint64_t messages = net->messages;
+        s_views (net);
+        s_run_until (net, net->now + 4 * config.lease_ms);
+        CHECK_EQ (s_leader (net), net->count - 1);
+        CHECK_EQ (s_followers (net, net->count - 1), net->count - 1);
+        for (int i = 0; i < net->count; i++)
+            CHECK (shoal_elector_term (net->nodes[i].core) <= 10);
+        //  Settled, a round and its acknowledgements every heartbeat.
+        CHECK (net->messages - messages < 1000);
+        s_net_destroy (&net);
+    }
+}
+
 int
 main (void)
 {
@@ -1120,5 +1157,6 @@ main (void)
     RUN (stale_and_strange_messages_are_refused);
     RUN (a_new_term_is_acted_with_once_a_majority_has_it);
     RUN (a_promise_binds_a_follower_that_proclaims);
+    RUN (clusters_that_formed_apart_meet_and_settle);
     return TEST_DONE ();
 }
