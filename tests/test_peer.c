@@ -38,7 +38,8 @@ typedef struct {
     size_t election_sent; //  of those, election messages
     size_t left_seen;     //  LEFT events about other members
     size_t saved_elector;
-    size_t placing; //  tasks its handoff places, when it leads
+    uint32_t voters; //  in the voter set it last persisted
+    size_t placing;  //  tasks its handoff places, when it leads
     char roles[8][16];
     uint8_t role[8]; //  per task of roles: as the application runs it
     size_t role_count;
@@ -53,6 +54,8 @@ struct s_net {
     size_t head, count, size;
     uint64_t now;
     shoal_arena_t arena;
+    size_t delivered;     //  messages delivered
+    size_t delivered_max; //  s_net_run stops there (0: no bound)
 };
 
 //  One encoded message, at file scope: 4 MiB on the stack of every test
@@ -131,6 +134,8 @@ s_saved (void *arg, const shoal_peer_saved_t *saved)
 {
     s_node_t *node = arg;
     node->saved_elector += saved->elector != NULL;
+    if (saved->elector)
+        node->voters = saved->elector->voter_count;
 }
 
 static void
@@ -239,6 +244,10 @@ s_net_run (s_net_t *net, uint64_t until_ms)
         while (net->head < net->count) {
             s_flight_t flight = net->queue[net->head++];
             s_deliver (net, &flight);
+            //  Messages that beget messages without end, at one instant,
+            //  would otherwise grow the queue until memory runs out.
+            if (++net->delivered == net->delivered_max)
+                return;
         }
         net->head = net->count = 0;
         bool reported = false;
@@ -565,6 +574,53 @@ a_released_peer_leads_alone (void)
     s_net_stop (&net);
 }
 
+//  How many peers run task in the active role.
+static int
+s_actives (s_net_t *net, const char *task)
+{
+    int actives = 0;
+    for (int i = 0; i < PEERS; i++) {
+        size_t at = s_task (&net->nodes[i], task);
+        actives += at < 8 && net->nodes[i].role[at] == SHOAL_ROLE_ACTIVE;
+    }
+    return actives;
+}
+
+//  Peers that each led a cluster of one, each with the job from its disk,
+//  meet, as after a healed partition or when their seeds could not answer
+//  at first: one leader for all, at a term not far from where they met,
+//  and each task runs once. The leaders, each acting with a majority of
+//  its own, once took terms above each other's without end, at the very
+//  instant they met: the queue of this network grew without bound (to
+//  20 GB, before the process was killed).
+static void
+leaders_of_clusters_of_one_meet_and_settle (void)
+{
+    s_net_t net;
+    s_net_start_with (&net, true, true, false, false);
+    s_net_run (&net, 10000);
+    for (int i = 0; i < PEERS; i++) {
+        CHECK (shoal_elector_acting (shoal_peer_elector (net.nodes[i].peer), net.now));
+        CHECK_EQ (net.nodes[i].placing, 3);
+    }
+    for (int i = 1; i < PEERS; i++)
+        CHECK_EQ (shoal_peer_join (net.nodes[i].peer, net.now, net.nodes[0].addr), 0);
+    //  Settled, three peers send a few thousand messages in 20 s.
+    net.delivered = 0;
+    net.delivered_max = 100000;
+    s_net_run (&net, net.now + 20000);
+    CHECK (net.delivered < net.delivered_max);
+    CHECK_EQ (s_leader (&net), PEERS - 1);
+    for (int i = 0; i < PEERS; i++) {
+        CHECK (shoal_elector_term (shoal_peer_elector (net.nodes[i].peer)) <= 10);
+        CHECK_EQ (net.nodes[i].voters, PEERS); //  the leader took the others in
+    }
+    CHECK_EQ (s_actives (&net, "web/0"), 1);
+    CHECK_EQ (s_actives (&net, "web/1"), 1);
+    CHECK_EQ (s_actives (&net, "web/2"), 1);
+    s_net_stop (&net);
+}
+
 int
 main (void)
 {
@@ -578,5 +634,6 @@ main (void)
     RUN (messages_for_no_core_are_dropped);
     RUN (peers_that_wait_for_a_member_never_lead_alone);
     RUN (a_released_peer_leads_alone);
+    RUN (leaders_of_clusters_of_one_meet_and_settle);
     return TEST_DONE ();
 }
