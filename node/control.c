@@ -449,6 +449,19 @@ s_probe (const char *endpoint, uint64_t timeout_ms, char *why, size_t why_size)
     return 0;
 }
 
+//  s_probe, asked again while a node may still be starting: until
+//  something listens, or for SHOAL_CONTROL_START_MS (within timeout_ms).
+static int
+s_probe_starting (const char *endpoint, uint64_t timeout_ms, char *why, size_t why_size)
+{
+    uint64_t grace = timeout_ms < SHOAL_CONTROL_START_MS ? timeout_ms : SHOAL_CONTROL_START_MS;
+    int64_t until = zclock_mono () + (int64_t) grace;
+    int rc;
+    while ((rc = s_probe (endpoint, timeout_ms, why, why_size)) != 0 && zclock_mono () < until)
+        zclock_sleep (50);
+    return rc;
+}
+
 int
 shoal_control_call (const char *endpoint, const shoal_keyring_t *keyring,
                     const shoal_control_req_t *req, uint64_t timeout_ms, shoal_arena_t *arena,
@@ -476,7 +489,7 @@ shoal_control_call (const char *endpoint, const shoal_keyring_t *keyring,
     else if ((size = shoal_msg_encode (&msg, plain, SHOAL_FRAME_MAX, &err)) < 0) {
         shoal_why (why, why_size, "the request does not encode: %s", err.text);
         rc = -2;
-    } else if (s_probe (endpoint, timeout_ms, why, why_size) != 0)
+    } else if (s_probe_starting (endpoint, timeout_ms, why, why_size) != 0)
         ; //  no node can answer there
     else if ((sealed_size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_FRAME, NULL, plain,
                                                (size_t) size, sealed, SHOAL_FRAME_MAX)) < 0)

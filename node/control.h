@@ -72,12 +72,18 @@ uint64_t shoal_control_server_dropped (const shoal_control_server_t *self);
 //  Sends req to the node at endpoint and waits up to timeout_ms for its
 //  answer, decoded into rep (strings and lists in arena, which must hold
 //  at least SHOAL_CONTROL_ARENA bytes). Returns 0; -1 with the reason
-//  (no node at the endpoint, said at once where that is known: an ipc://
+//  (no node at the endpoint, said as soon as that is known: an ipc://
 //  socket file that is missing or that nobody listens on, a tcp:// port
-//  that refuses; else no answer in time, an answer that does not open or
-//  decode); or -2 when the request does not encode (a field over its
-//  limit: the caller's mistake, named in why).
+//  that refuses, still so after SHOAL_CONTROL_START_MS; else no answer in
+//  time, an answer that does not open or decode); or -2 when the request
+//  does not encode (a field over its limit: the caller's mistake, named in
+//  why).
 #define SHOAL_CONTROL_ARENA (4u * SHOAL_FRAME_MAX)
+//  How long a client gives a node that is starting to open its endpoint:
+//  a script that starts `shoal worker ... &` and asks it at once must not
+//  be told that no node is there. Far above a start's milliseconds, far
+//  below a timeout.
+#define SHOAL_CONTROL_START_MS 2000u
 int shoal_control_call (const char *endpoint, const shoal_keyring_t *keyring,
                         const shoal_control_req_t *req, uint64_t timeout_ms, shoal_arena_t *arena,
                         shoal_control_rep_t *rep, char *why, size_t why_size);

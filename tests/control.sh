@@ -108,6 +108,16 @@ start a a2.log
 wait_for "a starts again over the stale socket file" grep -q ' on port ' "$work/a2.log" || exit 1
 expect_status 0 "a answers after its restart" timeout 30 "$shoal" members --data-dir "$work/a" --timeout 60s
 
+# A script starts a worker in the background and asks it at once (as the
+# README's own example does): the client gives a starting node its moment
+# (SHOAL_CONTROL_START_MS) rather than say that no node is there.
+# The client is started first here, so that it surely asks before the
+# node has its endpoint.
+timeout 30 "$shoal" members --data-dir "$work/s" --timeout 60s >"$work/early.out" 2>"$work/early.err" &
+early=$!
+start s s.log --expect 1
+wait "$early" || fail "a worker asked as it starts answers, exit $? ($(cat "$work/early.err"))"
+
 # --- the clients' failures known at once --------------------------------------
 
 at_once 1 "no node there" "$shoal" members --data-dir "$work/nowhere"

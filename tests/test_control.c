@@ -326,6 +326,40 @@ a_call_where_no_node_listens_fails_at_once (void)
     close (held);
 }
 
+//  A node that opens its endpoint a moment after it was asked (a script
+//  that starts a worker in the background and asks it at once): the call
+//  waits for it, within SHOAL_CONTROL_START_MS, and is answered.
+typedef struct {
+    char endpoint[160];
+    s_served_t served;
+} s_late_t;
+
+static void *
+s_open_late (void *arg)
+{
+    s_late_t *late = arg;
+    zclock_sleep (200);
+    char why[256] = "";
+    late->served.server = s_server (late->endpoint, why, sizeof why);
+    if (late->served.server)
+        s_serve_start (&late->served);
+    return NULL;
+}
+
+static void
+a_call_waits_for_a_node_that_is_starting (void)
+{
+    s_late_t late = { .served = { 0 } };
+    snprintf (late.endpoint, sizeof late.endpoint, "ipc://%s/starting", s_scratch);
+    pthread_t opener;
+    CHECK_EQ (pthread_create (&opener, NULL, s_open_late, &late), 0);
+    CHECK (s_answers (late.endpoint));
+    pthread_join (opener, NULL);
+    CHECK (late.served.server != NULL);
+    if (late.served.server)
+        s_serve_stop (&late.served);
+}
+
 //  A keyring holding one new key, in use.
 static shoal_keyring_t *
 s_keyed (void)
@@ -411,6 +445,7 @@ main (void)
     RUN (a_node_removes_only_its_own_socket_file);
     RUN (a_port_or_abstract_name_in_use_is_refused);
     RUN (a_call_where_no_node_listens_fails_at_once);
+    RUN (a_call_waits_for_a_node_that_is_starting);
     RUN (a_call_without_the_nodes_key_is_refused_at_once);
     shoal_keyring_destroy (&s_plaintext);
     char command[128];
