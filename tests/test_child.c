@@ -804,6 +804,28 @@ test_child_output_a_lot (void)
     shoal_child_destroy (&child);
 }
 
+//  What a child wrote last is read before it goes, as the worker reads it
+//  once the child is reaped (until a call finds no line): not left in the
+//  pipe behind the tail of a line cut at the limit, or behind blank lines.
+static void
+test_child_last_words_after_a_long_line (void)
+{
+    shoal_child_t *child = s_child (SHOAL_ACTIVE, "head -c 10000 /dev/zero | tr '\\0' a; echo; "
+                                                  "yes '' | head -5000; echo last-words");
+    shoal_child_exit_t exit;
+    CHECK (s_reaped (child, &exit));
+    int stream = 0, lines = 0;
+    shoal_output_line_t line;
+    char last[64] = "";
+    while (shoal_child_output (child, &stream, &line) == 1) {
+        lines++;
+        snprintf (last, sizeof last, "%s", line.text);
+    }
+    CHECK_EQ (lines, 2);
+    CHECK_STR (last, "last-words");
+    shoal_child_destroy (&child);
+}
+
 //  Reads /proc/PID/NAME into text, NULs as spaces; false when it cannot.
 static bool
 s_proc_text (pid_t pid, const char *name, char *text, size_t size)
@@ -980,6 +1002,7 @@ main (int argc, char **argv)
     RUN (test_child_missing_command_fails);
     RUN (test_child_output);
     RUN (test_child_output_a_lot);
+    RUN (test_child_last_words_after_a_long_line);
     RUN (test_child_shim_is_named_for_its_task);
     RUN (test_child_freeze);
     RUN (test_child_closes_its_descriptor);

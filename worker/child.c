@@ -832,14 +832,21 @@ shoal_child_output_fd (const shoal_child_t *self, int stream)
                : -1;
 }
 
-//  The next line of one stream, reading its pipe at most once: 1 with
-//  *line, 0 when none now. Once the shim is reaped, every writer is gone
-//  (but for a process that escaped a shim killed by someone else): a pipe
-//  with nothing more to read has ended.
+//  Reads of one stream per call once the shim is reaped: enough for the
+//  whole pipe a child leaves, and a bound against a process that escaped
+//  a shim killed by someone else and writes on.
+#define S_READS_AT_EXIT 64
+
+//  The next line of one stream: 1 with *line, 0 when none now. While the
+//  child runs, its pipe is read at most once. Once the shim is reaped,
+//  every writer is gone (but for such an escaped process): the pipe is
+//  read on until it holds a line or ends, so that what the child wrote
+//  last (after blank lines, or the tail of a line cut at the limit) is not
+//  left in it.
 static int
 s_output_next (shoal_child_t *self, s_stream_t *out, shoal_output_line_t *line)
 {
-    bool read_once = false;
+    int reads = 0;
     while (true) {
         if (out->input_at < out->input_used) {
             out->input_at += shoal_output_split (&out->splitter, out->input + out->input_at,
@@ -848,7 +855,7 @@ s_output_next (shoal_child_t *self, s_stream_t *out, shoal_output_line_t *line)
                 return 1;
             continue;
         }
-        if (out->fd < 0 || read_once)
+        if (out->fd < 0 || (reads > 0 && !self->reaped) || reads >= S_READS_AT_EXIT)
             return 0;
         ssize_t size = read (out->fd, out->input, sizeof out->input);
         if (size < 0 && errno == EINTR)
@@ -856,7 +863,7 @@ s_output_next (shoal_child_t *self, s_stream_t *out, shoal_output_line_t *line)
         if (size > 0) {
             out->input_used = (size_t) size;
             out->input_at = 0;
-            read_once = true;
+            reads++;
             continue;
         }
         if (size < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && !self->reaped)
