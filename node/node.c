@@ -1273,8 +1273,9 @@ s_actor (zsock_t *pipe, void *arg)
 //  ---------------------------------------------------------------------
 //  The control endpoint
 
-//  Tasks placed nowhere that a status reply words in full.
-#define S_UNPLACED_WORDED 1024
+//  The bytes a status reply's rows may take: its frame, less room for the
+//  envelope, the reply's other fields and the estimate's own error.
+#define S_STATUS_BUDGET (SHOAL_FRAME_MAX - 256u * 1024)
 
 //  The members, as a control reply lists them, in the arena.
 static int
@@ -1299,28 +1300,30 @@ s_members_list (s_actor_t *self, shoal_control_rep_t *rep)
     return 0;
 }
 
-//  The tasks placed nowhere, after the count placed in rep, with why in
-//  words: the first S_UNPLACED_WORDED of them; the rest with the reason's
-//  name alone, so that a reply of 65,536 tasks placed nowhere still fits
-//  a frame. Returns -1 when the arena is full.
+//  The tasks placed nowhere, after the count placed in rep, with why
+//  (shoal_unplaced_rows), as many as fit one frame with the placed ones;
+//  how many were left out is said in the reply's reason. Returns -1 when
+//  the arena is full.
 static int
 s_unplaced_list (s_actor_t *self, shoal_handoff_t *handoff, shoal_control_rep_t *rep)
 {
+    size_t used = 0;
+    for (uint32_t i = 0; i < rep->task_count; i++)
+        used += shoal_status_row_bytes (rep->tasks[i].status.task, rep->tasks[i].status.error, "");
     const shoal_unplaced_t *unplaced;
     size_t count = shoal_handoff_unplaced (handoff, &unplaced);
-    for (size_t i = 0; i < count && rep->task_count < SHOAL_TASKS_MAX; i++) {
+    long left_out = shoal_unplaced_rows (unplaced, count, &self->arena, rep->tasks,
+                                         &rep->task_count, SHOAL_TASKS_MAX, &used, S_STATUS_BUDGET);
+    if (left_out < 0)
+        return -1;
+    if (left_out > 0) {
         char text[SHOAL_REASON_MAX + 1];
-        if (i < S_UNPLACED_WORDED)
-            shoal_unplaced_text (&unplaced[i], text, sizeof text);
-        else
-            snprintf (text, sizeof text, "%s", shoal_unplaced_name (unplaced[i].reason));
-        char *reason = shoal_arena_strndup (&self->arena, text, strlen (text));
-        if (!reason)
+        snprintf (text, sizeof text,
+                  "%ld more tasks placed nowhere are not listed: one reply must fit a frame",
+                  left_out);
+        rep->reason = shoal_arena_strndup (&self->arena, text, strlen (text));
+        if (!rep->reason)
             return -1;
-        rep->tasks[rep->task_count++] = (shoal_task_report_t){
-            .status = { .task = unplaced[i].task, .error = "" },
-            .reason = reason,
-        };
     }
     return 0;
 }

@@ -91,6 +91,40 @@ shoal_unplaced_text (const shoal_unplaced_t *unplaced, char *text, size_t size)
     s_utf8_trim (text);
 }
 
+size_t
+shoal_status_row_bytes (const char *task, const char *error, const char *reason)
+{
+    return (task ? strlen (task) : 0) + (error ? strlen (error) : 0) +
+           (reason ? strlen (reason) : 0) + SHOAL_STATUS_ROW_BYTES;
+}
+
+long
+shoal_unplaced_rows (const shoal_unplaced_t *unplaced, size_t count, shoal_arena_t *arena,
+                     shoal_task_report_t *rows, uint32_t *row_count, size_t max_rows, size_t *used,
+                     size_t budget)
+{
+    size_t i = 0;
+    for (; i < count && *row_count < max_rows; i++) {
+        char text[SHOAL_REASON_MAX + 1];
+        if (i < SHOAL_UNPLACED_WORDED)
+            shoal_unplaced_text (&unplaced[i], text, sizeof text);
+        else
+            snprintf (text, sizeof text, "%s", shoal_unplaced_name (unplaced[i].reason));
+        size_t bytes = shoal_status_row_bytes (unplaced[i].task, "", text);
+        if (*used + bytes > budget)
+            break;
+        char *reason = shoal_arena_strndup (arena, text, strlen (text));
+        if (!reason)
+            return -1;
+        *used += bytes;
+        rows[(*row_count)++] = (shoal_task_report_t){
+            .status = { .task = unplaced[i].task, .error = "" },
+            .reason = reason,
+        };
+    }
+    return (long) (count - i);
+}
+
 shoal_unplaced_watch_t *
 shoal_unplaced_watch_new (void)
 {

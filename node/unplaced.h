@@ -24,6 +24,27 @@ const char *shoal_unplaced_name (uint8_t reason);
 //  zone=mars", "failed on every eligible node (last: exit 127)".
 void shoal_unplaced_text (const shoal_unplaced_t *unplaced, char *text, size_t size);
 
+//  What one row of a status reply may take on the wire beyond its
+//  strings (the node id, role, state, epoch, lag, counts and msgpack's
+//  headers), with room to spare: rows are counted by it, so that a reply
+//  always fits its frame.
+#define SHOAL_STATUS_ROW_BYTES 96
+//  Tasks placed nowhere that a status reply words in full; the rest carry
+//  the reason's name alone.
+#define SHOAL_UNPLACED_WORDED 1024
+
+//  The wire size a status row of these strings may take at most.
+size_t shoal_status_row_bytes (const char *task, const char *error, const char *reason);
+
+//  Appends the rows of the count tasks placed nowhere to rows (which holds
+//  *row_count rows, room for max_rows), each with why (in words for the
+//  first SHOAL_UNPLACED_WORDED, strings in arena), while *used, the bytes
+//  the reply's rows take so far, stays within budget. Returns how many
+//  were left out for the budget or the room, or -1 when the arena is full.
+long shoal_unplaced_rows (const shoal_unplaced_t *unplaced, size_t count, shoal_arena_t *arena,
+                          shoal_task_report_t *rows, uint32_t *row_count, size_t max_rows,
+                          size_t *used, size_t budget);
+
 typedef struct _shoal_unplaced_watch_t shoal_unplaced_watch_t;
 
 shoal_unplaced_watch_t *shoal_unplaced_watch_new (void);
