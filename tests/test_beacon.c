@@ -24,7 +24,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define BEACON_PORT 47947
+#define BEACON_PORT 27947 //  below the ephemeral range (32768 and up)
 #define WAIT_MS     10000
 
 typedef struct {

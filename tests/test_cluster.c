@@ -60,8 +60,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PORT_BASE    47100 //  node n binds 127.0.0.1:PORT_BASE+n
-#define BEACON_PORT  47990
+//  Fixed ports below the kernel's ephemeral range (32768 and up): there
+//  the source port of any outgoing connection in the namespace (a node's
+//  link to another) could take a port before its node binds it, which
+//  once failed a start with "Address already in use".
+#define PORT_BASE    27100 //  node n binds 127.0.0.1:PORT_BASE+n
+#define BEACON_PORT  27990
 #define WAIT_MS      60000 //  against a hang only
 #define STABLE_MS    300   //  a state counts once it held this long
 #define STATUS_MS    100
