@@ -454,6 +454,19 @@ s_fail (s_trail_t *trail, const char *format, ...)
 
 //  A string the wire accepts: valid UTF-8 (no overlong forms, no surrogates),
 //  no NUL, so it is safe as a C string and in JSON.
+size_t
+shoal_text_cut (const char *text, size_t length)
+{
+    size_t back = 0;
+    while (back < 3 && back < length && ((unsigned char) text[length - 1 - back] & 0xC0) == 0x80)
+        back++;
+    if (back == length)
+        return length;
+    unsigned char lead = (unsigned char) text[length - 1 - back];
+    size_t size = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    return lead >= 0xC0 && size > back + 1 ? length - 1 - back : length;
+}
+
 bool
 shoal_text_valid (const uint8_t *s, size_t size)
 {

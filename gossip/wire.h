@@ -426,6 +426,11 @@ int shoal_msg_decode (const uint8_t *data, size_t size, shoal_purpose_t carrier,
 //  be: UTF-8 without overlong forms, surrogates or NUL.
 bool shoal_text_valid (const uint8_t *s, size_t size);
 
+//  The length of the longest start of the length bytes at text that does
+//  not end inside a UTF-8 sequence: where a text cut at a limit keeps
+//  whole characters (bytes that are not UTF-8 are left as they are).
+size_t shoal_text_cut (const char *text, size_t length);
+
 //  A node id as text: 32 lowercase hex digits and a NUL. With none_blank,
 //  the all-zero id ("none") is written as "".
 #define SHOAL_ID_TEXT (2 * SHOAL_ID_SIZE + 1)

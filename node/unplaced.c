@@ -34,23 +34,6 @@ shoal_unplaced_name (uint8_t reason)
     return reason < S_REASONS ? names[reason] : "?";
 }
 
-//  A text cut at its buffer's end may end inside a UTF-8 sequence (a long
-//  error of a task's, in the failed case), which no message may carry:
-//  the sequence cut short is dropped.
-static void
-s_utf8_trim (char *text)
-{
-    size_t length = strlen (text), back = 0;
-    while (back < length && back < 4 && ((unsigned char) text[length - 1 - back] & 0xC0) == 0x80)
-        back++;
-    if (back == length)
-        return;
-    unsigned char lead = (unsigned char) text[length - 1 - back];
-    size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
-    if (lead >= 0xC0 && need > back + 1)
-        text[length - 1 - back] = 0;
-}
-
 void
 shoal_unplaced_text (const shoal_unplaced_t *unplaced, char *text, size_t size)
 {
@@ -88,7 +71,10 @@ shoal_unplaced_text (const shoal_unplaced_t *unplaced, char *text, size_t size)
         snprintf (text, size, "placed nowhere");
         break;
     }
-    s_utf8_trim (text);
+    //  A text cut at its buffer's end may end inside a UTF-8 sequence (a
+    //  long error of a task's, in the failed case), which no message may
+    //  carry: the sequence cut short is dropped.
+    text[shoal_text_cut (text, strlen (text))] = 0;
 }
 
 size_t

@@ -9,6 +9,7 @@
 #include "options.h"
 #include "shoal.h"
 #include "why.h"
+#include "wire.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -104,22 +105,6 @@ shoal_status_parse (shoal_status_parser_t *self, const char *data, size_t size,
 //  ---------------------------------------------------------------------
 //  The output lines
 
-//  The length of the longest start of text that does not end inside a
-//  UTF-8 sequence, so that a line cut at the limit keeps whole characters
-//  (bytes that are not UTF-8 are left as they are).
-static size_t
-s_utf8_boundary (const char *text, size_t length)
-{
-    size_t back = 0;
-    while (back < 3 && back < length && ((unsigned char) text[length - 1 - back] & 0xC0) == 0x80)
-        back++;
-    if (back == length)
-        return length;
-    unsigned char lead = (unsigned char) text[length - 1 - back];
-    size_t size = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
-    return lead >= 0xC0 && size > back + 1 ? length - 1 - back : length;
-}
-
 static void
 s_output_line (shoal_output_splitter_t *self, size_t length, bool truncated, bool unfinished,
                shoal_output_line_t *line)
@@ -155,7 +140,7 @@ shoal_output_split (shoal_output_splitter_t *self, const char *data, size_t size
         if (self->used == SHOAL_OUTPUT_LINE_MAX) {
             //  The line passes the limit: its start is a line now, and the
             //  rest of it, this byte on, is never held.
-            size_t used = s_utf8_boundary (self->line, self->used);
+            size_t used = shoal_text_cut (self->line, self->used);
             self->used = 0;
             self->overlong = true;
             s_output_line (self, used, true, false, line);
