@@ -534,6 +534,7 @@ shoal_peer_receive (shoal_peer_t *self, uint64_t now_ms, const shoal_envelope_t 
     self->now = now_ms;
     shoal_id_t from;
     memcpy (from.bytes, envelope->sender.id, sizeof from.bytes);
+    shoal_membership_heard (self->membership, self->now, &envelope->sender);
     int rc = -1;
     switch (shoal_peer_layer (msg)) {
     case SHOAL_PEER_TASKS:
