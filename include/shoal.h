@@ -325,7 +325,10 @@ SHOAL_EXPORT int shoal_node_members (shoal_node_t *self, shoal_member_t *members
                                      size_t *count);
 
 //  The leader this node follows and its term; id "" when there is none.
-//  *acting is true when this node is the leader and acts as one.
+//  A follower names a leader only while that leader's lease (its
+//  assignments' keep-alives) holds here: a candidate that never gathered a
+//  majority is no leader. *acting is true when this node is the leader and
+//  acts as one.
 SHOAL_EXPORT int shoal_node_leader (shoal_node_t *self, char id[SHOAL_NODE_ID_TEXT], uint64_t *term,
                                     bool *acting);
 

@@ -1397,7 +1397,7 @@ s_rep_ok (s_actor_t *self, uint64_t now, uint32_t id, const char *reason)
     shoal_control_rep_t rep = { .id = id, .code = SHOAL_REPLY_OK, .reason = reason };
     shoal_id_t leader = { 0 };
     const shoal_elector_t *elector = shoal_peer_elector (self->peer);
-    if (shoal_elector_leader (elector, now, &leader, &rep.term) != 0) {
+    if (shoal_peer_leader (self->peer, now, &leader, &rep.term) != 0) {
         memset (&leader, 0, sizeof leader);
         rep.term = shoal_elector_term (elector);
     }
@@ -1427,7 +1427,7 @@ s_status_ask (s_actor_t *self, uint64_t now, uint64_t ref, const shoal_control_r
         return false;
     shoal_id_t leader;
     uint64_t term;
-    if (shoal_elector_leader (elector, now, &leader, &term) != 0 ||
+    if (shoal_peer_leader (self->peer, now, &leader, &term) != 0 ||
         memcmp (&leader, &self->id, sizeof leader) == 0) {
         s_status_local (self, now, ref, "no leader acts now: this node's own tasks");
         return true;
@@ -1680,7 +1680,7 @@ s_call_leader (s_actor_t *self, s_call_t *call)
     shoal_id_t leader = { 0 };
     uint64_t term = 0, now = s_now ();
     shoal_elector_t *elector = shoal_peer_elector (self->peer);
-    shoal_elector_leader (elector, now, &leader, &term);
+    shoal_peer_leader (self->peer, now, &leader, &term);
     shoal_id_format (leader.bytes, true, call->why);
     call->number[0] = term;
     call->number[1] = shoal_elector_acting (elector, now);
