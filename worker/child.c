@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -286,11 +287,13 @@ typedef struct {
 
 //  In the shim and the command: 3 the status socket, 4 the exec pipe, 5
 //  and 6 the write ends of the output pipes (the command takes them as its
-//  standard output and error); no other descriptor past standard error.
+//  standard output and error), 7 the eventfd the worker wakes the shim by
+//  (closed on exec); no other descriptor past standard error.
 #define S_EXEC_FD       4
 #define S_OUT_FD        5
 #define S_ERR_FD        6
-#define S_FIRST_FREE_FD 7
+#define S_KICK_FD       7
+#define S_FIRST_FREE_FD 8
 
 //  The shim's exit status when it could not set up: the worker never
 //  hears of a command then, and says so.
@@ -333,6 +336,7 @@ typedef struct {
     int err_fd;
     uint64_t grace_ms;
     s_lease_t *lease; //  shared with the worker
+    int kick_fd;      //  the eventfd the worker wakes the shim by, when the lease changes
     int fd_limit;     //  descriptors to close one by one when close_range is missing
     char title[SHOAL_TASK_TEXT + 16]; //  "shoal-shim JOB/INDEX", for ps
 } s_launch_t;
@@ -397,13 +401,15 @@ s_lease_allows (s_lease_t *lease, uint64_t now)
     return now < atomic_load (&lease->until) && !atomic_load (&lease->held);
 }
 
-//  When the shim looks at the lease again: at the deadline, or
-//  SHOAL_CHILD_LOOK_MS from now (a thaw, or a deadline the worker moved).
+//  When the shim must look at the lease again by itself: at the deadline,
+//  while the command may act (UINT64_MAX: never). Whatever else changes,
+//  the worker wakes it for (shoal_child_lease, shoal_child_freeze): a
+//  deadline that only moves later, as a lease that goes on, needs no wake.
 static uint64_t
-s_lease_look (s_lease_t *lease, uint64_t now)
+s_lease_look (s_lease_t *lease, bool allowed)
 {
-    uint64_t until = atomic_load (&lease->until), look = now + SHOAL_CHILD_LOOK_MS;
-    return until > now && until < look ? until : look;
+    uint64_t until = atomic_load (&lease->until);
+    return allowed && until != SHOAL_CHILD_UNBOUND ? until : UINT64_MAX;
 }
 
 //  Holds the command's group to the lease: stopped once it may not act,
@@ -510,9 +516,11 @@ s_shim_descriptors (const s_launch_t *launch)
     int exec = fcntl (launch->exec_fd, F_DUPFD, S_FIRST_FREE_FD);
     int out = fcntl (launch->out_fd, F_DUPFD, S_FIRST_FREE_FD);
     int err = fcntl (launch->err_fd, F_DUPFD, S_FIRST_FREE_FD);
-    if (status < 0 || exec < 0 || out < 0 || err < 0 || dup2 (status, SHOAL_CHILD_STATUS_FD) < 0 ||
-        dup3 (exec, S_EXEC_FD, O_CLOEXEC) < 0 || dup2 (out, S_OUT_FD) < 0 ||
-        dup2 (err, S_ERR_FD) < 0)
+    int kick = fcntl (launch->kick_fd, F_DUPFD, S_FIRST_FREE_FD);
+    if (status < 0 || exec < 0 || out < 0 || err < 0 || kick < 0 ||
+        dup2 (status, SHOAL_CHILD_STATUS_FD) < 0 || dup3 (exec, S_EXEC_FD, O_CLOEXEC) < 0 ||
+        dup2 (out, S_OUT_FD) < 0 || dup2 (err, S_ERR_FD) < 0 ||
+        dup3 (kick, S_KICK_FD, O_CLOEXEC) < 0)
         _exit (S_EXIT_SETUP);
 #ifdef SYS_close_range
     if (syscall (SYS_close_range, S_FIRST_FREE_FD, ~0U, 0) == 0)
@@ -523,7 +531,8 @@ s_shim_descriptors (const s_launch_t *launch)
 }
 
 //  The shim: see child.h. Every signal is blocked (shoal_child_new blocked
-//  them before the fork) but in ppoll, which lets SIGTERM and SIGCHLD in.
+//  them before the fork) but in ppoll, which lets SIGTERM and SIGCHLD in,
+//  and wakes when the worker kicks it too.
 _Noreturn static void
 s_shim (const s_launch_t *launch)
 {
@@ -603,13 +612,21 @@ s_shim (const s_launch_t *launch)
         //  Even while the worker cannot act: it may be stopped, and the
         //  leader give the task to another node once this lease is over.
         s_shim_hold (launch->lease, command, allowed, &stopped, &group_gone);
-        uint64_t wake = s_lease_look (launch->lease, now);
+        uint64_t wake = s_lease_look (launch->lease, allowed);
         if (leftovers_told && deadline < wake)
             wake = deadline;
         uint64_t left = wake > now ? wake - now : 0;
         struct timespec timeout = { .tv_sec = (time_t) (left / 1000),
                                     .tv_nsec = (long) (left % 1000) * 1000000 };
-        ppoll (NULL, 0, &timeout, &waiting);
+        struct pollfd kick = { .fd = S_KICK_FD, .events = POLLIN };
+        if (ppoll (&kick, 1, wake == UINT64_MAX ? NULL : &timeout, &waiting) > 0) {
+            //  Taken before the lease is read again: a kick that comes
+            //  later wakes the next ppoll.
+            uint64_t kicks;
+            if (read (S_KICK_FD, &kicks, sizeof kicks) < 0) {
+                //  EAGAIN: taken already.
+            }
+        }
     }
     if (WIFEXITED (status))
         _exit (WEXITSTATUS (status));
@@ -640,6 +657,7 @@ struct _shoal_child_t {
     bool frozen; //  by the worker (its shim may freeze it too: lease)
     bool reaped;
     s_lease_t *lease; //  the page shared with the shim
+    int kick_fd;      //  an eventfd: a write wakes the shim to look at the lease
     uint64_t kill_at; //  stopping: when SIGKILL comes
     shoal_child_exit_t exit;
     shoal_status_parser_t parser;
@@ -712,9 +730,11 @@ shoal_child_new (const shoal_child_spec_t *spec, char *why, size_t why_size)
     atomic_init (&self->lease->held, 0);
     atomic_init (&self->lease->thaw, 0);
     int pair[2] = { -1, -1 }, pipe_fds[2] = { -1, -1 }, output[2][2];
-    if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0 ||
+    self->kick_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (self->kick_fd < 0 || socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0 ||
         pipe2 (pipe_fds, O_CLOEXEC) != 0 || s_output_pipes (output) != 0) {
         shoal_why (why, why_size, "cannot make the child's descriptors: %s", strerror (errno));
+        s_close (&self->kick_fd);
         s_close (&pair[0]);
         s_close (&pair[1]);
         s_close (&pipe_fds[0]);
@@ -738,6 +758,7 @@ shoal_child_new (const shoal_child_spec_t *spec, char *why, size_t why_size)
         .err_fd = output[1][1],
         .grace_ms = spec->grace_ms,
         .lease = self->lease,
+        .kick_fd = self->kick_fd,
         .fd_limit = fd_limit > 0 && fd_limit < 65536 ? (int) fd_limit : 65536,
     };
     snprintf (launch.title, sizeof launch.title, "shoal-shim %.*s/%u", SHOAL_NAME_TEXT - 1,
@@ -763,6 +784,7 @@ shoal_child_new (const shoal_child_spec_t *spec, char *why, size_t why_size)
         s_close (&pipe_fds[0]);
         s_close (&output[0][0]);
         s_close (&output[1][0]);
+        s_close (&self->kick_fd);
         munmap (self->lease, sizeof (s_lease_t));
         free (self);
         return NULL;
@@ -831,6 +853,7 @@ shoal_child_destroy (shoal_child_t **self_p)
     s_close (&self->status_fd);
     s_close (&self->output[0].fd);
     s_close (&self->output[1].fd);
+    s_close (&self->kick_fd);
     munmap (self->lease, sizeof (s_lease_t));
     free (self);
     *self_p = NULL;
@@ -1037,6 +1060,16 @@ shoal_child_kill (shoal_child_t *self)
     self->kill_at = UINT64_MAX;
 }
 
+//  Wakes the shim to look at the lease: a write to the eventfd it polls.
+static void
+s_kick (shoal_child_t *self)
+{
+    uint64_t one = 1;
+    if (self->reaped || write (self->kick_fd, &one, sizeof one) < 0) {
+        //  Reaped: nobody to wake. EAGAIN: kicks wait unread, it wakes.
+    }
+}
+
 void
 shoal_child_freeze (shoal_child_t *self, bool frozen)
 {
@@ -1049,6 +1082,7 @@ shoal_child_freeze (shoal_child_t *self, bool frozen)
         //  from here could come late, past a deadline the shim acted on.
         atomic_store (&self->lease->thaw, 1);
         atomic_store (&self->lease->held, 0);
+        s_kick (self);
         return;
     }
     atomic_store (&self->lease->held, 1);
@@ -1069,7 +1103,13 @@ shoal_child_frozen (const shoal_child_t *self)
 void
 shoal_child_lease (shoal_child_t *self, uint64_t until_ms)
 {
-    atomic_store (&self->lease->until, until_ms);
+    uint64_t was = atomic_exchange (&self->lease->until, until_ms);
+    //  A shim wakes at the deadline it holds by itself, which is enough
+    //  for a lease that goes on. It is woken for the rest: a deadline set
+    //  earlier (a child bound on promotion, a lease lost), and a new one
+    //  after one that passed, which may thaw the child.
+    if (until_ms != was && (until_ms < was || was <= s_clock_ms ()))
+        s_kick (self);
 }
 
 uint64_t

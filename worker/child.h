@@ -32,8 +32,10 @@
     (MAP_SHARED, made before the fork) where the worker writes, with no
     syscall, the deadline until which the command may act (the node's
     lease end, for an active) and whether it froze the child itself. The
-    shim looks at it at least every SHOAL_CHILD_LOOK_MS, and exactly at the
-    deadline: once the deadline has passed it freezes the command's group
+    shim wakes at the deadline by itself (a lease that goes on only moves
+    it later), and when the worker kicks it (an eventfd) for anything else:
+    a deadline set earlier, a new one after one that passed, a child let
+    go. Once the deadline has passed it freezes the command's group
     (SIGSTOP), and it alone thaws it (SIGCONT), only once the deadline has
     moved past the clock again and the worker does not hold it frozen. So
     the worker's freeze and the shim's never undo each other: the worker
@@ -243,8 +245,8 @@ bool shoal_child_stopping (const shoal_child_t *self);
 void shoal_child_kill (shoal_child_t *self);
 
 //  Freezes the child: SIGSTOP to the command's group now, and its shim
-//  thaws it no more. Or lets it go: its shim thaws it (SIGCONT) within
-//  SHOAL_CHILD_LOOK_MS, once its deadline (shoal_child_lease) allows.
+//  thaws it no more. Or lets it go: its shim, woken, thaws it (SIGCONT)
+//  once its deadline (shoal_child_lease) allows too.
 void shoal_child_freeze (shoal_child_t *self, bool frozen);
 //  Frozen by the worker, or by its shim for a deadline that passed.
 bool shoal_child_frozen (const shoal_child_t *self);
@@ -254,14 +256,13 @@ bool shoal_child_frozen (const shoal_child_t *self);
 //  standby, which does not act). The shim freezes the command's group at
 //  the deadline on its own, whatever the worker does then, and thaws it
 //  when a later deadline comes, unless the worker froze it. A store in
-//  shared memory, no syscall: call it as often as the lease moves.
+//  shared memory: call it as often as the lease moves. Only a deadline
+//  set earlier than it was, or given after one passed, costs a syscall
+//  (a write that wakes the shim).
 #define SHOAL_CHILD_UNBOUND UINT64_MAX
 void shoal_child_lease (shoal_child_t *self, uint64_t until_ms);
 //  The deadline as last given.
 uint64_t shoal_child_until (const shoal_child_t *self);
-//  How often at most the shim looks at what the worker wrote (a thaw, a
-//  new deadline), beside the deadline itself, which it wakes for.
-#define SHOAL_CHILD_LOOK_MS 100
 
 //  When shoal_child_tick is due (UINT64_MAX: not), and the tick: kills a
 //  child whose stop's grace is over.
