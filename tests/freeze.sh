@@ -11,11 +11,12 @@
 #     before the new owner's first;
 #   - its children are frozen (state T), not running;
 #   - SIGCONT: the worker finds its lease lost, and its children of those
-#     tasks end; the cluster settles with each task run by one live,
-#     running child.
+#     tasks end (a stateless task's stopped, a stateful one's demoted);
+#     the cluster settles with each task run by one live, running child.
 #
-# The children write a line (the wall clock, in microseconds) every 20 ms
-# to a file of their own. Waits are bounded against a hang only.
+# Two jobs, one stateless and one stateful, whose children write a line
+# (the wall clock, in microseconds) every 20 ms to a file of their own while
+# they are active. Waits are bounded against a hang only.
 set -u
 shoal=$1
 # shellcheck source=lib/expect.bash
@@ -58,8 +59,15 @@ file_of_line () { file_of "${1% *}" "${1#* }"; }
 
 mkdir "$work/rec"
 cat >"$work/writer.sh" <<'EOF'
-# A task that acts: a line every 20 ms, the wall clock in microseconds.
+# A task that acts: a line every 20 ms, the wall clock in microseconds. A
+# learner or standby says it is ready and waits for its promotion.
 file=$1/${SHOAL_TASK/\//-}.$$
+if [ "$SHOAL_ROLE" != active ]; then
+    echo ready >&"$SHOAL_STATUS_FD"
+    while read -r line <&"$SHOAL_STATUS_FD"; do
+        case $line in promote*) break ;; esac
+    done
+fi
 while :; do
     echo "${EPOCHREALTIME/./}" >>"$file"
     sleep 0.02
@@ -79,14 +87,17 @@ start b "$seed"
 start c "$seed"
 three_alive () { [ "$("$shoal" members --data-dir "$work/a" | grep -c ' alive ')" -eq 3 ]; }
 wait_for "three members alive" three_alive || exit 1
-wait_for "submit rec" "$shoal" submit rec --parallelism 6 --command "exec bash $work/writer.sh $work/rec" \
+wait_for "submit rec" "$shoal" submit rec --parallelism 3 --command "exec bash $work/writer.sh $work/rec" \
     --data-dir "$work/a" --timeout 2s || exit 1
+wait_for "submit warm" "$shoal" submit warm --parallelism 3 --stateful \
+    --command "exec bash $work/writer.sh $work/rec" --data-dir "$work/a" --timeout 2s || exit 1
+tasks="rec/0 rec/1 rec/2 warm/0 warm/1 warm/2"
 
 # Each task runs as active in one live child, which is not stopped, and the
 # leader's status says so.
 one_each () {
     local task count pid name leader
-    for task in rec/0 rec/1 rec/2 rec/3 rec/4 rec/5; do
+    for task in $tasks; do
         count=0
         for name in a b c; do
             for pid in $(actives_of "$name" | sed -n "s|^$task ||p"); do
@@ -102,8 +113,8 @@ one_each () {
     for name in a b c; do
         [ "$(id_of "$name")" = "$leader" ] || continue
         "$shoal" status --data-dir "$work/$name" --json >"$work/status" 2>/dev/null || return 1
-        [ "$(jq -r '.tasks[] | select((.task | startswith("rec/")) and .role == "active" and
-            .state == "running") | .task' "$work/status" | sort -u | wc -l)" -eq 6 ]
+        [ "$(jq -r '.tasks[] | select(.role == "active" and .state == "running") | .task' \
+            "$work/status" | sort -u | wc -l)" -eq 6 ]
         return
     done
     return 1
