@@ -125,6 +125,11 @@ struct _shoal_node_t {
     int events_fd;               //  eventfd: readable while events wait
     shoal_event_t *events;       //  a ring
     size_t events_head, events_count, events_size;
+    //  The lease as the application may take it (shoal_node_lease): when it
+    //  ends, 0 when lost; and how many LEASE events wait in the queue,
+    //  during which it says 0. Both under events_lock.
+    uint64_t lease_until;
+    size_t lease_events;
     char id[SHOAL_NODE_ID_TEXT];
     uint16_t port;
     bool stopped; //  it left or was stopped: it never starts again
@@ -240,6 +245,8 @@ s_event_push (shoal_node_t *node, const shoal_event_t *event)
         node->events_size = size;
     }
     node->events[(node->events_head + node->events_count) % node->events_size] = *event;
+    if (event->type == SHOAL_EVENT_LEASE)
+        node->lease_events++;
     if (node->events_count++ == 0) {
         uint64_t one = 1;
         if (write (node->events_fd, &one, sizeof one) < 0) {
@@ -529,18 +536,23 @@ s_saved (void *arg, const shoal_peer_saved_t *saved)
     }
 }
 
-//  The lease is told to the application when it changes.
+//  The lease is told to the application when it changes; its end, which
+//  grows with no event, is published for shoal_node_lease after each step
+//  (and after a LEASE event, which it never runs ahead of).
 static void
 s_lease_check (s_actor_t *self, uint64_t now)
 {
     shoal_tasks_t *tasks = shoal_peer_tasks (self->peer);
     bool leased = tasks && shoal_tasks_leased (tasks, now);
-    if (leased == self->leased)
-        return;
-    self->leased = leased;
-    shoal_eventlog_lease (self->events, leased, tasks ? shoal_tasks_lease_end (tasks) : 0);
-    shoal_event_t event = { .type = SHOAL_EVENT_LEASE, .leased = leased };
-    s_event_push (self->node, &event);
+    if (leased != self->leased) {
+        self->leased = leased;
+        shoal_eventlog_lease (self->events, leased, tasks ? shoal_tasks_lease_end (tasks) : 0);
+        shoal_event_t event = { .type = SHOAL_EVENT_LEASE, .leased = leased };
+        s_event_push (self->node, &event);
+    }
+    pthread_mutex_lock (&self->node->events_lock);
+    self->node->lease_until = leased ? shoal_tasks_lease_end (tasks) : 0;
+    pthread_mutex_unlock (&self->node->events_lock);
 }
 
 static void
@@ -2007,6 +2019,8 @@ shoal_node_event (shoal_node_t *self, shoal_event_t *event)
     if (self->events_count) {
         *event = self->events[self->events_head];
         self->events_head = (self->events_head + 1) % self->events_size;
+        if (event->type == SHOAL_EVENT_LEASE)
+            self->lease_events--;
         if (--self->events_count == 0) {
             uint64_t value;
             if (read (self->events_fd, &value, sizeof value) < 0) {
@@ -2017,6 +2031,19 @@ shoal_node_event (shoal_node_t *self, shoal_event_t *event)
     }
     pthread_mutex_unlock (&self->events_lock);
     return rc;
+}
+
+int
+shoal_node_lease (shoal_node_t *self, uint64_t *until_ms)
+{
+    if (!self || !until_ms || self->events_fd < 0)
+        return -1;
+    pthread_mutex_lock (&self->events_lock);
+    //  While a LEASE event waits, the application has not heard what the
+    //  end that follows it belongs to: a lease lost and held again since.
+    *until_ms = self->lease_events ? 0 : self->lease_until;
+    pthread_mutex_unlock (&self->events_lock);
+    return 0;
 }
 
 int
