@@ -41,6 +41,7 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 2
 fi
 out=${BENCH_CHAOS_OUT:-$(mktemp -d /tmp/shoal-bench-chaos.XXXXXX)}
+mkdir -p "$out"
 echo "bench/chaos.sh: run directories in $out" >&2
 broke=0
 runs=()
