@@ -753,13 +753,15 @@ s_profile (s_actor_t *self)
     self->join_interval_ms = config->membership.sync_interval_ms;
 }
 
-//  How long a link may hear nothing before it is made again (docs/node.md,
-//  "Links"): two of the election's heartbeats, under a follower's lease of
-//  three, so that a link a cut made useless is closed within the lease and
-//  made again within about a heartbeat and a half of the heal (LAN: 2 s and
-//  1.5 s, where TCP's backoff waited up to 26 s); at least a second, because on the loopback
-//  profile, run on loaded test machines, a silence of 200 ms is scheduling
-//  more often than a cut, and a link closed by mistake drops its frames.
+//  The links' timeout (docs/node.md, "Links"): a link is pinged this often,
+//  and closed and connected again when this long passes without an answer,
+//  or with bytes unacknowledged. Two of the election's heartbeats, under a
+//  follower's lease of three: a link that carries the leader's rounds is
+//  closed within a lease of a cut, and one made again after the heal
+//  connects within a heartbeat and a half (LAN: 2 s and 1.5 s, where TCP's
+//  backoff waited up to 26 s). At least a second: the loopback profile runs
+//  on loaded test machines, where a silence of 200 ms is scheduling more
+//  often than a cut, and a link closed by mistake drops its frames.
 static uint32_t
 s_link_timeout (const s_actor_t *self)
 {

@@ -14,11 +14,12 @@
       wrong state.
     - links that cannot get through are closed and made again, so that a
       frame never waits out TCP's retransmission backoff after a cut
-      (docs/node.md, "Links"): each DEALER pings its peer every half
+      (docs/node.md, "Links"): each DEALER pings its peer every
       link_timeout_ms and closes a connection that answers nothing for
-      link_timeout_ms, or whose sent bytes go unacknowledged that long
-      (ZMQ_TCP_MAXRT); it gives up a connect or a handshake after half of
-      it, and tries again within half a second.
+      link_timeout_ms after a ping, or whose sent bytes go unacknowledged
+      that long (ZMQ_TCP_MAXRT); it gives up a connect after half of it, a
+      handshake after all of it, and tries again 100 ms to a quarter of it
+      later.
 
     Every message goes out sealed in the envelope of gossip/envelope.h (or
     in plaintext when the keyring holds no key) and comes in opened,
