@@ -89,6 +89,8 @@ _Static_assert(SHOAL_NODE_ID_TEXT == SHOAL_ID_TEXT && SHOAL_TASK_TEXT == SHOAL_T
 #define S_EVENTS_MAX 4096
 //  Messages a node sends itself while handling one input, at most.
 #define S_LOOPBACK_MAX 4096
+//  The shortest time a link may hear nothing before it is made again.
+#define S_LINK_TIMEOUT_MIN_MS 1000
 
 //  ---------------------------------------------------------------------
 //  Calls and waiters
@@ -473,13 +475,17 @@ s_member_event (void *arg, const shoal_membership_event_t *event)
     if (event->type >= sizeof states / sizeof states[0])
         return;
     shoal_eventlog_member (self->events, event);
+    bool other = event->meta && event->meta->addr &&
+                 memcmp (event->node.bytes, self->id.bytes, SHOAL_ID_SIZE) != 0;
     if (event->type == SHOAL_MEMBERSHIP_DEAD || event->type == SHOAL_MEMBERSHIP_LEFT)
         shoal_transport_forget (self->transport, event->node.bytes);
-    else if ((event->type == SHOAL_MEMBERSHIP_UP || event->type == SHOAL_MEMBERSHIP_UPDATED) &&
-             event->meta && event->meta->addr &&
-             memcmp (event->node.bytes, self->id.bytes, SHOAL_ID_SIZE) != 0)
+    else if (event->type == SHOAL_MEMBERSHIP_UP && other)
         //  Connected before it is needed: an election must not lose its
-        //  first message to a member this node never spoke to.
+        //  first message to a member this node never spoke to. A member
+        //  back from suspicion gets a new connection: the old one may wait
+        //  out TCP's retransmission backoff (docs/node.md, "Links").
+        shoal_transport_relink (self->transport, event->node.bytes, event->meta->addr);
+    else if (event->type == SHOAL_MEMBERSHIP_UPDATED && other)
         shoal_transport_link (self->transport, event->node.bytes, event->meta->addr);
     if (event->type == SHOAL_MEMBERSHIP_UP)
         s_name_check (self, event);
@@ -759,6 +765,22 @@ s_profile (s_actor_t *self)
     self->join_interval_ms = config->membership.sync_interval_ms;
 }
 
+//  The links' timeout (docs/node.md, "Links"): a link is pinged this often,
+//  and closed and connected again when this long passes without an answer,
+//  or with bytes unacknowledged. Two of the election's heartbeats, under a
+//  follower's lease of three: a link that carries the leader's rounds is
+//  closed within a lease of a cut, and one made again after the heal
+//  connects within a heartbeat and a half (LAN: 2 s and 1.5 s, where TCP's
+//  backoff waited up to 26 s). At least a second: the loopback profile runs
+//  on loaded test machines, where a silence of 200 ms is scheduling more
+//  often than a cut, and a link closed by mistake drops its frames.
+static uint32_t
+s_link_timeout (const s_actor_t *self)
+{
+    uint32_t timeout = 2 * self->config.elector.heartbeat_ms;
+    return timeout > S_LINK_TIMEOUT_MIN_MS ? timeout : S_LINK_TIMEOUT_MIN_MS;
+}
+
 //  The address others reach this node at: the advertise option, or the
 //  bound address, or (bound to every address) the first interface with
 //  broadcast, or loopback.
@@ -1011,9 +1033,12 @@ s_actor_start (s_actor_t *self, char *why, size_t why_size)
               options->bind.host, options->bind.port);
     uint8_t prefix[SHOAL_ENVELOPE_NONCE];
     randombytes_buf (prefix, sizeof prefix);
-    shoal_transport_config_t transport = {
-        .bind = bind, .keyring = self->keyring, .self = self->life, .peers = 1024, .send_queue = 64
-    };
+    shoal_transport_config_t transport = { .bind = bind,
+                                           .keyring = self->keyring,
+                                           .self = self->life,
+                                           .peers = 1024,
+                                           .send_queue = 64,
+                                           .link_timeout_ms = s_link_timeout (self) };
     self->transport = shoal_transport_new (&transport, prefix, reason, sizeof reason);
     if (!self->transport)
         return shoal_why (why, why_size, "bind %s: %s", bind, reason);
