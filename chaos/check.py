@@ -740,13 +740,14 @@ def check_one_view(run):
 def new_leader_figures(run):
     lines = leader_lines(run)
     out = []
-    for fault in run.faults:
-        if fault["op"] != "start":
-            continue
+    starts = [f for f in run.faults if f["op"] == "start"]
+    for index, fault in enumerate(starts):
         at = fault["mono"]
+        # A leader that comes once the next fault began is that fault's.
+        until = starts[index + 1]["mono"] if index + 1 < len(starts) else run.last + 1
         before = [l for l in lines if l["mono"] <= at and l["acting"]]
         current = (before[-1]["leader"], before[-1]["term"]) if before else None
-        new = next((l for l in lines if l["mono"] > at and l["acting"]
+        new = next((l for l in lines if at < l["mono"] < until and l["acting"]
                     and (l["leader"], l["term"]) != current), None)
         item = {"fault": fault["fault"], "nodes": fault.get("nodes") or [], "t": run.t(at),
                 "leader_before": run.name_of(current[0]) if current else None,

@@ -30,6 +30,8 @@ WIDTH = 1400
 LEFT = 120
 RIGHT = 24
 LANE = 18
+ROW = 13  # an active's bar in a task's lane; two at once take two rows
+STRIP = 6  # the learner / standby strip below a task's actives
 LANE_GAP = 5
 # A pause in a writer's writes longer than this shows as a gap in its bar
 # (a frozen child, say).
@@ -171,7 +173,9 @@ def render(run, results):
     leader_top = title_h + fault_h + 6
     leader_h = leader_rows * (LANE + 2)
     tasks_top = leader_top + leader_h + 14
-    plot_bottom = tasks_top + len(tasks) * (LANE + LANE_GAP)
+    rows_of = {task: task_rows(by_task.get(task, [])) for task in tasks}
+    heights = {task: max(rows_of[task][0], 1) * ROW + STRIP for task in tasks}
+    plot_bottom = tasks_top + sum(heights[t] + LANE_GAP for t in tasks)
     axis_y = plot_bottom + 4
     legend_y = axis_y + 50
     height = legend_y + 24
@@ -222,20 +226,24 @@ def render(run, results):
 
     # Task lanes.
     marks = marks_of(results)
+    y = tasks_top
     for lane, task in enumerate(tasks):
-        y = tasks_top + lane * (LANE + LANE_GAP)
-        canvas.rect(LEFT, y, WIDTH - RIGHT, LANE, "#f4f4f4" if lane % 2 else "#fafafa")
-        canvas.text(LEFT - 8, y + 13, task, anchor="end")
+        lane_h = heights[task]
+        canvas.rect(LEFT, y, WIDTH - RIGHT, lane_h, "#f4f4f4" if lane % 2 else "#fafafa")
+        canvas.text(LEFT - 8, y + lane_h / 2 + 4, task, anchor="end")
+        rows, placed = rows_of[task]
         for child in by_task.get(task, []):
-            draw_child(canvas, run, colors, child, y)
+            draw_child(canvas, run, colors, child, y, placed.get(id(child), 0),
+                       y + max(rows, 1) * ROW)
         for span in intervals.get(task, []):
-            canvas.rect(canvas.x(span["from"]), y, canvas.x(span["to"]), LANE,
+            canvas.rect(canvas.x(span["from"]), y, canvas.x(span["to"]), ROW,
                         colors.get(span["name"], "#888"),
                         "%s active on %s, epoch %s, %.1f s to %.1f s (event log)" % (
                             task, span["name"], check.epoch_text(span["epoch"]),
                             run.t(span["from"]), run.t(span["to"])))
         for start, end, what in marks.get(task, []):
             canvas.rect(canvas.x(start), y - 2, canvas.x(end), 4, "#d00000", what)
+        y += lane_h + LANE_GAP
 
     # The last heal, and when everything had settled after it.
     heal = check.last_heal(run)
@@ -271,20 +279,27 @@ def render(run, results):
     return head + "\n".join(defs) + "\n" + body + "\n".join(canvas.parts) + "\n</svg>\n"
 
 
-def draw_child(canvas, run, colors, child, y):
+def task_rows(children):
+    """Rows for a task's writers: one, unless two wrote at once."""
+    writers = [(c.first_write, c.last_write, c) for c in children if c.writes]
+    rows, packed = pack(sorted(writers, key=lambda w: w[0]))
+    return (rows if writers else 1), {id(bar[2]): row for row, bar in packed}
+
+
+def draw_child(canvas, run, colors, child, y, row, strip_y):
     name = run.name_of(child.node)
     color = colors.get(name, "#888")
     end = child.exit or child.stop or child.records[-1]["mono"]
     if child.start_role and child.start_role != "active":
         until = child.promote or end
-        canvas.rect(canvas.x(child.start), y + 3, canvas.x(until), LANE - 6,
+        canvas.rect(canvas.x(child.start), strip_y, canvas.x(until), STRIP - 1,
                     "url(#hatch-%s)" % esc(name),
                     "%s %s on %s (pid %d), %.1f s to %.1f s" % (
                         child.task, child.start_role, name, child.pid, run.t(child.start),
                         run.t(until)))
     for start, stop in active_pieces(child.writes):
         epochs = sorted({check.epoch_text(w[1]) for w in child.writes if start <= w[0] <= stop})
-        canvas.rect(canvas.x(start), y, canvas.x(stop), LANE, color,
+        canvas.rect(canvas.x(start), y + row * ROW, canvas.x(stop), ROW, color,
                     "%s active on %s (pid %d), epoch %s, writes %.3f s to %.3f s" % (
                         child.task, name, child.pid, ", ".join(epochs), run.t(start),
                         run.t(stop)), 'stroke="#fff" stroke-width="0.6"')
