@@ -85,13 +85,13 @@ fault_log () { # OP ID
           detail: ($detail + {id: $id})}'
 }
 
-# Starts fault ID of KIND with its key=value arguments.
-fault_start () { # ID KIND ARGS...
-    local id=$1 kind=$2; shift 2
+# Starts fault ID of KIND, held HOLD seconds, with its key=value arguments.
+fault_start () { # ID KIND HOLD ARGS...
+    local id=$1 kind=$2 hold_s=$3; shift 3
     local -A arg=()
     local kv
     for kv in "$@"; do arg[${kv%%=*}]=${kv#*=}; done
-    local leader term
+    local leader term l
     leader=$(leader_now)
     term=$([ -n "$leader" ] && term_seen_by "$leader" || echo 0)
     [ -n "$leader" ] || { mapfile -t l < <(usable_nodes); leader=${l[0]:-}; }
@@ -203,7 +203,8 @@ fault_start () { # ID KIND ARGS...
         client_op rescale "$job" "$to" "$through" rescale "$job" "$to" --wait 20s &&
             job_parallelism[$job]=$to
         fault_nodes[$id]=$through
-        fault_undo[$id]="rescale $job $from"
+        # Held 0 s, a rescale stays; held longer, it is undone at its end.
+        [ "$hold_s" -gt 0 ] && fault_undo[$id]="rescale $job $from"
         fault_detail[$id]=$(jq -cn "${d[@]}" --arg job "$job" --argjson from "$from" --argjson to "$to" \
             '{leader: $leader, term: $term, job: $job, from: $from, to: $to}') ;;
     *)
@@ -237,7 +238,10 @@ fault_end () { # ID
     rescale)
         # After the fault, logged at once: the scale back is an operation of its own.
         fault_log end "$id"
-        client_op rescale "${undo[1]}" "${undo[2]}" "$(leader_now)" rescale "${undo[1]}" "${undo[2]}" --wait 20s &&
+        local through
+        through=$(leader_now)
+        through=${through:-$(usable_nodes | head -1)}
+        client_op rescale "${undo[1]}" "${undo[2]}" "$through" rescale "${undo[1]}" "${undo[2]}" --wait 20s &&
             job_parallelism[${undo[1]}]=${undo[2]}
         unset "fault_kind[$id]"
         return 0 ;;

@@ -121,5 +121,6 @@ collect_final () {
     for name in $(live_nodes); do
         ask "$name" 10s members >"$run_dir/final/$name.members.json" || true
         ask "$name" 10s status >"$run_dir/final/$name.status.json" || true
+        ask "$name" 10s jobs >"$run_dir/final/$name.jobs.json" || true
     done
 }
