@@ -10,6 +10,14 @@
 # would repeat them. The run directories stay in BUILD/chaos-runs.
 set -u
 shoal=$1 source=$2 build=$3
+
+# A random schedule is the seed's: the same seed, the same schedule (the
+# replay depends on it); another seed, another one. No root needed.
+schedule () { "$source/chaos/run" --duration 300 --seed "$1" --dry-run; }
+first=$(schedule 11) && [ -n "$first" ] || { echo "FAIL: chaos/run --dry-run printed no schedule"; exit 1; }
+[ "$first" = "$(schedule 11)" ] || { echo "FAIL: seed 11 gave two schedules"; exit 1; }
+[ "$first" != "$(schedule 12)" ] || { echo "FAIL: seeds 11 and 12 gave one schedule"; exit 1; }
+
 [ "$(id -u)" -eq 0 ] || { echo "skip: the chaos kit needs root (network namespaces, nftables)"; exit 77; }
 for tool in nft ip jq python3; do
     command -v $tool >/dev/null || { echo "skip: the chaos kit needs $tool (scripts/setup installs it)"; exit 77; }

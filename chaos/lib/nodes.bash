@@ -39,9 +39,10 @@ leader_seen_by () { # NAME
     ask "$1" 3s members | jq -r '.leader as $l | [.members[] | select(.id == $l) | .name] | first // ""' 2>/dev/null
 }
 # The leader the most live nodes name (ties: the first named); "" when none.
+# A frozen node (SIGSTOP) is not asked: it would not answer.
 leader_now () {
     local name
-    for name in $(live_nodes); do leader_seen_by "$name"; done | grep . | sort | uniq -c | sort -rn |
+    for name in $(live_nodes); do [ -z "${node_frozen[$name]:-}" ] && leader_seen_by "$name"; done | grep . | sort | uniq -c | sort -rn |
         awk 'NR == 1 { print $2 }'
 }
 term_seen_by () { ask "$1" 3s members | jq -r '.term // 0' 2>/dev/null; }
@@ -94,9 +95,11 @@ tree_of () { # PID
 # A client operation and its answer, in ops.jsonl: OP JOB PARALLELISM NODE
 # then the client's arguments. Acknowledged means code "ok".
 client_op () { # OP JOB PARALLELISM NODE ARGS...
-    local op=$1 job=$2 parallelism=$3 name=$4 out status code reason
+    local op=$1 job=$2 parallelism=$3 name=$4 out status code reason sent
     shift 4
-    out=$(ask "$name" 20s "$@")
+    mono_now
+    sent=$mono
+    out=$(ask "$name" 30s "$@")
     status=$?
     case $status in
     0) code=ok ;;
@@ -107,9 +110,10 @@ client_op () { # OP JOB PARALLELISM NODE ARGS...
     reason=$(jq -r '.reason // ""' <<<"$out" 2>/dev/null)
     [ $status -eq 0 ] || [ -n "$reason" ] || reason="exit status $status"
     mono_now
-    json_line "$run_dir/ops.jsonl" --argjson mono "$mono" --arg op "$op" --arg job "$job" \
+    json_line "$run_dir/ops.jsonl" --argjson mono "$mono" --argjson sent "$sent" --arg op "$op" --arg job "$job" \
         --argjson parallelism "$parallelism" --arg code "$code" --arg node "$name" --arg reason "$reason" \
-        '{mono: $mono, op: $op, job: $job, parallelism: $parallelism, code: $code, node: $node, reason: $reason}'
+        '{mono: $mono, sent: $sent, op: $op, job: $job, parallelism: $parallelism, code: $code, node: $node,
+          reason: $reason}'
     say "$op $job $parallelism through $name: $code${reason:+ ($reason)}"
     [ "$code" = ok ]
 }
