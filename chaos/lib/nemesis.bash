@@ -169,8 +169,9 @@ fault_start () { # ID KIND HOLD ARGS...
         if [ "$mode" = tree ]; then pids=$(tree_of "${node_pid[$target_node]}" | tr '\n' ' ')
         else pids=${node_pid[$target_node]}; fi
         if [ "$kind" = kill ]; then
+            # disown: bash would print "Killed" when it reaps the worker.
+            disown "${node_pid[$target_node]}" 2>/dev/null
             kill -KILL $pids 2>/dev/null
-            wait "${node_pid[$target_node]}" 2>/dev/null
             fault_undo[$id]="restart $target_node"
         else
             kill -STOP $pids 2>/dev/null
@@ -229,7 +230,6 @@ fault_end () { # ID
         if node_alive "${undo[1]}"; then
             say "nemesis: ${undo[1]} still runs at the end of fault $id; not restarted"
         else
-            wait "${node_pid[${undo[1]}]}" 2>/dev/null
             node_start "${undo[1]}"
         fi ;;
     cont)
