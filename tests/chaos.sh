@@ -42,6 +42,12 @@ for run in "$out"/*/; do
     [ -f "$run/run.json" ] || continue
     runs=$((runs + 1))
     [ -f "$run/results.json" ] || fail "$(basename "$run"): no results.json (the run did not reach its check)"
+    # A fault that could not be applied would make a run that tests nothing.
+    faults=$(jq '.schedule | length' "$run/run.json")
+    for op in start end; do
+        [ "$(grep -c "\"op\":\"$op\"" "$run/faults.jsonl")" -eq "$faults" ] ||
+            fail "$(basename "$run"): not every one of its $faults faults has its $op in faults.jsonl"
+    done
     for ns in $(jq -r '.nodes[].ns' "$run/run.json"); do
         ip netns list | grep -qw "$ns" && fail "$(basename "$run"): namespace $ns left behind"
     done
