@@ -91,8 +91,16 @@ fault_start () { # ID KIND HOLD ARGS...
     local -A arg=()
     local kv
     for kv in "$@"; do arg[${kv%%=*}]=${kv#*=}; done
-    local leader term l
+    local leader term l tries=0
+    # During an election no node may name a leader: wait a little for one,
+    # then take the first usable node (the fault's detail says "leader" all
+    # the same: read its term, 0, as "none known").
     leader=$(leader_now)
+    while [ -z "$leader" ] && [ $tries -lt 10 ]; do
+        sleep 1
+        tries=$((tries + 1))
+        leader=$(leader_now)
+    done
     term=$([ -n "$leader" ] && term_seen_by "$leader" || echo 0)
     [ -n "$leader" ] || { mapfile -t l < <(usable_nodes); leader=${l[0]:-}; }
     fault_kind[$id]=$kind
