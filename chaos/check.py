@@ -150,7 +150,8 @@ def has(obj, fields):
     for name, kind in fields.items():
         value = obj.get(name)
         if kind is int:
-            if not is_int(value):
+            # Times, terms and counts are unsigned 64-bit numbers at most.
+            if not is_int(value) or not 0 <= value < 2 ** 64:
                 return False
         elif not isinstance(value, kind):
             return False
@@ -177,6 +178,39 @@ def valid_event(line):
     return has(line, EVENT_FIELDS.get(line["event"], {}))
 
 
+def strings(value):
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def final_members_shape(obj):
+    """A members --json answer with only the parts of the expected shape."""
+    if obj is None or not isinstance(obj.get("members"), list):
+        return None
+    return {"leader": obj.get("leader") if isinstance(obj.get("leader"), str) else "",
+            "term": obj.get("term") if is_int(obj.get("term")) else None,
+            "members": [m for m in obj["members"] if isinstance(m, dict)
+                        and isinstance(m.get("id"), str) and isinstance(m.get("state"), str)]}
+
+
+def final_status_shape(obj):
+    if obj is None or not isinstance(obj.get("tasks"), list):
+        return None
+    return {"leader": obj.get("leader") if isinstance(obj.get("leader"), str) else "",
+            "term": obj.get("term") if is_int(obj.get("term")) else None,
+            "tasks": [t for t in obj["tasks"] if isinstance(t, dict)
+                      and isinstance(t.get("task"), str)]}
+
+
+def final_jobs_shape(obj):
+    if obj is None or not isinstance(obj.get("jobs"), list):
+        return None
+    return {"jobs": [j for j in obj["jobs"] if isinstance(j, dict)
+                     and isinstance(j.get("name"), str) and is_int(j.get("parallelism"))]}
+
+
+FINAL_SHAPES = {"members": final_members_shape, "status": final_status_shape,
+                "jobs": final_jobs_shape}
+
 RECORD_EVENTS = ("start", "promote", "write", "stop", "exit")
 
 
@@ -198,16 +232,22 @@ def load(path):
     run.meta = read_object(meta_path)
     if run.meta is None:
         raise Unusable("%s: not a JSON object" % meta_path)
-    for node in run.meta.get("nodes") or []:
+    if not isinstance(run.meta.get("mode"), str):
+        run.meta["mode"] = "quorum"
+    for key in ("nodes", "jobs"):
+        if not isinstance(run.meta.get(key), list):
+            run.meta[key] = []
+    for node in run.meta["nodes"]:
         if isinstance(node, dict) and isinstance(node.get("id"), str):
             run.names[node["id"]] = str(node.get("name") or node["id"][:8])
 
     run.faults = read_lines(run, os.path.join(path, "faults.jsonl"),
                             lambda f: has(f, {"mono": int, "op": str, "fault": str})
-                            and f["op"] in ("start", "end"))
+                            and f["op"] in ("start", "end") and strings(f.get("nodes", [])))
     run.faults.sort(key=lambda f: f["mono"])
     run.ops = read_lines(run, os.path.join(path, "ops.jsonl"),
-                         lambda o: has(o, {"mono": int, "op": str, "job": str, "code": str}))
+                         lambda o: has(o, {"mono": int, "op": str, "job": str, "code": str})
+                         and (o.get("parallelism") is None or is_int(o["parallelism"])))
     run.ops.sort(key=lambda o: o["mono"])
 
     logs = sorted(glob.glob(os.path.join(path, "nodes", "*", "events.jsonl")))
@@ -259,7 +299,7 @@ def load(path):
     for kind, store in (("members", run.final_members), ("status", run.final_status),
                         ("jobs", run.final_jobs)):
         for file in sorted(glob.glob(os.path.join(final_dir, "*.%s.json" % kind))):
-            obj = read_object(file)
+            obj = FINAL_SHAPES[kind](read_object(file))
             name = os.path.basename(file)[: -len(".%s.json" % kind)]
             if obj is None:
                 run.skip(file)
@@ -291,9 +331,11 @@ def tasks_of(run):
 
 
 def fault_ends(run, name):
-    """Monos at which faults that take a node's process away (kill) started."""
+    """Monos at which faults that kill a node's worker (kill, kill-worker...)
+    started: its children die with it."""
     return [f["mono"] for f in run.faults
-            if f["op"] == "start" and f["fault"] == "kill" and name in (f.get("nodes") or [])]
+            if f["op"] == "start" and f["fault"].startswith("kill")
+            and name in (f.get("nodes") or [])]
 
 
 def live_nodes(run):

@@ -46,6 +46,11 @@ def fault_kind(name):
     return "cluster"
 
 
+def fault_label(fault):
+    nodes = fault.get("nodes") or []
+    return "%s %s" % (fault["fault"], ",".join(nodes)) if nodes else fault["fault"]
+
+
 def esc(text):
     return html.escape(str(text), quote=True)
 
@@ -60,6 +65,10 @@ class Canvas:
     def x(self, mono):
         mono = min(max(mono, self.lo), self.hi)
         return LEFT + (mono - self.lo) * (WIDTH - LEFT - RIGHT) / float(self.hi - self.lo)
+
+    def mono_after(self, mono, pixels):
+        """The time a number of pixels right of mono."""
+        return mono + pixels * (self.hi - self.lo) / float(WIDTH - LEFT - RIGHT)
 
     def add(self, text):
         self.parts.append(text)
@@ -151,10 +160,14 @@ def task_sort_key(task):
 
 
 def tick_step(seconds):
+    """Seconds between ticks: a round step that gives at most 16 of them."""
     for step in (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600):
         if seconds / step <= 16:
             return step
-    return 7200
+    step = 3600
+    while seconds / step > 16:
+        step *= 10
+    return step
 
 
 def render(run, results):
@@ -165,8 +178,18 @@ def render(run, results):
     intervals = check.event_intervals(run) if not run.children else {}
     tasks = sorted(set(by_task) | set(intervals), key=task_sort_key)
     faults = fault_intervals(run)
-    fault_rows, fault_packed = pack([(f[0], f[1] if f[1] is not None else f[0] + 1, f)
-                                     for f in faults])
+    # Instants: client operations, and cluster changes with no end.
+    marks_top = [(f[0], None, f[2], True) for f in faults
+                 if f[1] is None and fault_kind(f[2]["fault"]) == "cluster"]
+    marks_top += [(op["mono"], None, {"fault": "%s %s%s" % (
+        op["op"], op["job"], " %s" % op["parallelism"] if op.get("parallelism") else ""),
+        "nodes": [], "code": op["code"]}, True) for op in run.ops]
+    spans = [(f[0], f[1], f[2], False) for f in faults
+             if not (f[1] is None and fault_kind(f[2]["fault"]) == "cluster")]
+    fault_rows, fault_packed = pack(sorted(
+        ((f[0], max(f[1] if f[1] is not None else f[0] if f[3] else canvas.hi,
+                    canvas.mono_after(f[0], 8 + 6 * len(fault_label(f[2])))), f)
+         for f in spans + marks_top), key=lambda b: b[0]))
     leader_rows, leader_packed = pack([(b[0], b[1], b) for b in leader_bars(run)])
 
     title_h, fault_h = 26, 14 * fault_rows + 4
@@ -181,11 +204,19 @@ def render(run, results):
     height = legend_y + 24
 
     # Faults, shaded behind everything.
-    for row, (start, end, fault) in [(r, b[2]) for r, b in fault_packed]:
+    for row, (start, end, fault, instant) in [(r, b[2]) for r, b in fault_packed]:
         color = FAULT_COLORS[fault_kind(fault["fault"])]
+        label = fault_label(fault)
         x1 = canvas.x(start)
+        if instant:
+            what = "%s at %.1f s%s" % (label, run.t(start), " (%s)" % fault["code"]
+                                       if "code" in fault else "")
+            canvas.rect(x1 - 1, title_h + 2 + row * 14, x1 + 1, 12, "#3a7a3a", what)
+            canvas.add('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#3a7a3a" '
+                       'stroke-dasharray="2,3"/>' % (x1, leader_top - 2, x1, plot_bottom))
+            canvas.text(x1 + 4, title_h + 12 + row * 14, label, size=10, fill="#2a5a2a")
+            continue
         x2 = canvas.x(end if end is not None else canvas.hi)
-        label = "%s %s" % (fault["fault"], ",".join(fault.get("nodes") or []))
         what = "%s from %.1f s to %s" % (label, run.t(start),
                                          "%.1f s" % run.t(end) if end is not None else "the end")
         canvas.rect(x1, title_h + 2 + row * 14, x2, 12, color, what)
