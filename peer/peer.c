@@ -405,6 +405,12 @@ s_leader_event (shoal_peer_t *self, const shoal_elector_event_t *event)
     //  Its jobs keep their leadership the same way. The handoff starts once
     //  the jobs have caught up (s_jobs_outputs).
     if (self_leads) {
+        //  Acting all along, at a term above: the same leadership goes on.
+        if (self->handoff && self->handoff_acting && event->term > self->handoff_term &&
+            shoal_handoff_retitle (self->handoff, self->now, event->term) == 0) {
+            self->handoff_term = event->term;
+            s_handoff_outputs (self);
+        }
         self->acting_term = event->term;
         self->handoff_acting = self->handoff != NULL && self->handoff_term == event->term;
         shoal_jobs_leader (self->jobs, self->now, &self->id, event->term, true);

@@ -1283,6 +1283,25 @@ shoal_handoff_new (const shoal_handoff_config_t *config, uint64_t term, uint64_t
     return self;
 }
 
+int
+shoal_handoff_retitle (shoal_handoff_t *self, uint64_t now_ms, uint64_t term)
+{
+    s_begin (self);
+    if (term <= self->term || !self->adopted || self->version >= UINT64_MAX / 2)
+        return -1;
+    self->term = term;
+    self->version++;
+    self->published_ms = now_ms;
+    self->stats.published++;
+    for (size_t n = 0; n < self->node_count; n++)
+        if (s_addressed (self, &self->nodes[n], now_ms)) {
+            self->nodes[n].snapshot_due = true;
+            self->nodes[n].keepalive_ms = now_ms + self->config.status_ms;
+        }
+    s_flush (self);
+    return 0;
+}
+
 void
 shoal_handoff_first_term (shoal_handoff_t *self)
 {

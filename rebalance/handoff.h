@@ -110,6 +110,16 @@ shoal_handoff_t *shoal_handoff_new (const shoal_handoff_config_t *config, uint64
 void shoal_handoff_first_term (shoal_handoff_t *self);
 void shoal_handoff_destroy (shoal_handoff_t **self_p);
 
+//  The same leader acts on, with a higher term: it took one above a rival's
+//  (sticky), and acted all along, so no other leader granted anything
+//  meanwhile and this leadership knows every grant there is. It goes on at
+//  term, without taking office again: its placements, claims and lease
+//  waits hold, the next grants carry term, and every member gets a
+//  snapshot of it now (its outputs). Returns -1, changing nothing, when
+//  term is not above its own or it has not adopted yet: the caller then
+//  starts a new leadership, which takes office.
+int shoal_handoff_retitle (shoal_handoff_t *self, uint64_t now_ms, uint64_t term);
+
 //  A member as the view says: live or not, with its meta (NULL when not
 //  known; copied). Returns -1 when memory is short.
 int shoal_handoff_member (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *id,

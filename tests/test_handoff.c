@@ -335,6 +335,71 @@ the_first_term_grants_at_once (void)
     }
 }
 
+//  Member index reports, at term and the current version, what the
+//  published assignment gives it, every task running.
+static void
+s_report_at (shoal_handoff_t *handoff, s_member_t *members, uint64_t now, int index, uint64_t term)
+{
+    const shoal_placement_t *placements;
+    size_t count = shoal_handoff_placements (handoff, &placements);
+    shoal_task_status_t *tasks = calloc (count + 1, sizeof *tasks);
+    uint32_t held = 0;
+    for (size_t i = 0; i < count; i++)
+        if (placements[i].node.bytes[0] == index + 1)
+            tasks[held++] = (shoal_task_status_t){ .task = placements[i].task,
+                                                   .role = placements[i].role,
+                                                   .state = SHOAL_TASK_RUNNING,
+                                                   .epoch = placements[i].epoch };
+    shoal_status_t status = { term, shoal_handoff_version (handoff), held, tasks,
+                              ++members[index].seq };
+    CHECK_EQ (shoal_handoff_status (handoff, now, &members[index].id, members[index].life, &status),
+              0);
+    free (tasks);
+}
+
+//  A leader that acted all along and took a higher term (above a rival's,
+//  at a heal) goes on with the same leadership: no second taking office,
+//  so a task it places next is granted at once, under the new term, where
+//  a new leadership would wait a lease (on real nodes, 12.6 s with every
+//  task it moved back after a bridge healed).
+static void
+a_leader_that_takes_a_higher_term_goes_on_without_taking_office (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    uint64_t now = 1000;
+    s_member_t members[2];
+    shoal_handoff_t *fresh = shoal_handoff_new (&config, TERM, 0, now);
+    CHECK_EQ (shoal_handoff_retitle (fresh, now, TERM + 1), -1); //  not adopted yet
+    shoal_handoff_destroy (&fresh);
+    shoal_handoff_t *handoff = s_placed (&config, members, 2, 2, false, &now);
+    CHECK_EQ (s_check_actives (handoff, 2), 2);
+    CHECK_EQ (shoal_handoff_retitle (handoff, now, TERM), -1); //  not above
+    uint64_t version = shoal_handoff_version (handoff);
+    CHECK_EQ (shoal_handoff_retitle (handoff, now, TERM + 1), 0);
+    const shoal_handoff_send_t *sends;
+    size_t count = shoal_handoff_outbox (handoff, &sends);
+    CHECK_EQ (count, 2); //  a snapshot of the new term to each member
+    for (size_t i = 0; i < count; i++) {
+        CHECK_EQ (sends[i].msg.u.assign.term, TERM + 1);
+        CHECK (sends[i].msg.u.assign.snapshot);
+        CHECK_EQ (sends[i].msg.u.assign.version, version + 1);
+    }
+    //  The actives keep the epochs they were granted.
+    int where;
+    shoal_epoch_t epoch;
+    CHECK_EQ (s_actives (handoff, "web/0", &where, &epoch), 1);
+    CHECK_EQ (epoch.term, TERM);
+    now += 10;
+    for (int i = 0; i < 2; i++)
+        s_report_at (handoff, members, now, i, TERM + 1);
+    //  Two more tasks: granted at once, under the new term.
+    s_tasks (handoff, now, 4, false);
+    CHECK_EQ (s_check_actives (handoff, 4), 4);
+    CHECK_EQ (s_actives (handoff, "web/3", &where, &epoch), 1);
+    CHECK_EQ (epoch.term, TERM + 1);
+    shoal_handoff_destroy (&handoff);
+}
+
 //  A member joins a loaded cluster: the task it takes is first taken from
 //  its owner, and given to it only once the owner reports it stopped.
 static void
@@ -1296,6 +1361,7 @@ main (void)
     RUN (a_status_of_an_earlier_life_is_dropped);
     RUN (a_new_leader_adopts_what_members_run);
     RUN (no_task_is_granted_before_the_lease_wait);
+    RUN (a_leader_that_takes_a_higher_term_goes_on_without_taking_office);
     RUN (the_first_term_grants_at_once);
     RUN (an_active_moves_in_two_steps);
     RUN (an_unreachable_owner_is_replaced_after_its_lease);
