@@ -106,6 +106,7 @@ struct _shoal_elector_t {
     uint64_t acting_until_ms; //  quorum mode: majority acknowledgements hold
     uint64_t acting_round;    //  the latest round a majority acknowledged
     uint64_t acting_term;     //  its term: the term this node acts with
+    uint64_t acted_term;      //  the highest term it ever acted with, in this life
     bool acting;              //  as last reported in events
     uint64_t reported_term;   //  the term of the last LEADER event about itself
 
@@ -491,19 +492,30 @@ s_acting_update (shoal_elector_t *self, uint64_t now)
     self->acting = acting;
     if (acting) {
         self->reported_term = s_acting_term (self);
+        self->acted_term = s_max (self->acted_term, self->reported_term);
         s_event (self, SHOAL_ELECTOR_LEADER, &self->id, self->reported_term);
     } else
         s_lost (self);
 }
 
-//  Proclaims this node leader. The term is new, unless this node already
-//  leads at the highest term there is and nobody holds that term for
-//  another (a renewed candidacy, or a leader that lost its majority for a
-//  while: followers take the same leader at the same term again).
+//  Proclaims this node leader. The term is new, unless the highest term
+//  there is is this node's own and nobody holds it for another, and this
+//  node leads with it or never acted with it (a renewed candidacy, or a
+//  leader that lost its majority for a while: followers take the same
+//  leader at the same term again).
 static void
 s_proclaim (shoal_elector_t *self, uint64_t now)
 {
-    bool renew = self->role == S_LEADING && !self->contested && self->lead_term == self->term_seen;
+    //  A candidacy that never acted may be taken up again at its term, even
+    //  after it stepped down to ask above: no assignment was made with that
+    //  term, and nobody else holds it. Cut off by a bridge, a node that asks
+    //  the unreachable leader and proclaims after each silence took a new
+    //  term every candidacy, up to 10 in 60 s, and the leader one above it
+    //  at the heal.
+    bool mine = s_id_equal (&self->promised, &self->id) && self->promised_term == self->lead_term &&
+                self->acted_term < self->lead_term;
+    bool renew =
+        !self->contested && self->lead_term == self->term_seen && (self->role == S_LEADING || mine);
     if (self->voters_version == 0) {
         //  The first voter set: this node's view, once it is large enough
         //  (and at most SHOAL_VOTERS_MAX of it).

@@ -79,6 +79,7 @@ typedef struct {
     uint64_t life;            //  highest life heard of, from meta or envelopes
     uint64_t since_ms;        //  when the state began: a tombstone's age
     uint64_t sync_allowed_ms; //  no SYNC-REPLY to it before this
+    uint64_t heard_ms;        //  its last message to this node, of any layer; 0: never
     uint64_t hash;            //  of its canonical record, summed into its digest bucket
     shoal_meta_t *meta;       //  never NULL while used
     uint32_t prev, next;      //  dissemination queue; next also links free slots
@@ -1120,6 +1121,25 @@ s_event_type (uint8_t was, uint8_t state, bool meta_changed)
     }
 }
 
+//  True when update is another node's verdict that a member is dead while
+//  this node heard from that member itself within two probe intervals. The
+//  verdict may be old news from the far side of a partition that just
+//  healed: taken as it is, a healthy majority dropped its leader for a
+//  minority's word. A member that really died is declared dead only after
+//  a suspicion (at least a probe timeout and the minimum suspicion after it
+//  last spoke), so this never delays a real death by more than one
+//  suspicion here.
+static bool
+s_doubt (const shoal_membership_t *self, uint64_t now, uint32_t slot, const shoal_update_t *update)
+{
+    if (slot == NONE || update->state != SHOAL_MEMBER_DEAD || s_id_equal (&update->by, &self->id))
+        return false;
+    const s_member_t *member = &self->members[slot];
+    return member->heard_ms != 0 &&
+           now - member->heard_ms <= 2 * (uint64_t) self->config.probe_interval_ms &&
+           (member->state == SHOAL_MEMBER_ALIVE || member->state == SHOAL_MEMBER_SUSPECT);
+}
+
 static void
 s_apply (shoal_membership_t *self, uint64_t now, const shoal_update_t *update)
 {
@@ -1133,6 +1153,14 @@ s_apply (shoal_membership_t *self, uint64_t now, const shoal_update_t *update)
         return;
     }
     uint32_t slot = s_lookup (self, &update->node);
+    shoal_update_t doubted;
+    if (s_doubt (self, now, slot, update)) {
+        //  Taken as a suspicion: the member refutes it if it lives.
+        doubted = *update;
+        doubted.state = SHOAL_MEMBER_SUSPECT;
+        update = &doubted;
+        self->stats.dead_doubted++;
+    }
     if (slot != NONE && !s_newer (update->incarnation, update->state,
                                   self->members[slot].incarnation, self->members[slot].state)) {
         s_member_t *member = &self->members[slot];
@@ -1930,6 +1958,7 @@ s_receive (shoal_membership_t *self, uint64_t now, const shoal_envelope_t *envel
         if (envelope->sender.life < self->members[slot].life)
             return -1; //  from an earlier run of the sender
         self->members[slot].life = envelope->sender.life;
+        self->members[slot].heard_ms = now;
     }
     in.was_live = s_is_live (self, slot);
     switch (msg->type) {
@@ -1972,6 +2001,15 @@ s_receive (shoal_membership_t *self, uint64_t now, const shoal_envelope_t *envel
     default:
         return 0; //  another layer's message
     }
+}
+
+void
+shoal_membership_heard (shoal_membership_t *self, uint64_t now_ms, const shoal_life_t *sender)
+{
+    shoal_id_t id = s_life_id (sender);
+    uint32_t slot = s_lookup (self, &id);
+    if (slot != NONE && sender->life >= self->members[slot].life)
+        self->members[slot].heard_ms = now_ms;
 }
 
 //  ---------------------------------------------------------------------

@@ -212,6 +212,7 @@ typedef struct {
     uint64_t probes_failed;   //  probes that ended in a suspicion
     uint64_t late_ticks;      //  ticks later than asked for (this node stalled)
     uint64_t syncs;           //  SYNC-REPLYs merged
+    uint64_t dead_doubted;    //  others' DEAD verdicts on a member just heard: taken as SUSPECT
 } shoal_membership_stats_t;
 
 //  ---------------------------------------------------------------------
@@ -242,6 +243,12 @@ void shoal_membership_destroy (shoal_membership_t **self_p);
 int shoal_membership_receive (shoal_membership_t *self, uint64_t now_ms,
                               const shoal_envelope_t *envelope, const shoal_msg_t *msg,
                               const char *from_addr);
+
+//  The sender (an opened envelope's) was heard from over another layer (a
+//  frame of the election, the tasks or the jobs): as a datagram of its own
+//  would, it makes another node's DEAD verdict on it doubtful here for two
+//  probe intervals (taken as SUSPECT, which it refutes).
+void shoal_membership_heard (shoal_membership_t *self, uint64_t now_ms, const shoal_life_t *sender);
 
 //  Does everything due by now_ms. A tick much later than next() asked for
 //  (more than probe_timeout) means this node stalled: it counts against its

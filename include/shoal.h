@@ -223,6 +223,16 @@ SHOAL_EXPORT int shoal_node_fd (shoal_node_t *self);
 //  empty, -1 before start.
 SHOAL_EXPORT int shoal_node_event (shoal_node_t *self, shoal_event_t *event);
 
+//  When the lease the application was told it holds ends, into *until_ms:
+//  on the monotonic clock (CLOCK_MONOTONIC, in milliseconds, as the event
+//  log's mono); 0 while it is lost, and while a LEASE event waits to be
+//  taken. The node extends its lease with no event (every keep-alive): an
+//  application that must hold its actives to the lease without the node
+//  (shoal worker hands it to each child's shim, which freezes the child
+//  when it passes, even while the worker itself cannot run) reads it often.
+//  It only grows while the lease holds. Returns -1 before start.
+SHOAL_EXPORT int shoal_node_lease (shoal_node_t *self, uint64_t *until_ms);
+
 //  Reports task's state (shoal_report_state_t) and, for a learner or a
 //  standby, its lag: how far its state is behind, in the application's
 //  units (the acceptable-lag option says when it is caught up). Report lag
@@ -325,7 +335,10 @@ SHOAL_EXPORT int shoal_node_members (shoal_node_t *self, shoal_member_t *members
                                      size_t *count);
 
 //  The leader this node follows and its term; id "" when there is none.
-//  *acting is true when this node is the leader and acts as one.
+//  A follower names a leader only while that leader's lease (its
+//  assignments' keep-alives) holds here: a candidate that never gathered a
+//  majority is no leader. *acting is true when this node is the leader and
+//  acts as one.
 SHOAL_EXPORT int shoal_node_leader (shoal_node_t *self, char id[SHOAL_NODE_ID_TEXT], uint64_t *term,
                                     bool *acting);
 

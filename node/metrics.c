@@ -423,7 +423,7 @@ s_render_cluster (FILE *out, uint64_t now, const shoal_metrics_sources_t *source
     const shoal_elector_t *elector = shoal_peer_elector (sources->peer);
     shoal_id_t leader = { 0 }, none = { 0 };
     uint64_t term = 0;
-    shoal_elector_leader (elector, now, &leader, &term);
+    shoal_peer_leader (sources->peer, now, &leader, &term);
     s_family (out, "shoal_leader_known", "gauge", "1 when this node follows a leader, or leads.");
     fprintf (out, "shoal_leader_known %d\n", memcmp (&leader, &none, sizeof none) != 0);
     s_family (out, "shoal_leader_acting", "gauge",

@@ -89,6 +89,8 @@ _Static_assert(SHOAL_NODE_ID_TEXT == SHOAL_ID_TEXT && SHOAL_TASK_TEXT == SHOAL_T
 #define S_EVENTS_MAX 4096
 //  Messages a node sends itself while handling one input, at most.
 #define S_LOOPBACK_MAX 4096
+//  The shortest time a link may hear nothing before it is made again.
+#define S_LINK_TIMEOUT_MIN_MS 1000
 
 //  ---------------------------------------------------------------------
 //  Calls and waiters
@@ -125,6 +127,11 @@ struct _shoal_node_t {
     int events_fd;               //  eventfd: readable while events wait
     shoal_event_t *events;       //  a ring
     size_t events_head, events_count, events_size;
+    //  The lease as the application may take it (shoal_node_lease): when it
+    //  ends, 0 when lost; and how many LEASE events wait in the queue,
+    //  during which it says 0. Both under events_lock.
+    uint64_t lease_until;
+    size_t lease_events;
     char id[SHOAL_NODE_ID_TEXT];
     uint16_t port;
     bool stopped; //  it left or was stopped: it never starts again
@@ -240,6 +247,8 @@ s_event_push (shoal_node_t *node, const shoal_event_t *event)
         node->events_size = size;
     }
     node->events[(node->events_head + node->events_count) % node->events_size] = *event;
+    if (event->type == SHOAL_EVENT_LEASE)
+        node->lease_events++;
     if (node->events_count++ == 0) {
         uint64_t one = 1;
         if (write (node->events_fd, &one, sizeof one) < 0) {
@@ -466,13 +475,17 @@ s_member_event (void *arg, const shoal_membership_event_t *event)
     if (event->type >= sizeof states / sizeof states[0])
         return;
     shoal_eventlog_member (self->events, event);
+    bool other = event->meta && event->meta->addr &&
+                 memcmp (event->node.bytes, self->id.bytes, SHOAL_ID_SIZE) != 0;
     if (event->type == SHOAL_MEMBERSHIP_DEAD || event->type == SHOAL_MEMBERSHIP_LEFT)
         shoal_transport_forget (self->transport, event->node.bytes);
-    else if ((event->type == SHOAL_MEMBERSHIP_UP || event->type == SHOAL_MEMBERSHIP_UPDATED) &&
-             event->meta && event->meta->addr &&
-             memcmp (event->node.bytes, self->id.bytes, SHOAL_ID_SIZE) != 0)
+    else if (event->type == SHOAL_MEMBERSHIP_UP && other)
         //  Connected before it is needed: an election must not lose its
-        //  first message to a member this node never spoke to.
+        //  first message to a member this node never spoke to. A member
+        //  back from suspicion gets a new connection: the old one may wait
+        //  out TCP's retransmission backoff (docs/node.md, "Links").
+        shoal_transport_relink (self->transport, event->node.bytes, event->meta->addr);
+    else if (event->type == SHOAL_MEMBERSHIP_UPDATED && other)
         shoal_transport_link (self->transport, event->node.bytes, event->meta->addr);
     if (event->type == SHOAL_MEMBERSHIP_UP)
         s_name_check (self, event);
@@ -529,18 +542,23 @@ s_saved (void *arg, const shoal_peer_saved_t *saved)
     }
 }
 
-//  The lease is told to the application when it changes.
+//  The lease is told to the application when it changes; its end, which
+//  grows with no event, is published for shoal_node_lease after each step
+//  (and after a LEASE event, which it never runs ahead of).
 static void
 s_lease_check (s_actor_t *self, uint64_t now)
 {
     shoal_tasks_t *tasks = shoal_peer_tasks (self->peer);
     bool leased = tasks && shoal_tasks_leased (tasks, now);
-    if (leased == self->leased)
-        return;
-    self->leased = leased;
-    shoal_eventlog_lease (self->events, leased, tasks ? shoal_tasks_lease_end (tasks) : 0);
-    shoal_event_t event = { .type = SHOAL_EVENT_LEASE, .leased = leased };
-    s_event_push (self->node, &event);
+    if (leased != self->leased) {
+        self->leased = leased;
+        shoal_eventlog_lease (self->events, leased, tasks ? shoal_tasks_lease_end (tasks) : 0);
+        shoal_event_t event = { .type = SHOAL_EVENT_LEASE, .leased = leased };
+        s_event_push (self->node, &event);
+    }
+    pthread_mutex_lock (&self->node->events_lock);
+    self->node->lease_until = leased ? shoal_tasks_lease_end (tasks) : 0;
+    pthread_mutex_unlock (&self->node->events_lock);
 }
 
 static void
@@ -745,6 +763,22 @@ s_profile (s_actor_t *self)
     config->handoff.assign.max_warmups = options->max_warmups;
     self->beacon_interval_ms = config->membership.probe_interval_ms;
     self->join_interval_ms = config->membership.sync_interval_ms;
+}
+
+//  The links' timeout (docs/node.md, "Links"): a link is pinged this often,
+//  and closed and connected again when this long passes without an answer,
+//  or with bytes unacknowledged. Two of the election's heartbeats, under a
+//  follower's lease of three: a link that carries the leader's rounds is
+//  closed within a lease of a cut, and one made again after the heal
+//  connects within a heartbeat and a half (LAN: 2 s and 1.5 s, where TCP's
+//  backoff waited up to 26 s). At least a second: the loopback profile runs
+//  on loaded test machines, where a silence of 200 ms is scheduling more
+//  often than a cut, and a link closed by mistake drops its frames.
+static uint32_t
+s_link_timeout (const s_actor_t *self)
+{
+    uint32_t timeout = 2 * self->config.elector.heartbeat_ms;
+    return timeout > S_LINK_TIMEOUT_MIN_MS ? timeout : S_LINK_TIMEOUT_MIN_MS;
 }
 
 //  The address others reach this node at: the advertise option, or the
@@ -999,9 +1033,12 @@ s_actor_start (s_actor_t *self, char *why, size_t why_size)
               options->bind.host, options->bind.port);
     uint8_t prefix[SHOAL_ENVELOPE_NONCE];
     randombytes_buf (prefix, sizeof prefix);
-    shoal_transport_config_t transport = {
-        .bind = bind, .keyring = self->keyring, .self = self->life, .peers = 1024, .send_queue = 64
-    };
+    shoal_transport_config_t transport = { .bind = bind,
+                                           .keyring = self->keyring,
+                                           .self = self->life,
+                                           .peers = 1024,
+                                           .send_queue = 64,
+                                           .link_timeout_ms = s_link_timeout (self) };
     self->transport = shoal_transport_new (&transport, prefix, reason, sizeof reason);
     if (!self->transport)
         return shoal_why (why, why_size, "bind %s: %s", bind, reason);
@@ -1397,7 +1434,7 @@ s_rep_ok (s_actor_t *self, uint64_t now, uint32_t id, const char *reason)
     shoal_control_rep_t rep = { .id = id, .code = SHOAL_REPLY_OK, .reason = reason };
     shoal_id_t leader = { 0 };
     const shoal_elector_t *elector = shoal_peer_elector (self->peer);
-    if (shoal_elector_leader (elector, now, &leader, &rep.term) != 0) {
+    if (shoal_peer_leader (self->peer, now, &leader, &rep.term) != 0) {
         memset (&leader, 0, sizeof leader);
         rep.term = shoal_elector_term (elector);
     }
@@ -1427,7 +1464,7 @@ s_status_ask (s_actor_t *self, uint64_t now, uint64_t ref, const shoal_control_r
         return false;
     shoal_id_t leader;
     uint64_t term;
-    if (shoal_elector_leader (elector, now, &leader, &term) != 0 ||
+    if (shoal_peer_leader (self->peer, now, &leader, &term) != 0 ||
         memcmp (&leader, &self->id, sizeof leader) == 0) {
         s_status_local (self, now, ref, "no leader acts now: this node's own tasks");
         return true;
@@ -1680,7 +1717,7 @@ s_call_leader (s_actor_t *self, s_call_t *call)
     shoal_id_t leader = { 0 };
     uint64_t term = 0, now = s_now ();
     shoal_elector_t *elector = shoal_peer_elector (self->peer);
-    shoal_elector_leader (elector, now, &leader, &term);
+    shoal_peer_leader (self->peer, now, &leader, &term);
     shoal_id_format (leader.bytes, true, call->why);
     call->number[0] = term;
     call->number[1] = shoal_elector_acting (elector, now);
@@ -2007,6 +2044,8 @@ shoal_node_event (shoal_node_t *self, shoal_event_t *event)
     if (self->events_count) {
         *event = self->events[self->events_head];
         self->events_head = (self->events_head + 1) % self->events_size;
+        if (event->type == SHOAL_EVENT_LEASE)
+            self->lease_events--;
         if (--self->events_count == 0) {
             uint64_t value;
             if (read (self->events_fd, &value, sizeof value) < 0) {
@@ -2017,6 +2056,19 @@ shoal_node_event (shoal_node_t *self, shoal_event_t *event)
     }
     pthread_mutex_unlock (&self->events_lock);
     return rc;
+}
+
+int
+shoal_node_lease (shoal_node_t *self, uint64_t *until_ms)
+{
+    if (!self || !until_ms || self->events_fd < 0)
+        return -1;
+    pthread_mutex_lock (&self->events_lock);
+    //  While a LEASE event waits, the application has not heard what the
+    //  end that follows it belongs to: a lease lost and held again since.
+    *until_ms = self->lease_events ? 0 : self->lease_until;
+    pthread_mutex_unlock (&self->events_lock);
+    return 0;
 }
 
 int

@@ -52,6 +52,7 @@ struct _shoal_transport_t {
     bool pending;         //  some link holds frames,
     size_t pending_bytes; //  this many bytes in all
     uint32_t send_queue;
+    uint32_t link_timeout_ms;
     shoal_sealer_t *sealer;
     shoal_opener_t *opener;
     uint8_t *plain;  //  one encoded message, SHOAL_FRAME_MAX
@@ -164,6 +165,38 @@ s_socket_limits (zsock_t *socket)
     zsock_set_linger (socket, 0);
 }
 
+//  How a link finds out that its connection cannot get through, and makes
+//  another (docs/node.md, "Links"). TCP alone never gives up on a peer that
+//  stopped answering: it retransmits with a backoff that doubles up to
+//  minutes (rto 26 s after a 30 s cut), and a frame sent after the heal
+//  waits for the next retransmission. So the kernel closes a connection
+//  whose bytes go unacknowledged for the timeout (TCP_USER_TIMEOUT, through
+//  ZMQ_TCP_MAXRT), and a link pings its peer (a ZMTP PING, which the peer's
+//  ZeroMQ I/O thread answers) every timeout and closes the connection when
+//  a timeout passes after a ping without a byte from the peer: a peer whose
+//  kernel still acknowledges but whose process is stopped is found too. The
+//  peer's ROUTER closes its end after two timeouts without a ping (the time
+//  to live the pings carry: one missed ping is no reason). Every link
+//  carries a ping, so a cut leaves no link idle: each is closed within one
+//  to two timeouts of it. ZeroMQ then connects again; a connect (a SYN the
+//  kernel would resend only after 1, 3, 7 s) that gets no answer within half
+//  the timeout, or a handshake none within the timeout, is given up and
+//  tried anew, 100 ms later at first, then up to a quarter timeout later.
+//  With IMMEDIATE, what the closed connection queued is dropped with it.
+static void
+s_link_liveness (zsock_t *dealer, uint32_t timeout_ms)
+{
+    int timeout = (int) timeout_ms;
+    zsock_set_heartbeat_ivl (dealer, timeout);
+    zsock_set_heartbeat_timeout (dealer, timeout);
+    zsock_set_heartbeat_ttl (dealer, 2 * timeout);
+    zsock_set_tcp_maxrt (dealer, timeout);
+    zsock_set_connect_timeout (dealer, timeout / 2);
+    zsock_set_handshake_ivl (dealer, timeout);
+    zsock_set_reconnect_ivl (dealer, 100);
+    zsock_set_reconnect_ivl_max (dealer, timeout / 4 > 100 ? timeout / 4 : 0);
+}
+
 //  Binds the UDP socket to bind, then the ROUTER to the same port over TCP.
 //  With port 0 the system picks the UDP port, which may be taken over TCP:
 //  the caller tries again.
@@ -194,6 +227,12 @@ s_bind (shoal_transport_t *self, const char *bind_addr, bool *retry, char *why, 
     if (!self->router)
         return shoal_why (why, why_size, "bind: %s", "no ZeroMQ socket");
     s_socket_limits (self->router);
+    //  The accepted connections: the DEALERs' pings carry the time to live
+    //  that closes a silent one; the kernel closes one whose bytes (the
+    //  answers to pings) go unacknowledged, and a connection that never
+    //  greets is closed after the same time.
+    zsock_set_tcp_maxrt (self->router, (int) self->link_timeout_ms);
+    zsock_set_handshake_ivl (self->router, (int) self->link_timeout_ms);
     if (self->family == AF_INET6)
         zsock_set_ipv6 (self->router, 1);
     char endpoint[SHOAL_ADDR_MAX + 16];
@@ -231,6 +270,7 @@ shoal_transport_new (const shoal_transport_config_t *config,
     self->udp = -1;
     self->self = config->self;
     self->send_queue = config->send_queue ? config->send_queue : 64;
+    self->link_timeout_ms = config->link_timeout_ms ? config->link_timeout_ms : 2000;
     size_t windows = config->peers ? 2 * config->peers : 64;
     self->sealer = shoal_sealer_new (config->keyring, &config->self, nonce_prefix);
     self->opener = shoal_opener_new (config->keyring, &config->self, windows);
@@ -440,6 +480,7 @@ s_link (shoal_transport_t *self, const uint8_t id[16], const char *addr)
         zsock_set_immediate (link->dealer, 1);
         zsock_set_sndhwm (link->dealer, (int) self->send_queue);
         zsock_set_sndtimeo (link->dealer, 0);
+        s_link_liveness (link->dealer, self->link_timeout_ms);
         if (strchr (host, ':'))
             zsock_set_ipv6 (link->dealer, 1);
     }
@@ -540,6 +581,19 @@ int
 shoal_transport_link (shoal_transport_t *self, const uint8_t id[16], const char *addr)
 {
     return id && addr && s_link (self, id, addr) ? 0 : -1;
+}
+
+int
+shoal_transport_relink (shoal_transport_t *self, const uint8_t id[16], const char *addr)
+{
+    if (!id || !addr)
+        return -1;
+    char key[33];
+    shoal_id_format (id, false, key);
+    s_link_t *link = zhashx_lookup (self->links, key);
+    if (link && zclock_mono () - link->made_ms >= S_PENDING_MS)
+        s_link_delete (self, key);
+    return s_link (self, id, addr) ? 0 : -1;
 }
 
 void

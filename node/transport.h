@@ -12,6 +12,14 @@
       does not fit is dropped and counted. The cores resend what matters
       (keep-alives, snapshots, digests), so a drop costs a delay, never a
       wrong state.
+    - links that cannot get through are closed and made again, so that a
+      frame never waits out TCP's retransmission backoff after a cut
+      (docs/node.md, "Links"): each DEALER pings its peer every
+      link_timeout_ms and closes a connection that answers nothing for
+      link_timeout_ms after a ping, or whose sent bytes go unacknowledged
+      that long (ZMQ_TCP_MAXRT); it gives up a connect after half of it, a
+      handshake after all of it, and tries again 100 ms to a quarter of it
+      later.
 
     Every message goes out sealed in the envelope of gossip/envelope.h (or
     in plaintext when the keyring holds no key) and comes in opened,
@@ -42,6 +50,7 @@ typedef struct {
     shoal_life_t self;              //  this node's life
     size_t peers;                   //  replay windows per carrier (the cluster's size, or more)
     uint32_t send_queue;            //  messages a DEALER holds for a slow peer
+    uint32_t link_timeout_ms;       //  a link silent this long is made again; 0: 2000
 } shoal_transport_config_t;
 
 typedef struct {
@@ -127,6 +136,14 @@ bool shoal_transport_flush (shoal_transport_t *self);
 //  COORDINATOR to a member it never spoke to arrives. Returns 0, or -1 when
 //  addr is malformed or memory is short.
 int shoal_transport_link (shoal_transport_t *self, const uint8_t id[16], const char *addr);
+
+//  Makes the DEALER to the node id at addr anew, closing the one there and
+//  dropping its queue: for a member the view says is alive again after a
+//  suspicion, whose old connection may still wait out TCP's retransmission
+//  backoff, where a new one sends its SYN at once. A link made less than a
+//  second ago is kept (it is new, and may hold a member's first frames).
+//  Returns 0, or -1 as shoal_transport_link.
+int shoal_transport_relink (shoal_transport_t *self, const uint8_t id[16], const char *addr);
 
 //  Closes the DEALER to the node id (it left, or died): its queue is dropped.
 void shoal_transport_forget (shoal_transport_t *self, const uint8_t id[16]);

@@ -534,6 +534,7 @@ shoal_peer_receive (shoal_peer_t *self, uint64_t now_ms, const shoal_envelope_t 
     self->now = now_ms;
     shoal_id_t from;
     memcpy (from.bytes, envelope->sender.id, sizeof from.bytes);
+    shoal_membership_heard (self->membership, self->now, &envelope->sender);
     int rc = -1;
     switch (shoal_peer_layer (msg)) {
     case SHOAL_PEER_TASKS:
@@ -771,6 +772,20 @@ shoal_peer_request (shoal_peer_t *self, uint64_t now_ms, uint64_t ref,
 
 //  ---------------------------------------------------------------------
 //  Queries
+
+int
+shoal_peer_leader (const shoal_peer_t *self, uint64_t now_ms, shoal_id_t *leader, uint64_t *term)
+{
+    shoal_id_t followed;
+    uint64_t followed_term;
+    if (shoal_elector_leader (self->elector, now_ms, &followed, &followed_term) != 0 ||
+        !(shoal_elector_acting (self->elector, now_ms) || !self->tasks ||
+          shoal_tasks_leased (self->tasks, now_ms)))
+        return -1;
+    *leader = followed;
+    *term = followed_term;
+    return 0;
+}
 
 shoal_membership_t *
 shoal_peer_membership (const shoal_peer_t *self)

@@ -174,6 +174,15 @@ shoal_tasks_t *shoal_peer_tasks (const shoal_peer_t *self);
 shoal_handoff_t *shoal_peer_handoff (const shoal_peer_t *self);
 shoal_jobs_t *shoal_peer_jobs (const shoal_peer_t *self);
 
+//  The leader as this node can vouch for it: itself while it acts, or the
+//  leader its elector follows while the lease that leader's assignments
+//  renew holds (a peer without tasks: while the elector follows it).
+//  Returns -1 with no such leader. A follower cut off with a candidate that
+//  never gathers a majority follows it all along, but that candidate never
+//  acts: reported as the leader, it was a leader that did not exist.
+int shoal_peer_leader (const shoal_peer_t *self, uint64_t now_ms, shoal_id_t *leader,
+                       uint64_t *term);
+
 //  The layer a message is for: the first core it goes to. A SYNC-REQ or
 //  SYNC-REPLY with the jobs' part goes to the jobs, then, if it also has
 //  the members' part, to the membership.

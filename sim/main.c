@@ -83,6 +83,10 @@ static const char s_usage[] =
     "  scale-in          a quarter of the nodes (not the leader) leave gracefully:\n"
     "                    each stays until its tasks moved, then stops\n"
     "  halves-tasks      two halves apart for --duration, then healed\n"
+    "  bridge-tasks      the same, with node 0 reaching both halves\n"
+    "  one-way-tasks     the leader's messages are lost for --duration, not\n"
+    "                    those to it; these three also report\n"
+    "                    ms_to_balanced_after_heal\n"
     "  rolling-restart   every node in turn leaves gracefully and starts again,\n"
     "                    once the tasks are balanced after the last one\n"
     "  deaf-leader       an owner pauses for 2 leases and 5 s; 3.5 s before it\n"
@@ -162,6 +166,8 @@ typedef enum {
     S_RESCALE_DOWN,
     S_RESCALE_TIMEOUT,
     S_FAIL_EVERYWHERE,
+    S_BRIDGE_TASKS,
+    S_ONE_WAY_TASKS,
     S_SCENARIOS
 } s_scenario_t;
 static const char *s_scenario_names[] = { "join",
@@ -190,7 +196,9 @@ static const char *s_scenario_names[] = { "join",
                                           "rescale-up",
                                           "rescale-down",
                                           "rescale-timeout",
-                                          "fail-everywhere" };
+                                          "fail-everywhere",
+                                          "bridge-tasks",
+                                          "one-way-tasks" };
 
 typedef struct {
     s_scenario_t scenario;
@@ -1141,6 +1149,7 @@ s_task_scenario (s_run_t *run, const s_options_t *options, const shoal_sim_confi
     uint64_t lease = config->node_tasks.lease_ms;
     run->start_ms = shoal_sim_now (sim);
     uint32_t subject = SHOAL_SIM_NONE;
+    uint64_t healed = 0;
     s_submits_t *submits = NULL;
     switch (options->scenario) {
     case S_SCALE_OUT:
@@ -1185,13 +1194,27 @@ s_task_scenario (s_run_t *run, const s_options_t *options, const shoal_sim_confi
         break;
     }
     case S_HALVES_TASKS:
-        for (uint32_t n = nodes / 2; n < nodes; n++)
-            shoal_sim_set_group (sim, n, 1);
-        shoal_sim_block (sim, 0, 1, true);
-        shoal_sim_block (sim, 1, 0, true);
+    case S_BRIDGE_TASKS:
+    case S_ONE_WAY_TASKS: {
+        uint32_t leader = s_acting_leader (run);
+        if (options->scenario == S_ONE_WAY_TASKS) {
+            //  The leader's messages are lost, not those to it.
+            if (leader != SHOAL_SIM_NONE)
+                shoal_sim_set_group (sim, leader, 1);
+            shoal_sim_block (sim, 1, 0, true);
+        } else {
+            for (uint32_t n = nodes / 2; n < nodes; n++)
+                shoal_sim_set_group (sim, n, 1);
+            shoal_sim_block (sim, 0, 1, true);
+            shoal_sim_block (sim, 1, 0, true);
+        }
+        if (options->scenario == S_BRIDGE_TASKS)
+            shoal_sim_set_group (sim, 0, 2); //  reaches both halves
         s_run_until (run, run->start_ms + options->duration_ms, bound, NULL);
         s_heal (sim);
+        healed = shoal_sim_now (sim);
         break;
+    }
     case S_ROLLING_RESTART:
         for (uint32_t n = 0; n < nodes; n++) {
             s_leave (run, &n, 1, limit, bound);
@@ -1292,6 +1315,8 @@ s_task_scenario (s_run_t *run, const s_options_t *options, const shoal_sim_confi
         s_measure (result, "subject", subject);
     result->finished = s_run_until (run, run->start_ms + limit, bound, s_tasks_balanced);
     s_measure (result, "ms_to_balanced", shoal_sim_now (sim) - run->start_ms);
+    if (healed)
+        s_measure (result, "ms_to_balanced_after_heal", shoal_sim_now (sim) - healed);
     if (submits) {
         bool ok[S_FAULTS_MAX] = { false };
         uint32_t acked = 0;

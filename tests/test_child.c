@@ -320,19 +320,12 @@ s_spec (const char *command, int role)
     };
 }
 
-//  Makes a child of the command (printf-formatted; %1$s is the test's
-//  folder) and waits until its command runs.
-__attribute__ ((format (printf, 2, 3))) static shoal_child_t *
-s_child (int role, const char *format, ...)
+//  Makes a child of the spec and waits until its command runs.
+static shoal_child_t *
+s_start (const shoal_child_spec_t *spec)
 {
-    char command[2048];
-    va_list args;
-    va_start (args, format);
-    vsnprintf (command, sizeof command, format, args);
-    va_end (args);
-    shoal_child_spec_t spec = s_spec (command, role);
     char why[256] = "";
-    shoal_child_t *child = shoal_child_new (&spec, why, sizeof why);
+    shoal_child_t *child = shoal_child_new (spec, why, sizeof why);
     CHECK (child);
     if (!child) {
         fprintf (stderr, "shoal_child_new: %s\n", why);
@@ -347,6 +340,29 @@ s_child (int role, const char *format, ...)
     CHECK_EQ (started, 1);
     CHECK (shoal_child_pid (child) > 0);
     return child;
+}
+
+//  Makes a child of the command (printf-formatted; %1$s is the test's
+//  folder) and waits until its command runs.
+__attribute__ ((format (printf, 2, 3))) static shoal_child_t *
+s_child (int role, const char *format, ...)
+{
+    char command[2048];
+    va_list args;
+    va_start (args, format);
+    vsnprintf (command, sizeof command, format, args);
+    va_end (args);
+    shoal_child_spec_t spec = s_spec (command, role);
+    return s_start (&spec);
+}
+
+//  The clock of the lease's deadlines.
+static uint64_t
+s_mono_ms (void)
+{
+    struct timespec now;
+    clock_gettime (CLOCK_MONOTONIC, &now);
+    return (uint64_t) now.tv_sec * 1000 + (uint64_t) now.tv_nsec / 1000000;
 }
 
 //  Waits until the child's shim was reaped; false if it never was.
@@ -908,6 +924,139 @@ test_child_freeze (void)
     shoal_child_destroy (&child);
 }
 
+//  Waits until the process is stopped (state T), or runs (not T); false
+//  if it never comes to be.
+static bool
+s_stopped_soon (pid_t pid, bool stopped)
+{
+    for (int i = 0; i < WAIT_STEPS; i++) {
+        if ((s_state (pid) == 'T') == stopped)
+            return true;
+        s_sleep_ms (10);
+    }
+    return false;
+}
+
+//  The lease binds a child that acts even when its worker does nothing (a
+//  worker whose process is stopped: here, the test): the shim freezes it
+//  once the deadline it was last given has passed, and thaws it when a
+//  later one comes.
+static void
+test_child_lease_binds_without_the_worker (void)
+{
+    shoal_child_spec_t spec = s_spec ("exec sleep 60", SHOAL_ACTIVE);
+    spec.bound = true;
+    spec.until_ms = s_mono_ms () + 300;
+    shoal_child_t *child = s_start (&spec);
+    if (!child)
+        return;
+    pid_t pid = shoal_child_pid (child);
+    CHECK (shoal_child_until (child) == spec.until_ms);
+    //  Nothing more is done: the deadline passes.
+    CHECK (s_stopped_soon (pid, true));
+    CHECK (shoal_child_frozen (child));
+    //  A later deadline (the lease was extended): it runs again.
+    shoal_child_lease (child, s_mono_ms () + 600000);
+    CHECK (s_stopped_soon (pid, false));
+    CHECK (!shoal_child_frozen (child));
+    shoal_child_destroy (&child);
+}
+
+//  A learner or standby is unbound: never frozen for the lease, until it
+//  is promoted and given a deadline, which then binds it.
+static void
+test_child_lease_binds_once_given (void)
+{
+    shoal_child_spec_t spec = s_spec ("exec sleep 60", SHOAL_LEARNER);
+    spec.until_ms = 1; //  not bound: passed over
+    shoal_child_t *child = s_start (&spec);
+    if (!child)
+        return;
+    pid_t pid = shoal_child_pid (child);
+    CHECK (shoal_child_until (child) == SHOAL_CHILD_UNBOUND);
+    CHECK (!shoal_child_frozen (child));
+    shoal_child_lease (child, s_mono_ms () + 200);
+    CHECK (s_stopped_soon (pid, true));
+    shoal_child_lease (child, SHOAL_CHILD_UNBOUND);
+    CHECK (s_stopped_soon (pid, false));
+    shoal_child_destroy (&child);
+}
+
+//  The worker's freeze and the shim's never undo each other: the shim
+//  thaws nothing the worker holds frozen, and a child the worker lets go
+//  stays frozen while its deadline has passed. A stop once the deadline
+//  has passed kills the child at once: it may not finish its work.
+static void
+test_child_lease_and_freeze_agree (void)
+{
+    shoal_child_spec_t spec = s_spec ("exec sleep 60", SHOAL_ACTIVE);
+    spec.bound = true;
+    spec.until_ms = s_mono_ms () + 600000;
+    shoal_child_t *child = s_start (&spec);
+    if (!child)
+        return;
+    pid_t pid = shoal_child_pid (child);
+    shoal_child_freeze (child, true);
+    CHECK (s_stopped_soon (pid, true));
+    //  Its deadline passes while the worker holds it, then a later one
+    //  comes (the shim is woken for it): it stays frozen.
+    shoal_child_lease (child, s_mono_ms () + 100);
+    s_sleep_ms (300);
+    shoal_child_lease (child, s_mono_ms () + 1200000);
+    s_sleep_ms (500);
+    CHECK_EQ (s_state (pid), 'T');
+    //  The worker lets go of it, but its deadline has passed.
+    shoal_child_lease (child, 0);
+    shoal_child_freeze (child, false);
+    s_sleep_ms (500);
+    CHECK_EQ (s_state (pid), 'T');
+    CHECK (shoal_child_frozen (child));
+    //  Both allow it: it runs.
+    shoal_child_lease (child, s_mono_ms () + 600000);
+    CHECK (s_stopped_soon (pid, false));
+    //  Stopped once its deadline has passed: killed, no grace.
+    shoal_child_lease (child, s_mono_ms ());
+    CHECK (s_stopped_soon (pid, true));
+    CHECK_EQ (shoal_child_stop (child, 1000, 60000), 0);
+    CHECK (shoal_child_next (child) == UINT64_MAX);
+    shoal_child_exit_t exit;
+    CHECK (s_reaped (child, &exit));
+    CHECK_EQ (exit.signal, SIGKILL);
+    shoal_child_destroy (&child);
+}
+
+//  What the command leaves behind, told to end and given the grace, ends at
+//  once when the deadline passes: it may not act past the lease either.
+static void
+test_child_leftovers_end_with_the_lease (void)
+{
+    char command[512];
+    snprintf (command, sizeof command,
+              "sh -c 'trap \"\" TERM; echo $$ > %1$s/stubborn.tmp; "
+              "mv %1$s/stubborn.tmp %1$s/stubborn; exec sleep 60' & "
+              "while [ ! -s %1$s/stubborn ]; do sleep 0.01; done; exit 4",
+              s_dir);
+    shoal_child_spec_t spec = s_spec (command, SHOAL_ACTIVE);
+    spec.bound = true;
+    spec.until_ms = s_mono_ms () + 600000;
+    shoal_child_t *child = s_start (&spec);
+    if (!child)
+        return;
+    pid_t stubborn = s_pid_file ("stubborn");
+    CHECK (stubborn > 0);
+    CHECK (s_gone_soon (shoal_child_pid (child)));
+    //  The command exited; what it left ignores SIGTERM, and has a grace
+    //  of a minute (spec.grace_ms).
+    shoal_child_exit_t exit;
+    CHECK_EQ (shoal_child_reap (child, &exit), 0);
+    shoal_child_lease (child, s_mono_ms ());
+    CHECK (s_reaped (child, &exit));
+    CHECK_EQ (exit.status, 4);
+    CHECK (!s_alive (stubborn));
+    s_kill_leftover (stubborn);
+    shoal_child_destroy (&child);
+}
+
 //  A child that closes its status descriptor, or never uses it, is fine.
 static void
 test_child_closes_its_descriptor (void)
@@ -1005,6 +1154,10 @@ main (int argc, char **argv)
     RUN (test_child_last_words_after_a_long_line);
     RUN (test_child_shim_is_named_for_its_task);
     RUN (test_child_freeze);
+    RUN (test_child_lease_binds_without_the_worker);
+    RUN (test_child_lease_binds_once_given);
+    RUN (test_child_lease_and_freeze_agree);
+    RUN (test_child_leftovers_end_with_the_lease);
     RUN (test_child_closes_its_descriptor);
     RUN (test_child_never_outlives_its_worker);
     char command[128];

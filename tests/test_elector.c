@@ -54,6 +54,7 @@ typedef struct {
     s_packet_t *queue;
     size_t queued, capacity;
     int drop[NODES_MAX][NODES_MAX]; //  messages from a to b still to lose
+    bool cut[NODES_MAX][NODES_MAX]; //  a's messages never reach b, though views say live
     uint64_t messages;              //  election messages sent
     int two_acting;                 //  milliseconds with two leaders acting (quorum mode)
 } s_net_t;
@@ -97,7 +98,7 @@ s_collect (s_net_t *net, int index)
         node->not_acks += sends[i].msg.type != SHOAL_MSG_COORDINATOR_ACK;
         int to = sends[i].to.bytes[0] - 1;
         CHECK (to >= 0 && to < net->count && to != index);
-        if (to < 0 || to >= net->count || !s_reach (net, index, to))
+        if (to < 0 || to >= net->count || !s_reach (net, index, to) || net->cut[index][to])
             continue;
         if (net->drop[index][to] > 0) {
             net->drop[index][to]--;
@@ -522,6 +523,36 @@ a_minority_leader_steps_down_and_the_majority_elects (void)
     CHECK_EQ (leader, 2);
     if (leader >= 0)
         CHECK_EQ (s_followers (net, leader), 4);
+    CHECK_EQ (net->two_acting, 0);
+    s_net_destroy (&net);
+}
+
+//  Two sides that cannot reach each other and one node that reaches both:
+//  the membership view (indirect probes through that node) says every
+//  member is live, but no message crosses. The side without the leader
+//  holds candidacies without a majority, one after another, for as long as
+//  the bridge lasts.
+static void
+a_bridge_does_not_run_the_term_up (void)
+{
+    shoal_elector_config_t config = s_config ();
+    s_net_t *net = s_led (&config, 5, 4);
+    uint64_t before = shoal_elector_term (net->nodes[4].core);
+    for (int a = 1; a < 5; a++)
+        for (int b = 1; b < 5; b++)
+            net->cut[a][b] = (a <= 2) != (b <= 2);
+    s_run_until (net, net->now + 20 * config.lease_ms);
+    CHECK_EQ (s_leader (net), 4); //  node 0 and node 3 keep its majority
+    CHECK (shoal_elector_acting (net->nodes[4].core, net->now));
+    //  Node 2 proclaimed again and again without a majority, at one term.
+    CHECK (net->nodes[2].core && net->nodes[2].last_term == before + 1);
+    CHECK (net->nodes[1].last_term <= before + 1);
+    memset (net->cut, 0, sizeof net->cut);
+    s_run_until (net, net->now + 4 * config.lease_ms);
+    CHECK_EQ (s_leader (net), 4);
+    CHECK_EQ (s_followers (net, 4), 4);
+    //  The leader took a term above the candidate's, once.
+    CHECK_EQ (shoal_elector_term (net->nodes[4].core), before + 2);
     CHECK_EQ (net->two_acting, 0);
     s_net_destroy (&net);
 }
@@ -1144,6 +1175,7 @@ main (void)
     RUN (a_higher_rank_that_comes_back_does_not_depose);
     RUN (a_leader_with_its_majority_outlasts_a_higher_term);
     RUN (a_minority_leader_steps_down_and_the_majority_elects);
+    RUN (a_bridge_does_not_run_the_term_up);
     RUN (available_mode_leads_on_both_sides_and_the_higher_term_wins);
     RUN (voters_that_stay_down_leave_the_set_one_at_a_time);
     RUN (a_voter_that_leaves_is_dropped_at_once);

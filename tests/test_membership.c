@@ -1204,7 +1204,9 @@ a_probe_from_a_member_held_dead_brings_its_news (void)
     ack.u.ack.update_count = 1;
     s_inject (net, stand_in, 1, &ack);
     CHECK_EQ (shoal_membership_incarnation (net->nodes[1].core), 2);
-    s_run_until (net, net->now + 100);
+    //  Long enough that node 1's last word to node 0 is older than two probe
+    //  intervals: a DEAD verdict on a member just heard is only a suspicion.
+    s_run_until (net, net->now + 300);
     net->nodes[0].deaf = false;
     //  Node 0 learns that node 1 died, at the incarnation it has passed.
     update = s_update (net, 1, SHOAL_MEMBER_DEAD, 1, stand_in);
@@ -1213,6 +1215,49 @@ a_probe_from_a_member_held_dead_brings_its_news (void)
     s_run_until (net, net->now + 2000);
     CHECK_EQ (s_state (net, 0, 1), SHOAL_MEMBER_ALIVE);
     CHECK (s_incarnation (net, 0, 1) >= 2);
+    s_net_destroy (&net);
+}
+
+//  At a partition's heal, the far side's DEAD verdicts arrive on members
+//  this side talks to all along. A node that heard the member itself
+//  within two probe intervals takes the verdict as a suspicion, which the
+//  member refutes: it never holds it dead. Taken as it came, the verdict
+//  dropped a healthy majority's leader (real nodes, issue 21).
+static void
+a_dead_verdict_on_a_member_just_heard_is_a_suspicion (void)
+{
+    shoal_membership_config_t config = s_loopback ();
+    s_net_t *net = s_cluster (&config, 3, 51);
+    int stand_in = s_net_add (net, false);
+    uint64_t incarnation = s_incarnation (net, 0, 1);
+    shoal_update_t update = s_update (net, 1, SHOAL_MEMBER_DEAD, incarnation, stand_in);
+    shoal_msg_t ack = { .type = SHOAL_MSG_ACK };
+    ack.u.ack.updates = &update;
+    ack.u.ack.update_count = 1;
+    //  Node 0 heard node 1 (over another layer, say) just now.
+    shoal_life_t sender = { .life = net->nodes[1].meta.life };
+    memcpy (sender.id, net->nodes[1].id.bytes, sizeof sender.id);
+    shoal_membership_heard (net->nodes[0].core, net->now, &sender);
+    s_inject (net, stand_in, 0, &ack);
+    CHECK_EQ (s_state (net, 0, 1), SHOAL_MEMBER_SUSPECT);
+    shoal_membership_stats_t stats;
+    shoal_membership_stats (net->nodes[0].core, &stats);
+    CHECK_EQ (stats.dead_doubted, 1);
+    for (int i = 0; i < 40; i++) {
+        s_run_until (net, net->now + 50);
+        CHECK (s_state (net, 0, 1) != SHOAL_MEMBER_DEAD);
+    }
+    CHECK_EQ (s_state (net, 0, 1), SHOAL_MEMBER_ALIVE);
+    CHECK (s_incarnation (net, 0, 1) > incarnation); //  refuted
+    //  Not heard for longer: the verdict is taken as it comes.
+    net->nodes[1].deaf = true;
+    net->nodes[1].mute = true;
+    s_run_until (net, net->now + 2 * config.probe_interval_ms + 1);
+    if (s_state (net, 0, 1) != SHOAL_MEMBER_DEAD) {
+        update = s_update (net, 1, SHOAL_MEMBER_DEAD, s_incarnation (net, 0, 1), stand_in);
+        s_inject (net, stand_in, 0, &ack);
+    }
+    CHECK_EQ (s_state (net, 0, 1), SHOAL_MEMBER_DEAD);
     s_net_destroy (&net);
 }
 
@@ -2092,6 +2137,7 @@ main (void)
     RUN (a_healed_partition_merges_by_itself);
     RUN (a_healed_partition_merges_with_members_that_restarted);
     RUN (a_probe_from_a_member_held_dead_brings_its_news);
+    RUN (a_dead_verdict_on_a_member_just_heard_is_a_suspicion);
     RUN (a_node_whose_messages_are_lost_probes_slower);
     RUN (suspicion_timeout_follows_the_formula);
     RUN (probes_go_round_robin_and_indirect_on_silence);

@@ -408,6 +408,42 @@ a_job_submitted_anywhere_runs_every_task_once (void)
     CHECK_CONTAINS (result.reason, "another spec");
 }
 
+//  The lease's end (shoal_node_lease) as each node holds it now: 0 while
+//  lost, and while a LEASE event waits.
+static uint64_t s_lease_seen[NODES_MAX];
+
+//  Every node that acts under its lease says it ends ahead of the clock,
+//  and later than the end it said at first: keep-alives extend it, with no
+//  event.
+static bool
+s_leases_move_on (void)
+{
+    uint64_t now = s_clock_ms ();
+    for (int n = 0; n < NODES_MAX; n++) {
+        uint64_t until = 0;
+        if (!s_members[n].node)
+            continue;
+        if (shoal_node_lease (s_members[n].node, &until) != 0 || until <= now ||
+            until <= s_lease_seen[n])
+            return false;
+    }
+    return true;
+}
+
+static void
+the_lease_end_is_told_and_moves_on (void)
+{
+    uint64_t until = 7;
+    CHECK_EQ (shoal_node_lease (NULL, &until), -1);
+    shoal_node_t *unstarted = shoal_node_new ();
+    CHECK_EQ (shoal_node_lease (unstarted, &until), -1);
+    shoal_node_destroy (&unstarted);
+    for (int n = 0; n < NODES_MAX; n++)
+        if (s_members[n].node)
+            CHECK_EQ (shoal_node_lease (s_members[n].node, &s_lease_seen[n]), 0);
+    CHECK (s_wait_for (s_leases_move_on));
+}
+
 static void
 a_new_node_warms_learners_then_takes_over (void)
 {
@@ -778,6 +814,7 @@ main (void)
     RUN (options_are_checked_and_fixed_once_started);
     RUN (a_node_does_not_start_where_it_cannot_run);
     RUN (a_job_submitted_anywhere_runs_every_task_once);
+    RUN (the_lease_end_is_told_and_moves_on);
     RUN (requests_with_bad_arguments_are_refused_with_reasons);
     RUN (the_control_endpoint_answers_members_jobs_and_status);
     RUN (a_keyed_control_endpoint_answers_only_key_holders);

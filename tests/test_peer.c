@@ -56,6 +56,7 @@ struct s_net {
     shoal_arena_t arena;
     size_t delivered;     //  messages delivered
     size_t delivered_max; //  s_net_run stops there (0: no bound)
+    int deaf_to_acks;     //  1 + the peer whose COORDINATOR-ACKs are lost (0: none)
 };
 
 //  One encoded message, at file scope: 4 MiB on the stack of every test
@@ -78,7 +79,8 @@ s_send (void *arg, const shoal_life_t *to, const char *addr, const shoal_msg_t *
     shoal_wire_error_t err;
     long size = shoal_msg_encode (msg, s_buffer, sizeof s_buffer, &err);
     CHECK (size > 0);
-    if (target < 0 || target >= PEERS || size <= 0)
+    if (target < 0 || target >= PEERS || size <= 0 ||
+        (msg->type == SHOAL_MSG_COORDINATOR_ACK && net->deaf_to_acks == target + 1))
         return;
     if (net->count == net->size) {
         net->size = net->size ? 2 * net->size : 64;
@@ -621,6 +623,61 @@ leaders_of_clusters_of_one_meet_and_settle (void)
     s_net_stop (&net);
 }
 
+//  The leader every peer can vouch for (shoal_peer_leader), or -1 when
+//  they do not agree or one cannot.
+static int
+s_vouched_leader (s_net_t *net)
+{
+    int leader = -1;
+    for (int i = 0; i < PEERS; i++) {
+        shoal_id_t id;
+        uint64_t term;
+        if (!net->nodes[i].peer ||
+            shoal_peer_leader (net->nodes[i].peer, net->now, &id, &term) != 0)
+            return -1;
+        if (i > 0 && leader != id.bytes[0] - 1)
+            return -1;
+        leader = id.bytes[0] - 1;
+    }
+    return leader;
+}
+
+//  A candidate that never gathers a majority never acts; a follower that
+//  acknowledges it all along must not name it as the leader (on real nodes,
+//  a minority node said leader=n1 for a whole partition while n1 itself
+//  said it had no leader).
+static void
+a_candidate_that_never_acts_is_not_reported_as_leader (void)
+{
+    s_net_t net;
+    s_net_start (&net, true, true);
+    s_net_run (&net, 20000);
+    CHECK_EQ (s_vouched_leader (&net), PEERS - 1);
+    //  The leader goes; peer 1 proclaims, and peer 0 follows it, but
+    //  peer 1 never hears an acknowledgement: no majority, it never acts.
+    shoal_peer_destroy (&net.nodes[PEERS - 1].peer);
+    net.deaf_to_acks = 1 + 1;
+    s_net_run (&net, net.now + 60000);
+    shoal_id_t id, none = { 0 };
+    uint64_t term;
+    CHECK (!shoal_elector_acting (shoal_peer_elector (net.nodes[1].peer), net.now));
+    CHECK_EQ (shoal_elector_leader (shoal_peer_elector (net.nodes[0].peer), net.now, &id, &term),
+              0);
+    CHECK_EQ (id.bytes[0] - 1, 1); //  the elector follows it
+    id = none;
+    CHECK_EQ (shoal_peer_leader (net.nodes[0].peer, net.now, &id, &term), -1);
+    CHECK (memcmp (&id, &none, sizeof id) == 0); //  nothing written
+    CHECK_EQ (shoal_peer_leader (net.nodes[1].peer, net.now, &id, &term), -1);
+    //  The acknowledgements arrive again: it acts, and both vouch for it.
+    net.deaf_to_acks = 0;
+    s_net_run (&net, net.now + 20000);
+    CHECK_EQ (shoal_peer_leader (net.nodes[0].peer, net.now, &id, &term), 0);
+    CHECK_EQ (id.bytes[0] - 1, 1);
+    CHECK_EQ (shoal_peer_leader (net.nodes[1].peer, net.now, &id, &term), 0);
+    CHECK_EQ (id.bytes[0] - 1, 1);
+    s_net_stop (&net);
+}
+
 int
 main (void)
 {
@@ -635,5 +692,6 @@ main (void)
     RUN (peers_that_wait_for_a_member_never_lead_alone);
     RUN (a_released_peer_leads_alone);
     RUN (leaders_of_clusters_of_one_meet_and_settle);
+    RUN (a_candidate_that_never_acts_is_not_reported_as_leader);
     return TEST_DONE ();
 }

@@ -16,6 +16,7 @@
 #include <czmq.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <sodium.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define WAIT_MS 10000 //  against a hang only
@@ -479,6 +481,176 @@ a_frame_nobody_takes_is_dropped_after_a_second (void)
     s_node_free (&a);
 }
 
+//  A ROUTER of the test's own on 127.0.0.1, in the place of a peer: what it
+//  receives names the connection it came on (the ROUTER's routing id).
+//  Sends msg to it as a frame through a's link, once (held until the link
+//  connects, as s_frame_received), and returns the routing id it came
+//  with, or NULL when nothing came within WAIT_MS.
+static zframe_t *
+s_routed (s_node_t *a, zsock_t *router, const char *addr, const shoal_life_t *peer,
+          const shoal_msg_t *msg)
+{
+    if (shoal_transport_frame (a->transport, addr, peer, msg) != 0)
+        return NULL;
+    zpoller_t *poller = zpoller_new (router, NULL);
+    zframe_t *routing = NULL;
+    for (int waited = 0; waited < WAIT_MS && !routing; waited += 10) {
+        shoal_transport_flush (a->transport);
+        if (zpoller_wait (poller, 10) == router) {
+            zmsg_t *in = zmsg_recv (router);
+            routing = in ? zmsg_pop (in) : NULL;
+            zmsg_destroy (&in);
+        }
+    }
+    zpoller_destroy (&poller);
+    return routing;
+}
+
+//  A member back from suspicion is linked anew: relink closes a link past
+//  its first second and connects a new one, so what follows comes on
+//  another connection; link keeps the connection there. A link in its
+//  first second is kept, with the frames it holds.
+static void
+relink_makes_a_new_connection_and_keeps_a_new_link (void)
+{
+    s_node_t a;
+    s_node (&a, NULL, 1);
+    zsock_t *router = zsock_new (ZMQ_ROUTER);
+    CHECK (router != NULL);
+    int port = zsock_bind (router, "tcp://127.0.0.1:*");
+    CHECK (port > 0);
+    char addr[32];
+    snprintf (addr, sizeof addr, "127.0.0.1:%d", port);
+    shoal_life_t peer = { .id = { 9 }, .life = 1 };
+    shoal_msg_t election = s_election (1);
+    zframe_t *first = s_routed (&a, router, addr, &peer, &election);
+    CHECK (first != NULL);
+    CHECK_EQ (shoal_transport_link (a.transport, peer.id, addr), 0);
+    zframe_t *same = s_routed (&a, router, addr, &peer, &election);
+    CHECK (same && first && zframe_eq (first, same));
+    //  Past its first second, relink makes the link again.
+    usleep (1100 * 1000);
+    CHECK_EQ (shoal_transport_relink (a.transport, peer.id, addr), 0);
+    zframe_t *again = s_routed (&a, router, addr, &peer, &election);
+    CHECK (again != NULL);
+    CHECK (!(again && first && zframe_eq (first, again)));
+    //  A new link that holds a frame (nobody listens there) keeps it.
+    shoal_life_t nobody = { .id = { 8 }, .life = 1 };
+    CHECK_EQ (shoal_transport_frame (a.transport, "127.0.0.1:1", &nobody, &election), 0);
+    CHECK_EQ (shoal_transport_relink (a.transport, nobody.id, "127.0.0.1:1"), 0);
+    CHECK (shoal_transport_flush (a.transport));
+    shoal_transport_stats_t stats;
+    shoal_transport_stats (a.transport, &stats);
+    CHECK_EQ (stats.send_dropped, 0);
+    CHECK_EQ (shoal_transport_relink (a.transport, nobody.id, "nohost"), -1);
+    zframe_destroy (&first);
+    zframe_destroy (&same);
+    zframe_destroy (&again);
+    zsock_destroy (&router);
+    s_node_free (&a);
+}
+
+//  A peer in a child process: a bare ROUTER (libzmq, a context of the
+//  child's own) that writes its port to ports, then a byte to frames for
+//  each message it receives. It never returns.
+static void
+s_peer_process (int ports, int frames)
+{
+    void *context = zmq_ctx_new ();
+    void *router = zmq_socket (context, ZMQ_ROUTER);
+    char endpoint[64] = "";
+    size_t size = sizeof endpoint;
+    int port = 0;
+    if (zmq_bind (router, "tcp://127.0.0.1:*") == 0 &&
+        zmq_getsockopt (router, ZMQ_LAST_ENDPOINT, endpoint, &size) == 0)
+        port = atoi (strrchr (endpoint, ':') + 1);
+    if (write (ports, &port, sizeof port) != sizeof port)
+        _exit (1);
+    zmq_msg_t part;
+    zmq_msg_init (&part);
+    while (zmq_msg_recv (&part, router, 0) >= 0)
+        if (!zmq_msg_more (&part) && write (frames, "f", 1) != 1)
+            break;
+    _exit (0);
+}
+
+//  The local port of an established TCP connection on 127.0.0.1 to port
+//  other than except (0: any), as the kernel lists them; 0 when none.
+static unsigned
+s_connection_to (int port, unsigned except)
+{
+    FILE *table = fopen ("/proc/net/tcp", "r");
+    char line[512];
+    unsigned found = 0;
+    while (table && !found && fgets (line, sizeof line, table)) {
+        unsigned local_ip, local_port, remote_ip, remote_port, state;
+        if (sscanf (line, " %*u: %x:%x %x:%x %x", &local_ip, &local_port, &remote_ip, &remote_port,
+                    &state) == 5 &&
+            remote_port == (unsigned) port && state == 1 && local_port != except)
+            found = local_port;
+    }
+    if (table)
+        fclose (table);
+    return found;
+}
+
+//  Sends frames to the peer until it says one came (WAIT_MS bound).
+static bool
+s_peer_receives (s_node_t *a, const char *addr, const shoal_life_t *peer, int frames)
+{
+    shoal_msg_t election = s_election (1);
+    for (int waited = 0; waited < WAIT_MS; waited += 50) {
+        shoal_transport_frame (a->transport, addr, peer, &election);
+        shoal_transport_flush (a->transport);
+        struct pollfd p = { .fd = frames, .events = POLLIN };
+        char byte;
+        if (poll (&p, 1, 50) == 1 && read (frames, &byte, 1) == 1)
+            return true;
+    }
+    return false;
+}
+
+//  A peer that stops answering while its kernel still acknowledges every
+//  byte (the process is stopped: SIGSTOP): TCP alone would keep the
+//  connection for ever. The link's heartbeats go unanswered, so it closes
+//  that connection and connects again; once the peer runs again, frames
+//  reach it.
+static void
+a_link_to_a_peer_that_stops_answering_is_made_again (void)
+{
+    int ports[2], frames[2];
+    CHECK_EQ (pipe (ports), 0);
+    CHECK_EQ (pipe (frames), 0);
+    pid_t child = fork ();
+    if (child == 0)
+        s_peer_process (ports[1], frames[1]);
+    CHECK (child > 0);
+    int port = 0;
+    CHECK_EQ (read (ports[0], &port, sizeof port), (long) sizeof port);
+    CHECK (port > 0);
+    s_node_t a;
+    s_node (&a, NULL, 1);
+    char addr[32];
+    snprintf (addr, sizeof addr, "127.0.0.1:%d", port);
+    shoal_life_t peer = { .id = { 9 }, .life = 1 };
+    CHECK (s_peer_receives (&a, addr, &peer, frames[0]));
+    unsigned first = s_connection_to (port, 0);
+    CHECK (first != 0);
+    kill (child, SIGSTOP);
+    unsigned other = 0;
+    for (int waited = 0; waited < WAIT_MS && !other; waited += 20) {
+        other = s_connection_to (port, first);
+        usleep (20 * 1000);
+    }
+    CHECK (other != 0);
+    kill (child, SIGCONT);
+    CHECK (s_peer_receives (&a, addr, &peer, frames[0]));
+    kill (child, SIGKILL);
+    waitpid (child, NULL, 0);
+    close (ports[0]), close (ports[1]), close (frames[0]), close (frames[1]);
+    s_node_free (&a);
+}
+
 int
 main (void)
 {
@@ -492,5 +664,7 @@ main (void)
     RUN (garbage_frames_are_dropped_and_counted);
     RUN (plaintext_pairs_talk_and_bad_addresses_are_refused);
     RUN (a_frame_nobody_takes_is_dropped_after_a_second);
+    RUN (relink_makes_a_new_connection_and_keeps_a_new_link);
+    RUN (a_link_to_a_peer_that_stops_answering_is_made_again);
     return TEST_DONE ();
 }

@@ -18,9 +18,12 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -284,15 +287,43 @@ typedef struct {
 
 //  In the shim and the command: 3 the status socket, 4 the exec pipe, 5
 //  and 6 the write ends of the output pipes (the command takes them as its
-//  standard output and error); no other descriptor past standard error.
+//  standard output and error), 7 the eventfd the worker wakes the shim by
+//  (closed on exec); no other descriptor past standard error.
 #define S_EXEC_FD       4
 #define S_OUT_FD        5
 #define S_ERR_FD        6
-#define S_FIRST_FREE_FD 7
+#define S_KICK_FD       7
+#define S_FIRST_FREE_FD 8
 
 //  The shim's exit status when it could not set up: the worker never
 //  hears of a command then, and says so.
 #define S_EXIT_SETUP 126
+
+//  The lease, in a page the worker and the shim share (MAP_SHARED, made
+//  before the fork). The worker writes, the shim reads: lock-free atomics
+//  only, which the worker stores with no syscall, and which the shim (a
+//  fork of a threaded process, where little else is safe) may use.
+typedef struct {
+    _Atomic uint64_t until; //  the command may act before then (CLOCK_MONOTONIC
+                            //  ms); SHOAL_CHILD_UNBOUND: it does not act
+    _Atomic uint32_t held;  //  the worker froze it: the shim does not thaw it
+    _Atomic uint32_t thaw;  //  the worker let go of it: the shim thaws it
+                            //  (the worker never does), if until allows
+} s_lease_t;
+
+//  The shim reads what the worker writes in memory they share: only
+//  atomics that need no lock (a lock of libatomic's would be the process's
+//  own) may be there.
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2,
+               "the child's lease needs lock-free 64-bit atomics");
+
+static uint64_t
+s_clock_ms (void)
+{
+    struct timespec now;
+    clock_gettime (CLOCK_MONOTONIC, &now);
+    return (uint64_t) now.tv_sec * 1000 + (uint64_t) now.tv_nsec / 1000000;
+}
 
 //  What the shim and the command need, made before the fork.
 typedef struct {
@@ -304,7 +335,9 @@ typedef struct {
     int out_fd;    //  the write ends of the output pipes
     int err_fd;
     uint64_t grace_ms;
-    int fd_limit; //  descriptors to close one by one when close_range is missing
+    s_lease_t *lease; //  shared with the worker
+    int kick_fd;      //  the eventfd the worker wakes the shim by, when the lease changes
+    int fd_limit;     //  descriptors to close one by one when close_range is missing
     char title[SHOAL_TASK_TEXT + 16]; //  "shoal-shim JOB/INDEX", for ps
 } s_launch_t;
 
@@ -360,12 +393,45 @@ s_record (int kind, int value)
         ;
 }
 
-static uint64_t
-s_shim_now (void)
+//  Whether the command may act at now, as the worker last wrote: its
+//  deadline has not passed, and the worker does not hold it frozen.
+static bool
+s_lease_allows (s_lease_t *lease, uint64_t now)
 {
-    struct timespec now;
-    clock_gettime (CLOCK_MONOTONIC, &now);
-    return (uint64_t) now.tv_sec * 1000 + (uint64_t) now.tv_nsec / 1000000;
+    return now < atomic_load (&lease->until) && !atomic_load (&lease->held);
+}
+
+//  When the shim must look at the lease again by itself: at the deadline,
+//  while the command may act (UINT64_MAX: never). Whatever else changes,
+//  the worker wakes it for (shoal_child_lease, shoal_child_freeze): a
+//  deadline that only moves later, as a lease that goes on, needs no wake.
+static uint64_t
+s_lease_look (s_lease_t *lease, bool allowed)
+{
+    uint64_t until = atomic_load (&lease->until);
+    return allowed && until != SHOAL_CHILD_UNBOUND ? until : UINT64_MAX;
+}
+
+//  Holds the command's group to the lease: stopped once it may not act,
+//  continued once it may again. The shim alone continues a group: the
+//  worker only ever stops one, and says when it let go (thaw), so that
+//  neither undoes what the other needs. *stopped: the shim stopped it.
+static void
+s_shim_hold (s_lease_t *lease, pid_t command, bool allowed, bool *stopped, bool *group_gone)
+{
+    int signal = 0;
+    if (!allowed) {
+        if (!*stopped)
+            signal = SIGSTOP;
+        *stopped = true;
+    } else {
+        bool let_go = atomic_exchange (&lease->thaw, 0) != 0;
+        if (*stopped || let_go)
+            signal = SIGCONT;
+        *stopped = false;
+    }
+    if (signal && !*group_gone && kill (-command, signal) != 0 && errno == ESRCH)
+        *group_gone = true; //  its id may be reused from now on
 }
 
 //  Sends signal to every child of the shim, and to the group each leads. A
@@ -450,9 +516,11 @@ s_shim_descriptors (const s_launch_t *launch)
     int exec = fcntl (launch->exec_fd, F_DUPFD, S_FIRST_FREE_FD);
     int out = fcntl (launch->out_fd, F_DUPFD, S_FIRST_FREE_FD);
     int err = fcntl (launch->err_fd, F_DUPFD, S_FIRST_FREE_FD);
-    if (status < 0 || exec < 0 || out < 0 || err < 0 || dup2 (status, SHOAL_CHILD_STATUS_FD) < 0 ||
-        dup3 (exec, S_EXEC_FD, O_CLOEXEC) < 0 || dup2 (out, S_OUT_FD) < 0 ||
-        dup2 (err, S_ERR_FD) < 0)
+    int kick = fcntl (launch->kick_fd, F_DUPFD, S_FIRST_FREE_FD);
+    if (status < 0 || exec < 0 || out < 0 || err < 0 || kick < 0 ||
+        dup2 (status, SHOAL_CHILD_STATUS_FD) < 0 || dup3 (exec, S_EXEC_FD, O_CLOEXEC) < 0 ||
+        dup2 (out, S_OUT_FD) < 0 || dup2 (err, S_ERR_FD) < 0 ||
+        dup3 (kick, S_KICK_FD, O_CLOEXEC) < 0)
         _exit (S_EXIT_SETUP);
 #ifdef SYS_close_range
     if (syscall (SYS_close_range, S_FIRST_FREE_FD, ~0U, 0) == 0)
@@ -463,7 +531,8 @@ s_shim_descriptors (const s_launch_t *launch)
 }
 
 //  The shim: see child.h. Every signal is blocked (shoal_child_new blocked
-//  them before the fork) but in ppoll, which lets SIGTERM and SIGCHLD in.
+//  them before the fork) but in ppoll, which lets SIGTERM and SIGCHLD in,
+//  and wakes when the worker kicks it too.
 _Noreturn static void
 s_shim (const s_launch_t *launch)
 {
@@ -504,6 +573,7 @@ s_shim (const s_launch_t *launch)
     sigdelset (&waiting, SIGCHLD);
     int status = 0;
     bool command_done = false, group_gone = false, leftovers_told = false, killing = false;
+    bool stopped = false; //  the shim stopped the command's group for the lease
     uint64_t deadline = 0;
     while (true) {
         int wstatus;
@@ -515,7 +585,12 @@ s_shim (const s_launch_t *launch)
             }
         if (pid < 0 && errno == ECHILD)
             break; //  nothing is left below the shim
-        killing |= s_shim_terminated || (leftovers_told && s_shim_now () >= deadline);
+        uint64_t now = s_clock_ms ();
+        bool allowed = s_lease_allows (launch->lease, now);
+        //  What the command left behind may not act past the lease either:
+        //  told to end already, it ends at once.
+        killing |=
+            s_shim_terminated || (leftovers_told && now >= deadline) || (command_done && !allowed);
         if (killing || (command_done && !leftovers_told)) {
             //  The worker died or gave up waiting: everything dies now.
             //  Or the command ended and left processes behind: they are
@@ -526,17 +601,32 @@ s_shim (const s_launch_t *launch)
             s_shim_sweep (signal);
             if (!leftovers_told) {
                 leftovers_told = true;
-                deadline = s_shim_now () + launch->grace_ms;
+                deadline = now + launch->grace_ms;
             }
         }
-        struct timespec timeout = { 0 };
-        if (leftovers_told && !killing) {
-            uint64_t now = s_shim_now ();
-            uint64_t left = deadline > now ? deadline - now : 0;
-            timeout.tv_sec = (time_t) (left / 1000);
-            timeout.tv_nsec = (long) (left % 1000) * 1000000;
+        if (killing) {
+            //  Only the deaths are waited for now (SIGCHLD).
+            ppoll (NULL, 0, NULL, &waiting);
+            continue;
         }
-        ppoll (NULL, 0, leftovers_told && !killing ? &timeout : NULL, &waiting);
+        //  Even while the worker cannot act: it may be stopped, and the
+        //  leader give the task to another node once this lease is over.
+        s_shim_hold (launch->lease, command, allowed, &stopped, &group_gone);
+        uint64_t wake = s_lease_look (launch->lease, allowed);
+        if (leftovers_told && deadline < wake)
+            wake = deadline;
+        uint64_t left = wake > now ? wake - now : 0;
+        struct timespec timeout = { .tv_sec = (time_t) (left / 1000),
+                                    .tv_nsec = (long) (left % 1000) * 1000000 };
+        struct pollfd kick = { .fd = S_KICK_FD, .events = POLLIN };
+        if (ppoll (&kick, 1, wake == UINT64_MAX ? NULL : &timeout, &waiting) > 0) {
+            //  Taken before the lease is read again: a kick that comes
+            //  later wakes the next ppoll.
+            uint64_t kicks;
+            if (read (S_KICK_FD, &kicks, sizeof kicks) < 0) {
+                //  EAGAIN: taken already.
+            }
+        }
     }
     if (WIFEXITED (status))
         _exit (WEXITSTATUS (status));
@@ -564,8 +654,10 @@ struct _shoal_child_t {
     char reason[128];
     bool stopping;
     bool killed;
-    bool frozen;
+    bool frozen; //  by the worker (its shim may freeze it too: lease)
     bool reaped;
+    s_lease_t *lease; //  the page shared with the shim
+    int kick_fd;      //  an eventfd: a write wakes the shim to look at the lease
     uint64_t kill_at; //  stopping: when SIGKILL comes
     shoal_child_exit_t exit;
     shoal_status_parser_t parser;
@@ -626,15 +718,29 @@ shoal_child_new (const shoal_child_spec_t *spec, char *why, size_t why_size)
     self->exec_fd = self->status_fd = -1;
     self->output[0].fd = self->output[1].fd = -1;
     self->kill_at = UINT64_MAX;
+    self->lease =
+        mmap (NULL, sizeof (s_lease_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (self->lease == MAP_FAILED) {
+        shoal_why (why, why_size, "cannot map the child's lease: %s", strerror (errno));
+        s_environment_free (&environment);
+        free (self);
+        return NULL;
+    }
+    atomic_init (&self->lease->until, spec->bound ? spec->until_ms : SHOAL_CHILD_UNBOUND);
+    atomic_init (&self->lease->held, 0);
+    atomic_init (&self->lease->thaw, 0);
     int pair[2] = { -1, -1 }, pipe_fds[2] = { -1, -1 }, output[2][2];
-    if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0 ||
+    self->kick_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (self->kick_fd < 0 || socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0 ||
         pipe2 (pipe_fds, O_CLOEXEC) != 0 || s_output_pipes (output) != 0) {
         shoal_why (why, why_size, "cannot make the child's descriptors: %s", strerror (errno));
+        s_close (&self->kick_fd);
         s_close (&pair[0]);
         s_close (&pair[1]);
         s_close (&pipe_fds[0]);
         s_close (&pipe_fds[1]);
         s_environment_free (&environment);
+        munmap (self->lease, sizeof (s_lease_t));
         free (self);
         return NULL;
     }
@@ -651,6 +757,8 @@ shoal_child_new (const shoal_child_spec_t *spec, char *why, size_t why_size)
         .out_fd = output[0][1],
         .err_fd = output[1][1],
         .grace_ms = spec->grace_ms,
+        .lease = self->lease,
+        .kick_fd = self->kick_fd,
         .fd_limit = fd_limit > 0 && fd_limit < 65536 ? (int) fd_limit : 65536,
     };
     snprintf (launch.title, sizeof launch.title, "shoal-shim %.*s/%u", SHOAL_NAME_TEXT - 1,
@@ -676,6 +784,8 @@ shoal_child_new (const shoal_child_spec_t *spec, char *why, size_t why_size)
         s_close (&pipe_fds[0]);
         s_close (&output[0][0]);
         s_close (&output[1][0]);
+        s_close (&self->kick_fd);
+        munmap (self->lease, sizeof (s_lease_t));
         free (self);
         return NULL;
     }
@@ -743,6 +853,8 @@ shoal_child_destroy (shoal_child_t **self_p)
     s_close (&self->status_fd);
     s_close (&self->output[0].fd);
     s_close (&self->output[1].fd);
+    s_close (&self->kick_fd);
+    munmap (self->lease, sizeof (s_lease_t));
     free (self);
     *self_p = NULL;
 }
@@ -917,7 +1029,7 @@ shoal_child_stop (shoal_child_t *self, uint64_t now_ms, uint64_t grace_ms)
         return 0;
     self->stopping = true;
     s_exec_read (self);
-    if (self->frozen || self->pid == 0)
+    if (shoal_child_frozen (self) || self->pid == 0)
         shoal_child_kill (self);
     else {
         kill (-self->pid, SIGTERM);
@@ -948,6 +1060,16 @@ shoal_child_kill (shoal_child_t *self)
     self->kill_at = UINT64_MAX;
 }
 
+//  Wakes the shim to look at the lease: a write to the eventfd it polls.
+static void
+s_kick (shoal_child_t *self)
+{
+    uint64_t one = 1;
+    if (self->reaped || write (self->kick_fd, &one, sizeof one) < 0) {
+        //  Reaped: nobody to wake. EAGAIN: kicks wait unread, it wakes.
+    }
+}
+
 void
 shoal_child_freeze (shoal_child_t *self, bool frozen)
 {
@@ -955,18 +1077,45 @@ shoal_child_freeze (shoal_child_t *self, bool frozen)
         return;
     self->frozen = frozen;
     s_exec_read (self);
+    if (!frozen) {
+        //  The shim thaws it, once its deadline allows too: a SIGCONT
+        //  from here could come late, past a deadline the shim acted on.
+        atomic_store (&self->lease->thaw, 1);
+        atomic_store (&self->lease->held, 0);
+        s_kick (self);
+        return;
+    }
+    atomic_store (&self->lease->held, 1);
     //  A child told to stop may finish its work only while the lease
     //  holds: it cannot finish frozen, so it ends now.
-    if (frozen && self->stopping)
+    if (self->stopping)
         shoal_child_kill (self);
     else if (self->pid > 0)
-        kill (-self->pid, frozen ? SIGSTOP : SIGCONT);
+        kill (-self->pid, SIGSTOP);
 }
 
 bool
 shoal_child_frozen (const shoal_child_t *self)
 {
-    return self->frozen;
+    return self->frozen || s_clock_ms () >= atomic_load (&self->lease->until);
+}
+
+void
+shoal_child_lease (shoal_child_t *self, uint64_t until_ms)
+{
+    uint64_t was = atomic_exchange (&self->lease->until, until_ms);
+    //  A shim wakes at the deadline it holds by itself, which is enough
+    //  for a lease that goes on. It is woken for the rest: a deadline set
+    //  earlier (a child bound on promotion, a lease lost), and a new one
+    //  after one that passed, which may thaw the child.
+    if (until_ms != was && (until_ms < was || was <= s_clock_ms ()))
+        s_kick (self);
+}
+
+uint64_t
+shoal_child_until (const shoal_child_t *self)
+{
+    return atomic_load (&self->lease->until);
 }
 
 uint64_t

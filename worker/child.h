@@ -22,10 +22,24 @@
     behind gets SIGTERM, and SIGKILL after the grace.
 
     The worker signals the command's process group itself: SIGTERM to stop
-    it, SIGSTOP and SIGCONT to freeze it while the node's lease is lost. The
-    shim stays out of that group, so that a frozen task never freezes the
-    shim, which must stay able to act on the worker's death, and so that
-    the worker's SIGTERM to the command is not taken for that death.
+    it, SIGSTOP to freeze it while the node's lease is lost. The shim stays
+    out of that group, so that a frozen task never freezes the shim, which
+    must stay able to act on the worker's death, and so that the worker's
+    SIGTERM to the command is not taken for that death.
+
+    The lease binds a child that acts even when the worker cannot act (its
+    process stopped, or starved): the worker and the shim share a page
+    (MAP_SHARED, made before the fork) where the worker writes, with no
+    syscall, the deadline until which the command may act (the node's
+    lease end, for an active) and whether it froze the child itself. The
+    shim wakes at the deadline by itself (a lease that goes on only moves
+    it later), and when the worker kicks it (an eventfd) for anything else:
+    a deadline set earlier, a new one after one that passed, a child let
+    go. Once the deadline has passed it freezes the command's group
+    (SIGSTOP), and it alone thaws it (SIGCONT), only once the deadline has
+    moved past the clock again and the worker does not hold it frozen. So
+    the worker's freeze and the shim's never undo each other: the worker
+    only ever freezes, and the shim thaws only what both allow.
 
     PR_SET_PDEATHSIG fires when the thread that forked the shim ends, not
     the process: spawn children only from a thread that lives as long as
@@ -140,6 +154,8 @@ typedef struct {
     const char *node;         //  SHOAL_NODE: the worker's node id
     char *const *environment; //  the rest: the worker's (as environ), less its options
     uint64_t grace_ms;        //  for what the command leaves behind when it exits
+    bool bound;               //  the command acts, so only until until_ms (as
+    uint64_t until_ms;        //  shoal_child_lease); unbound: never frozen by its shim
 } shoal_child_spec_t;
 
 //  How a child ended.
@@ -218,8 +234,9 @@ int shoal_child_promote (shoal_child_t *self, uint64_t term, uint64_t version, c
 
 //  Stops the child: SIGTERM to the command's group now, and SIGKILL once
 //  now_ms + grace_ms has come (shoal_child_tick). A frozen child, which
-//  cannot act on SIGTERM, and one whose command has not started yet, are
-//  killed at once. Stopping twice changes nothing.
+//  cannot act on SIGTERM, one whose deadline has passed (it may not finish
+//  its work), and one whose command has not started yet, are killed at
+//  once. Stopping twice changes nothing.
 int shoal_child_stop (shoal_child_t *self, uint64_t now_ms, uint64_t grace_ms);
 bool shoal_child_stopping (const shoal_child_t *self);
 
@@ -227,9 +244,25 @@ bool shoal_child_stopping (const shoal_child_t *self);
 //  below it; then SIGCONT, so that a frozen group dies too.
 void shoal_child_kill (shoal_child_t *self);
 
-//  SIGSTOP to the command's group (frozen), or SIGCONT (not).
+//  Freezes the child: SIGSTOP to the command's group now, and its shim
+//  thaws it no more. Or lets it go: its shim, woken, thaws it (SIGCONT)
+//  once its deadline (shoal_child_lease) allows too.
 void shoal_child_freeze (shoal_child_t *self, bool frozen);
+//  Frozen by the worker, or by its shim for a deadline that passed.
 bool shoal_child_frozen (const shoal_child_t *self);
+
+//  The lease: the command may act until until_ms (CLOCK_MONOTONIC, in
+//  ms; 0: not at all), or unbound (SHOAL_CHILD_UNBOUND: a learner or a
+//  standby, which does not act). The shim freezes the command's group at
+//  the deadline on its own, whatever the worker does then, and thaws it
+//  when a later deadline comes, unless the worker froze it. A store in
+//  shared memory: call it as often as the lease moves. Only a deadline
+//  set earlier than it was, or given after one passed, costs a syscall
+//  (a write that wakes the shim).
+#define SHOAL_CHILD_UNBOUND UINT64_MAX
+void shoal_child_lease (shoal_child_t *self, uint64_t until_ms);
+//  The deadline as last given.
+uint64_t shoal_child_until (const shoal_child_t *self);
 
 //  When shoal_child_tick is due (UINT64_MAX: not), and the tick: kills a
 //  child whose stop's grace is over.

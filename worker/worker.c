@@ -69,6 +69,11 @@
 //  A lag no one knows yet: never caught up.
 #define S_LAG_UNKNOWN UINT64_MAX
 
+//  The lease is passed on to the children at least this often, and at
+//  most (s_lease_due).
+#define S_LEASE_STEP_MIN_MS 10
+#define S_LEASE_STEP_MAX_MS 1000
+
 typedef struct {
     char name[SHOAL_TASK_TEXT]; //  "job/index"
     char job[SHOAL_NAME_TEXT];
@@ -104,6 +109,7 @@ typedef struct {
     size_t task_count;
     size_t task_room;
     bool leased;
+    uint64_t lease_until;                //  the node's lease end as last read (0: none)
     shoal_event_t batch[S_EVENTS_BATCH]; //  the events being acted on
     int signal_fd;
     int signals;  //  SIGTERM and SIGINT received
@@ -404,6 +410,71 @@ s_report (s_worker_t *self, s_task_t *task, int state, uint64_t lag)
 }
 
 //  ---------------------------------------------------------------------
+//  The lease, in each child's shim
+
+//  The worker's own freeze of its actives (s_on_lease) needs the worker to
+//  run. So the lease is also handed to each child's shim, which freezes the
+//  child when it ends even if the worker is stopped or starved then: the
+//  leader gives the task to another node once that lease has surely ended.
+//  A child that acts is bound to it: an active, and an active told to stop
+//  that may finish its work while the lease holds. A learner or standby
+//  does not act, and is not bound.
+static bool
+s_acts (const s_task_t *task)
+{
+    return task->role == SHOAL_ACTIVE || task->owes_stop;
+}
+
+//  The node's lease end, as the events taken so far have it (0: lost).
+static uint64_t
+s_lease_read (s_worker_t *self)
+{
+    uint64_t until = 0;
+    if (shoal_node_lease (self->node, &until) != 0)
+        until = 0;
+    self->lease_until = until;
+    return until;
+}
+
+//  Gives one task's child the deadline its role binds it to.
+static void
+s_bind (s_worker_t *self, s_task_t *task)
+{
+    if (task->child)
+        shoal_child_lease (task->child, s_acts (task) ? s_lease_read (self) : SHOAL_CHILD_UNBOUND);
+}
+
+//  The node extends its lease with no event: each turn of the loop hands
+//  the end it has now to every child that acts (a store in memory each).
+static void
+s_lease_pass (s_worker_t *self)
+{
+    uint64_t until = s_lease_read (self);
+    for (size_t i = 0; i < self->task_count; i++) {
+        s_task_t *task = self->tasks[i];
+        if (task->child)
+            shoal_child_lease (task->child, s_acts (task) ? until : SHOAL_CHILD_UNBOUND);
+    }
+}
+
+//  When the loop must turn to pass the lease on: well before the end the
+//  children hold (a quarter of what is left), so that a lease that goes on
+//  never reaches them as ended; UINT64_MAX when no child is bound.
+static uint64_t
+s_lease_due (const s_worker_t *self, uint64_t now)
+{
+    bool bound = false;
+    for (size_t i = 0; i < self->task_count && !bound; i++)
+        bound = self->tasks[i]->child && s_acts (self->tasks[i]);
+    if (!bound || self->lease_until <= now)
+        return UINT64_MAX; //  a lease that comes back is a LEASE event
+    uint64_t step = (self->lease_until - now) / 4;
+    return now + (step < S_LEASE_STEP_MIN_MS   ? S_LEASE_STEP_MIN_MS
+                  : step > S_LEASE_STEP_MAX_MS ? S_LEASE_STEP_MAX_MS
+                                               : step);
+}
+
+//  ---------------------------------------------------------------------
 //  Children
 
 static void s_spawn (s_worker_t *self, s_task_t *task, uint64_t now);
@@ -495,6 +566,8 @@ s_spawn (s_worker_t *self, s_task_t *task, uint64_t now)
         .node = self->id,
         .environment = environ,
         .grace_ms = self->grace_ms,
+        .bound = s_acts (task),
+        .until_ms = s_lease_read (self),
     };
     task->child = shoal_child_new (&spec, why, sizeof why);
     if (task->child)
@@ -531,6 +604,7 @@ static void
 s_promote (s_worker_t *self, s_task_t *task)
 {
     char why[SHOAL_REASON_TEXT];
+    s_bind (self, task); //  before it may act
     int rc = shoal_child_promote (task->child, task->epoch[0], task->epoch[1], why, sizeof why);
     s_log (self, rc ? SHOAL_LOG_WARN : SHOAL_LOG_INFO, s_fields (task),
            "promoted %s to active (epoch %llu.%llu, pid %d)%s%s", task->name,
@@ -772,7 +846,7 @@ s_on_lease (s_worker_t *self, bool leased)
         s_task_t *task = self->tasks[i];
         if (!task->child)
             continue;
-        if (!leased && (task->role == SHOAL_ACTIVE || task->owes_stop)) {
+        if (!leased && s_acts (task)) {
             bool stopping = shoal_child_stopping (task->child);
             shoal_child_freeze (task->child, true);
             s_log (self, SHOAL_LOG_WARN, s_fields (task), "%s %s (pid %d)",
@@ -1012,6 +1086,8 @@ s_timeout (const s_worker_t *self, uint64_t now)
             task->started_ms + S_HEALTHY_MS < next)
             next = task->started_ms + S_HEALTHY_MS;
     }
+    uint64_t lease = s_lease_due (self, now);
+    next = lease < next ? lease : next;
     if (next == UINT64_MAX)
         return -1;
     return next <= now ? 0 : next - now > 60000 ? 60000 : (int) (next - now);
@@ -1051,6 +1127,7 @@ s_run (s_worker_t *self)
         s_events (self, now);
         s_on_left (self, now);
         s_children (self, now);
+        s_lease_pass (self);
 
         if (self->dying_ms && (self->task_count == 0 || now >= self->dying_ms))
             return -EXIT_FAILED; //  the leave may still wait: no clean end
