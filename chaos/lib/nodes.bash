@@ -1,7 +1,7 @@
 # chaos/lib/nodes.bash: the workers, one `shoal worker` in each node's
 # namespace, and what the runner asks them through their control endpoint
 # (an ipc socket in the data dir, reached from the root namespace through
-# the file system). Needs $shoal, $run_dir, $profile, $nodes_expect and
+# the file system). Needs $shoal, $run_dir, $profile, $mode, $nodes_expect and
 # $workload_env (KEY=VALUE words given to each worker, inherited by its
 # children).
 
@@ -17,7 +17,7 @@ node_start () { # NAME
     ip netns exec "$(ns_of "$name")" env ZSYS_INTERFACE=eth0 "${workload_env[@]}" \
         "$shoal" worker --name "$name" --bind "$(addr_of "$name"):7946" \
         --data-dir "$dir/data" --events "$dir/events.jsonl" --expect "$nodes_expect" \
-        --profile "$profile" --log-format text \
+        --profile "$profile" --partition-mode "$mode" --log-format text \
         >>"$dir/worker.out" 2>>"$dir/worker.log" </dev/null &
     node_pid[$name]=$!
 }
