@@ -699,7 +699,8 @@ def check_convergence(run, by_task, jobs, bound_ms, gap_ms):
                              "writer": who(run, owner)})
 
     # The leader: every live node's last leader line names the same one.
-    leader_at, leaders = since, {}
+    # The leader itself, when live, must act as one (hold its quorum).
+    leader_at, leaders, acting = since, {}, {}
     for name in live_nodes(run):
         lines = [line for line in run.events.get(name, []) if line["event"] == "leader"
                  and line["mono"] <= run.final]
@@ -707,8 +708,16 @@ def check_convergence(run, by_task, jobs, bound_ms, gap_ms):
             last = lines[-1]
             leaders[name] = (last["leader"], last["term"])
             leader_at = max(leader_at, last["mono"])
+            if last["leads"]:
+                acting[name] = last["acting"]
     agreed = len(set(leaders.values())) == 1 and next(iter(leaders.values()))[0] != ""
-    if leaders and not agreed:
+    if agreed and not all(acting.values()):
+        examples.append({"reason": "the leader the live nodes follow does not act as one",
+                         "leaders": {n: {"leader": run.name_of(l), "term": t,
+                                         "acting": acting.get(n)}
+                                     for n, (l, t) in sorted(leaders.items())}})
+        agreed = False
+    elif leaders and not agreed:
         examples.append({"reason": "the live nodes' last leader lines disagree",
                          "leaders": {n: {"leader": run.name_of(l) if l else "", "term": t}
                                      for n, (l, t) in sorted(leaders.items())}})

@@ -10,8 +10,9 @@
 #     fails (exit 1) each broken one, naming the invariant it breaks: two
 #     writers at once, a write under a stale epoch, two actives in the event
 #     logs, a term that goes back, a lost job, a rescale not kept, no
-#     convergence, leaders or views that disagree at the end; half lines are
-#     skipped and counted; a directory it cannot use gives exit 2.
+#     convergence, a leader that does not act, leaders or views that disagree
+#     at the end; half lines are skipped and counted; a directory it cannot
+#     use gives exit 2.
 set -u
 shoal=$1
 src=$2
@@ -210,6 +211,8 @@ if variant != "events-overlap":
                      leader("n1", 6000, None, 0),
                      task("n1", 6001, "demote", "rec/0", "standby")]
 events["n1"].append(leader("n1", 15500, "n2", 2))
+if variant == "not-acting":  # n2 still leads, but without its quorum
+    events["n2"].append(leader("n2", 25000, "n2", 2, False))
 if variant == "term-back":
     events["n3"] += [leader("n3", 20000, "n1", 1), leader("n3", 20500, "n2", 2)]
 for name, lines in events.items():
@@ -330,6 +333,9 @@ expect_broken lost-job jobs-kept
 expect_broken rescale-lost jobs-kept
 expect_broken no-converge converged
 grep -q 'rec/1: no single writer until the end' "$work/out" || fail "no-converge names rec/1"
+expect_broken not-acting converged
+grep -q 'the leader the live nodes follow does not act as one' "$work/out" ||
+    fail "not-acting: the leader that does not act is named"
 expect_broken two-leaders one-leader
 expect_broken two-views one-view
 make_run clean
