@@ -518,15 +518,20 @@ def check_one_active_events(run, intervals, applies):
         examples, applies=applies), double_ms
 
 
-def check_stale_writes(run, by_task, intervals, applies):
+def check_stale_writes(run, by_task, applies):
     """A write under epoch e at t, after another child of the task (or another
     node, by its event log) was granted e' > e at t' < t."""
     examples, count = [], 0
+    event_grants = {}
+    for lines in run.events.values():
+        for line in lines:
+            if line["event"] == "task" and line["role"] == "active":
+                event_grants.setdefault(line["task"], []).append(line)
     for task, children in sorted(by_task.items()):
         grants = [(mono, epoch, "record", c.pid, c.node) for c in children
                   for mono, epoch in c.grants]
-        grants += [(s["from"], s["epoch"], "events", None, s["node"])
-                   for s in intervals.get(task, [])]
+        grants += [(line["mono"], (line["epoch_term"], line["epoch_version"]), "events", None,
+                    line["node"]) for line in event_grants.get(task, [])]
         grants.sort(key=lambda g: g[0])
         for child in children:
             first = last = newer = None
@@ -850,7 +855,7 @@ def check(run, bound_ms=DEFAULT_BOUND_MS, gap_ms=DEFAULT_GAP_MS):
     intervals = event_intervals(run)
     writes_inv, double_ms = check_one_active_writes(run, by_task, quorum)
     events_inv, double_events_ms = check_one_active_events(run, intervals, quorum)
-    stale_inv, stale = check_stale_writes(run, by_task, intervals, quorum)
+    stale_inv, stale = check_stale_writes(run, by_task, quorum)
     jobs_inv, _ = check_jobs(run)
     jobs, _ = final_jobs(run)
     conv_inv, conv_figures = check_convergence(run, by_task, jobs, bound_ms, gap_ms)

@@ -192,8 +192,11 @@ def child(which, name, pid, start, role, epoch, promote=None, writes=(), stop=No
     return lines
 
 end = 30000
-n1_last = 5700 if variant not in ("overlap", "stale") else 10000 if variant == "overlap" else 9100
-n3_first = 9000 if variant != "stale" else 9500
+n1_last = {"overlap": 10000, "stale": 9100, "stale-events": 9100}.get(variant, 5700)
+n3_first = 9500 if variant in ("stale", "stale-events") else 9000
+# stale-events: n3's child hears of its promotion late; only n3's event log
+# says that 2.3 was granted before n1's last write.
+n3_promote = 9400 if variant == "stale-events" else 9000
 events = {
     "n1": [event("n1", 0, "start", life=1), leader("n1", 100, "n1", 1, True),
            task("n1", 1000, "start", "rec/0", "active", (1, 2)),
@@ -221,7 +224,7 @@ for name, lines in events.items():
 child("rec/0", "n1", 101, 1000, "active", "1.2", writes=range(1000, n1_last + 1, 100))
 last_rec1 = end if variant != "no-converge" else 20000
 child("rec/1", "n2", 201, 1000, "active", "1.2", writes=range(1000, last_rec1 + 1, 100))
-child("rec/0", "n3", 301, 8000, "learner", "0.0", promote=(9000, "2.3"),
+child("rec/0", "n3", 301, 8000, "learner", "0.0", promote=(n3_promote, "2.3"),
       writes=range(n3_first, end + 1, 100))
 if variant == "bad-lines":
     with open(os.path.join(folder, "record/rec_1.%s.201.jsonl" % ids["n2"][:8]), "a") as f:
@@ -325,6 +328,9 @@ expect_broken stale no-stale-write
 [ "$failed" = "no-stale-write " ] || fail "stale: only no-stale-write fails ($failed)"
 grep -q 'pid 101 on n1 made 1 write under 1.2 from 9.100 s, after 2.3 was granted' "$work/out" ||
     fail "stale: the counterexample names the write and the newer grant ($(cat "$work/out"))"
+expect_broken stale-events no-stale-write
+grep -q 'after 2.3 was granted to a child on n3 at 9.000 s' "$work/out" ||
+    fail "stale-events: the grant in n3's event log is named ($(cat "$work/out"))"
 expect_broken events-overlap one-active-events
 [ "$failed" = "one-active-events " ] || fail "events-overlap: only one-active-events fails ($failed)"
 expect_broken term-back terms-monotonic
