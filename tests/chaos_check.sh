@@ -27,8 +27,8 @@ checker=$src/chaos/check.py
 # --- the recorder refuses a bad environment ------------------------------
 
 node=0123456789abcdef0123456789abcdef
-good=(SHOAL_TASK=rec/3 SHOAL_ROLE=learner SHOAL_EPOCH=0.0 SHOAL_NODE=$node
-    SHOAL_STATUS_FD=0 CHAOS_RECORD_DIR=$work)
+good=(SHOAL_TASK=rec/3 SHOAL_ROLE=learner SHOAL_EPOCH=0.0 "SHOAL_NODE=$node"
+    SHOAL_STATUS_FD=0 "CHAOS_RECORD_DIR=$work")
 refuse () { # variable-named what... (the environment: good, then the changes)
     local named=$1; shift
     expect_status 2 "the recorder with $*" env -i "${good[@]}" "$@" "$recorder" </dev/null
@@ -48,7 +48,7 @@ refuse SHOAL_STATUS_FD SHOAL_STATUS_FD=-1
 refuse CHAOS_RECORD_DIR CHAOS_RECORD_DIR=
 refuse CHAOS_WRITE_MS CHAOS_WRITE_MS=0
 refuse CHAOS_WARMUP_MS CHAOS_WARMUP_MS=soon
-refuse 'cannot open' CHAOS_RECORD_DIR=$work/no/such/dir
+refuse 'cannot open' "CHAOS_RECORD_DIR=$work/no/such/dir"
 expect_status 2 "the recorder with an unknown flag" "$recorder" --frobnicate
 expect_status 0 "the recorder --now" "$recorder" --now
 grep -Eq '^[0-9]+$' "$work/out" || fail "--now prints milliseconds ($(cat "$work/out"))"
