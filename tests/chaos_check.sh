@@ -354,6 +354,19 @@ check_run 0 "overlap in available mode"
 grep -q 'one-active-writes(not-required)' <<<"$failed" ||
     fail "available mode: the overlap is reported as not required ($failed)"
 
+# A workload that is not the recorder (no record/): the tasks converge by the
+# event logs, and a task active nowhere at the end breaks it.
+make_run clean
+rm -r "$work/run/record"
+check_run 0 "clean without record/"
+grep -q 'converged 0.5 s after the heal' "$work/out" ||
+    fail "without record/: converged by the event logs ($(cat "$work/out"))"
+sed -i '/"task": "rec\/0"/d' "$work/run/nodes/n3/events.jsonl"
+check_run 1 "without record/, rec/0 active nowhere at the end"
+[ "$failed" = "converged " ] || fail "without record/: rec/0 active nowhere: converged fails ($failed)"
+grep -q 'rec/0: 0 actives at the end by the event logs' "$work/out" ||
+    fail "without record/: rec/0 is named ($(cat "$work/out"))"
+
 # --- input it cannot use ----------------------------------------------------
 
 expect_status 2 "the checker on no directory" "$python" "$checker" "$work/nowhere"
