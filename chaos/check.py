@@ -266,15 +266,20 @@ def load(path):
 
     record_dir = os.path.join(path, "record")
     run.has_records = os.path.isdir(record_dir)
-    children = {}
+    # A file is one process, unless its pid was used again by a later child
+    # of the same task on the same node (pids wrap, at 32768 by default):
+    # a start record after others begins a new child.
+    children = []
     for file in sorted(glob.glob(os.path.join(record_dir, "*.jsonl"))):
+        current = {}
         for rec in read_lines(run, file, valid_record):
-            key = (file, rec["pid"])
-            child = children.get(key)
-            if child is None:
-                child = children[key] = Child(run.rel(file), rec["task"], rec["node"], rec["pid"])
+            child = current.get(rec["pid"])
+            if child is None or (rec["ev"] == "start" and child.records):
+                child = current[rec["pid"]] = Child(run.rel(file), rec["task"], rec["node"],
+                                                    rec["pid"])
+                children.append(child)
             child.records.append(rec)
-    for child in children.values():
+    for child in children:
         child.records.sort(key=lambda r: r["mono"])
         for rec in child.records:
             epoch, ev, mono = parse_epoch(rec["epoch"]), rec["ev"], rec["mono"]

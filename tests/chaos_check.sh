@@ -224,8 +224,21 @@ for name, lines in events.items():
 child("rec/0", "n1", 101, 1000, "active", "1.2", writes=range(1000, n1_last + 1, 100))
 last_rec1 = end if variant != "no-converge" else 20000
 child("rec/1", "n2", 201, 1000, "active", "1.2", writes=range(1000, last_rec1 + 1, 100))
-child("rec/0", "n3", 301, 8000, "learner", "0.0", promote=(n3_promote, "2.3"),
-      writes=range(n3_first, end + 1, 100))
+n3_last = 20000 if variant == "pid-again" else end
+n3_lines = child("rec/0", "n3", 301, 8000, "learner", "0.0", promote=(n3_promote, "2.3"),
+                 writes=range(n3_first, n3_last + 1, 100), stop=20050 if n3_last < end else None)
+if variant == "pid-again":
+    # rec/0 goes back to n1 at 20.5 s, to a child that has pid 101 again
+    # (pids wrap): its records follow the first one's in the same file.
+    events["n3"].append(task("n3", 20000, "stop", "rec/0", "none"))
+    events["n1"].append(task("n1", 20500, "start", "rec/0", "active", (2, 5)))
+    for name in ("n1", "n3"):
+        write("nodes/%s/events.jsonl" % name, events[name])
+    path = os.path.join(folder, "record/rec_0.%s.101.jsonl" % ids["n1"][:8])
+    first = open(path).read()
+    child("rec/0", "n1", 101, 20500, "active", "2.5", writes=range(20500, end + 1, 100))
+    second = open(path).read()
+    open(path, "w").write(first + second)
 if variant == "bad-lines":
     with open(os.path.join(folder, "record/rec_1.%s.201.jsonl" % ids["n2"][:8]), "a") as f:
         f.write('{"mono":%d,"ev":"wri' % (base + end + 5))
@@ -314,6 +327,7 @@ expect_ok clean
 grep -q 'converged 0.5 s after the heal' "$work/out" ||
     fail "clean: converged 0.5 s after the heal, when n1 follows n2 ($(cat "$work/out"))"
 expect_ok unsure
+expect_ok pid-again
 expect_ok bad-lines
 "$python" -c '
 import json, sys
