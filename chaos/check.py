@@ -839,6 +839,10 @@ def new_leader_figures(run):
         item = {"fault": fault["fault"], "nodes": fault.get("nodes") or [], "t": run.t(at),
                 "leader_before": run.name_of(current[0]) if current else None,
                 "term_before": current[1] if current else None, "new_leader_ms": None}
+        # The highest term any node saw until the next fault: how many terms
+        # this one cost.
+        item["term_max"] = max((l["term"] for l in lines if at < l["mono"] < until),
+                               default=item["term_before"])
         if new:
             item.update(new_leader_ms=new["mono"] - at, leader=run.name_of(new["leader"]),
                         term=new["term"])

@@ -326,6 +326,19 @@ expect_broken () { # variant invariant...
 expect_ok clean
 grep -q 'converged 0.5 s after the heal' "$work/out" ||
     fail "clean: converged 0.5 s after the heal, when n1 follows n2 ($(cat "$work/out"))"
+# The figures of the clean run, as built: n2 leads 2 s after n1 is cut off,
+# rec/0 moves once, from n1's last write at 5.7 s to n3's first at 9 s.
+"$python" -c '
+import json, sys
+f = json.load(open(sys.argv[1]))["figures"]
+leader = f["new_leader"][0]
+assert (leader["new_leader_ms"], leader["leader"], leader["term"], leader["term_max"]) == \
+    (2000, "n2", 2, 2), leader
+assert [(h["task"], h["from"], h["to"], h["gap_ms"]) for h in f["handoffs"]] == \
+    [("rec/0", "n1", "n3", 3300)], f["handoffs"]
+assert (f["moves"], f["converge_ms"], f["double_active_ms"], f["stale_writes"]) == (1, 500, 0, 0)
+assert (f["term_before_faults"], f["term_at_end"], f["term_max"]) == (1, 2, 2)
+' "$work/run/results.json" || fail "the clean run's figures"
 expect_ok unsure
 expect_ok pid-again
 expect_ok bad-lines
