@@ -266,15 +266,20 @@ def load(path):
 
     record_dir = os.path.join(path, "record")
     run.has_records = os.path.isdir(record_dir)
-    children = {}
+    # A file is one process, unless its pid was used again by a later child
+    # of the same task on the same node (pids wrap, at 32768 by default):
+    # a start record after others begins a new child.
+    children = []
     for file in sorted(glob.glob(os.path.join(record_dir, "*.jsonl"))):
+        current = {}
         for rec in read_lines(run, file, valid_record):
-            key = (file, rec["pid"])
-            child = children.get(key)
-            if child is None:
-                child = children[key] = Child(run.rel(file), rec["task"], rec["node"], rec["pid"])
+            child = current.get(rec["pid"])
+            if child is None or (rec["ev"] == "start" and child.records):
+                child = current[rec["pid"]] = Child(run.rel(file), rec["task"], rec["node"],
+                                                    rec["pid"])
+                children.append(child)
             child.records.append(rec)
-    for child in children.values():
+    for child in children:
         child.records.sort(key=lambda r: r["mono"])
         for rec in child.records:
             epoch, ev, mono = parse_epoch(rec["epoch"]), rec["ev"], rec["mono"]
@@ -316,6 +321,7 @@ def load(path):
     # The end of the run as checked: the final snapshot when the runner says
     # when it took it, else the last thing recorded.
     run.final = run.meta.get("final_mono") if is_int(run.meta.get("final_mono")) else run.last
+    run.last = max(run.last, run.final)
     return run
 
 
@@ -518,15 +524,20 @@ def check_one_active_events(run, intervals, applies):
         examples, applies=applies), double_ms
 
 
-def check_stale_writes(run, by_task, intervals, applies):
+def check_stale_writes(run, by_task, applies):
     """A write under epoch e at t, after another child of the task (or another
     node, by its event log) was granted e' > e at t' < t."""
     examples, count = [], 0
+    event_grants = {}
+    for lines in run.events.values():
+        for line in lines:
+            if line["event"] == "task" and line["role"] == "active":
+                event_grants.setdefault(line["task"], []).append(line)
     for task, children in sorted(by_task.items()):
         grants = [(mono, epoch, "record", c.pid, c.node) for c in children
                   for mono, epoch in c.grants]
-        grants += [(s["from"], s["epoch"], "events", None, s["node"])
-                   for s in intervals.get(task, [])]
+        grants += [(line["mono"], (line["epoch_term"], line["epoch_version"]), "events", None,
+                    line["node"]) for line in event_grants.get(task, [])]
         grants.sort(key=lambda g: g[0])
         for child in children:
             first = last = newer = None
@@ -664,7 +675,29 @@ def task_convergence(run, children, gap_ms, since):
     return max(at, since), owner
 
 
-def check_convergence(run, by_task, jobs, bound_ms, gap_ms):
+def converge_by_events(run, intervals, expected, since, bound_ms, examples, task_at):
+    """Without the recorder: each task of the final jobs has one active at the
+    end by the event logs, since it started."""
+    for task in sorted(expected | set(intervals)):
+        at_end = [s for s in intervals.get(task, []) if s["from"] <= run.final <= s["to"]]
+        if task not in expected:
+            if at_end:
+                examples.append({"task": task, "reason": "its job no longer has it, yet it is "
+                                 "active at the end", "nodes": [s["name"] for s in at_end]})
+            continue
+        if len(at_end) != 1:
+            examples.append({"task": task, "reason": "%d actives at the end by the event logs"
+                             % len(at_end), "nodes": [s["name"] for s in at_end]})
+            continue
+        at = task_at[task] = max(at_end[0]["from"], since)
+        if at - since > bound_ms:
+            examples.append({"task": task, "reason": "one active only %d ms after the heal, over "
+                             "the bound of %d ms" % (at - since, bound_ms),
+                             "converged_t": run.t(at), "heal_t": run.t(since),
+                             "nodes": [at_end[0]["name"]]})
+
+
+def check_convergence(run, by_task, intervals, jobs, bound_ms, gap_ms):
     heal = last_heal(run)
     since = heal if heal is not None else run.start
     examples, task_at = [], {}
@@ -675,7 +708,10 @@ def check_convergence(run, by_task, jobs, bound_ms, gap_ms):
     recorded_jobs = {task.rpartition("/")[0] for task in by_task}
     names = sorted(by_task) if expected is None else sorted(
         t for t in expected | set(by_task) if t.rpartition("/")[0] in recorded_jobs)
-    for task in names:
+    if not run.children and expected is not None:
+        converge_by_events(run, intervals, expected, since, bound_ms, examples, task_at)
+        names = sorted(expected)
+    for task in names if run.children else []:
         children = by_task.get(task, [])
         at, owner = task_convergence(run, children, gap_ms, since)
         gone = expected is not None and task not in expected
@@ -699,7 +735,8 @@ def check_convergence(run, by_task, jobs, bound_ms, gap_ms):
                              "writer": who(run, owner)})
 
     # The leader: every live node's last leader line names the same one.
-    leader_at, leaders = since, {}
+    # The leader itself, when live, must act as one (hold its quorum).
+    leader_at, leaders, acting = since, {}, {}
     for name in live_nodes(run):
         lines = [line for line in run.events.get(name, []) if line["event"] == "leader"
                  and line["mono"] <= run.final]
@@ -707,8 +744,16 @@ def check_convergence(run, by_task, jobs, bound_ms, gap_ms):
             last = lines[-1]
             leaders[name] = (last["leader"], last["term"])
             leader_at = max(leader_at, last["mono"])
+            if last["leads"]:
+                acting[name] = last["acting"]
     agreed = len(set(leaders.values())) == 1 and next(iter(leaders.values()))[0] != ""
-    if leaders and not agreed:
+    if agreed and not all(acting.values()):
+        examples.append({"reason": "the leader the live nodes follow does not act as one",
+                         "leaders": {n: {"leader": run.name_of(l), "term": t,
+                                         "acting": acting.get(n)}
+                                     for n, (l, t) in sorted(leaders.items())}})
+        agreed = False
+    elif leaders and not agreed:
         examples.append({"reason": "the live nodes' last leader lines disagree",
                          "leaders": {n: {"leader": run.name_of(l) if l else "", "term": t}
                                      for n, (l, t) in sorted(leaders.items())}})
@@ -729,8 +774,8 @@ def check_convergence(run, by_task, jobs, bound_ms, gap_ms):
     figures["per_task_converged_ms"] = {t: at - since for t, at in sorted(task_at.items())}
     text = ("after the last heal, within %d ms: every task active exactly once, to the end, "
             "and every live node following the same leader" % bound_ms)
-    if not run.has_records:
-        text += " (no record/: the tasks are not checked)"
+    if not run.children:
+        text += " (by the event logs: no recorder's files)"
     return invariant("converged", text, examples), figures
 
 
@@ -794,6 +839,10 @@ def new_leader_figures(run):
         item = {"fault": fault["fault"], "nodes": fault.get("nodes") or [], "t": run.t(at),
                 "leader_before": run.name_of(current[0]) if current else None,
                 "term_before": current[1] if current else None, "new_leader_ms": None}
+        # The highest term any node saw until the next fault: how many terms
+        # this one cost.
+        item["term_max"] = max((l["term"] for l in lines if at < l["mono"] < until),
+                               default=item["term_before"])
         if new:
             item.update(new_leader_ms=new["mono"] - at, leader=run.name_of(new["leader"]),
                         term=new["term"])
@@ -841,10 +890,10 @@ def check(run, bound_ms=DEFAULT_BOUND_MS, gap_ms=DEFAULT_GAP_MS):
     intervals = event_intervals(run)
     writes_inv, double_ms = check_one_active_writes(run, by_task, quorum)
     events_inv, double_events_ms = check_one_active_events(run, intervals, quorum)
-    stale_inv, stale = check_stale_writes(run, by_task, intervals, quorum)
+    stale_inv, stale = check_stale_writes(run, by_task, quorum)
     jobs_inv, _ = check_jobs(run)
     jobs, _ = final_jobs(run)
-    conv_inv, conv_figures = check_convergence(run, by_task, jobs, bound_ms, gap_ms)
+    conv_inv, conv_figures = check_convergence(run, by_task, intervals, jobs, bound_ms, gap_ms)
     invariants = [writes_inv, events_inv, stale_inv, check_terms(run), jobs_inv, conv_inv,
                   check_one_leader(run), check_one_view(run)]
     if not run.has_records:

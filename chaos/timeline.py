@@ -51,6 +51,11 @@ def fault_label(fault):
     return "%s %s" % (fault["fault"], ",".join(nodes)) if nodes else fault["fault"]
 
 
+def hatch(color):
+    """The fill of a learner's or standby's strip, hatched in its node's color."""
+    return "url(#hatch-%s)" % color[1:]
+
+
 def esc(text):
     return html.escape(str(text), quote=True)
 
@@ -300,11 +305,11 @@ def render(run, results):
             'font-family="DejaVu Sans, Helvetica, Arial, sans-serif">\n' % (
                 WIDTH, height, WIDTH, height))
     defs = ["<defs>"]
-    for name, color in colors.items():
+    for color in sorted(set(colors.values()) | {"#888"}):
         defs.append('<pattern id="hatch-%s" width="6" height="6" patternUnits="userSpaceOnUse" '
                     'patternTransform="rotate(45)"><rect width="6" height="6" fill="%s" '
                     'fill-opacity="0.22"/><line x1="0" y1="0" x2="0" y2="6" stroke="%s" '
-                    'stroke-width="2.2"/></pattern>' % (esc(name), color, color))
+                    'stroke-width="2.2"/></pattern>' % (color[1:], color, color))
     defs.append("</defs>")
     body = '<rect width="100%" height="100%" fill="#fff"/>\n'
     return head + "\n".join(defs) + "\n" + body + "\n".join(canvas.parts) + "\n</svg>\n"
@@ -324,7 +329,7 @@ def draw_child(canvas, run, colors, child, y, row, strip_y):
     if child.start_role and child.start_role != "active":
         until = child.promote or end
         canvas.rect(canvas.x(child.start), strip_y, canvas.x(until), STRIP - 1,
-                    "url(#hatch-%s)" % esc(name),
+                    hatch(color),
                     "%s %s on %s (pid %d), %.1f s to %.1f s" % (
                         child.task, child.start_role, name, child.pid, run.t(child.start),
                         run.t(until)))
@@ -367,7 +372,7 @@ def legend(canvas, colors, y):
     canvas.text(x + 26, y, "active")
     x += 74
     if first:
-        canvas.rect(x, y - 10, x + 22, 12, "url(#hatch-%s)" % esc(first))
+        canvas.rect(x, y - 10, x + 22, 12, hatch(colors[first]))
     canvas.text(x + 26, y, "learner / standby")
     x += 136
     for kind, color in FAULT_COLORS.items():

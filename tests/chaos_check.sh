@@ -10,8 +10,9 @@
 #     fails (exit 1) each broken one, naming the invariant it breaks: two
 #     writers at once, a write under a stale epoch, two actives in the event
 #     logs, a term that goes back, a lost job, a rescale not kept, no
-#     convergence, leaders or views that disagree at the end; half lines are
-#     skipped and counted; a directory it cannot use gives exit 2.
+#     convergence, a leader that does not act, leaders or views that disagree
+#     at the end; half lines are skipped and counted; a directory it cannot
+#     use gives exit 2.
 set -u
 shoal=$1
 src=$2
@@ -26,8 +27,8 @@ checker=$src/chaos/check.py
 # --- the recorder refuses a bad environment ------------------------------
 
 node=0123456789abcdef0123456789abcdef
-good=(SHOAL_TASK=rec/3 SHOAL_ROLE=learner SHOAL_EPOCH=0.0 SHOAL_NODE=$node
-    SHOAL_STATUS_FD=0 CHAOS_RECORD_DIR=$work)
+good=(SHOAL_TASK=rec/3 SHOAL_ROLE=learner SHOAL_EPOCH=0.0 "SHOAL_NODE=$node"
+    SHOAL_STATUS_FD=0 "CHAOS_RECORD_DIR=$work")
 refuse () { # variable-named what... (the environment: good, then the changes)
     local named=$1; shift
     expect_status 2 "the recorder with $*" env -i "${good[@]}" "$@" "$recorder" </dev/null
@@ -47,7 +48,7 @@ refuse SHOAL_STATUS_FD SHOAL_STATUS_FD=-1
 refuse CHAOS_RECORD_DIR CHAOS_RECORD_DIR=
 refuse CHAOS_WRITE_MS CHAOS_WRITE_MS=0
 refuse CHAOS_WARMUP_MS CHAOS_WARMUP_MS=soon
-refuse 'cannot open' CHAOS_RECORD_DIR=$work/no/such/dir
+refuse 'cannot open' "CHAOS_RECORD_DIR=$work/no/such/dir"
 expect_status 2 "the recorder with an unknown flag" "$recorder" --frobnicate
 expect_status 0 "the recorder --now" "$recorder" --now
 grep -Eq '^[0-9]+$' "$work/out" || fail "--now prints milliseconds ($(cat "$work/out"))"
@@ -191,8 +192,11 @@ def child(which, name, pid, start, role, epoch, promote=None, writes=(), stop=No
     return lines
 
 end = 30000
-n1_last = 5700 if variant not in ("overlap", "stale") else 10000 if variant == "overlap" else 9100
-n3_first = 9000 if variant != "stale" else 9500
+n1_last = {"overlap": 10000, "stale": 9100, "stale-events": 9100}.get(variant, 5700)
+n3_first = 9500 if variant in ("stale", "stale-events") else 9000
+# stale-events: n3's child hears of its promotion late; only n3's event log
+# says that 2.3 was granted before n1's last write.
+n3_promote = 9400 if variant == "stale-events" else 9000
 events = {
     "n1": [event("n1", 0, "start", life=1), leader("n1", 100, "n1", 1, True),
            task("n1", 1000, "start", "rec/0", "active", (1, 2)),
@@ -210,6 +214,8 @@ if variant != "events-overlap":
                      leader("n1", 6000, None, 0),
                      task("n1", 6001, "demote", "rec/0", "standby")]
 events["n1"].append(leader("n1", 15500, "n2", 2))
+if variant == "not-acting":  # n2 still leads, but without its quorum
+    events["n2"].append(leader("n2", 25000, "n2", 2, False))
 if variant == "term-back":
     events["n3"] += [leader("n3", 20000, "n1", 1), leader("n3", 20500, "n2", 2)]
 for name, lines in events.items():
@@ -218,8 +224,21 @@ for name, lines in events.items():
 child("rec/0", "n1", 101, 1000, "active", "1.2", writes=range(1000, n1_last + 1, 100))
 last_rec1 = end if variant != "no-converge" else 20000
 child("rec/1", "n2", 201, 1000, "active", "1.2", writes=range(1000, last_rec1 + 1, 100))
-child("rec/0", "n3", 301, 8000, "learner", "0.0", promote=(9000, "2.3"),
-      writes=range(n3_first, end + 1, 100))
+n3_last = 20000 if variant == "pid-again" else end
+n3_lines = child("rec/0", "n3", 301, 8000, "learner", "0.0", promote=(n3_promote, "2.3"),
+                 writes=range(n3_first, n3_last + 1, 100), stop=20050 if n3_last < end else None)
+if variant == "pid-again":
+    # rec/0 goes back to n1 at 20.5 s, to a child that has pid 101 again
+    # (pids wrap): its records follow the first one's in the same file.
+    events["n3"].append(task("n3", 20000, "stop", "rec/0", "none"))
+    events["n1"].append(task("n1", 20500, "start", "rec/0", "active", (2, 5)))
+    for name in ("n1", "n3"):
+        write("nodes/%s/events.jsonl" % name, events[name])
+    path = os.path.join(folder, "record/rec_0.%s.101.jsonl" % ids["n1"][:8])
+    first = open(path).read()
+    child("rec/0", "n1", 101, 20500, "active", "2.5", writes=range(20500, end + 1, 100))
+    second = open(path).read()
+    open(path, "w").write(first + second)
 if variant == "bad-lines":
     with open(os.path.join(folder, "record/rec_1.%s.201.jsonl" % ids["n2"][:8]), "a") as f:
         f.write('{"mono":%d,"ev":"wri' % (base + end + 5))
@@ -307,7 +326,21 @@ expect_broken () { # variant invariant...
 expect_ok clean
 grep -q 'converged 0.5 s after the heal' "$work/out" ||
     fail "clean: converged 0.5 s after the heal, when n1 follows n2 ($(cat "$work/out"))"
+# The figures of the clean run, as built: n2 leads 2 s after n1 is cut off,
+# rec/0 moves once, from n1's last write at 5.7 s to n3's first at 9 s.
+"$python" -c '
+import json, sys
+f = json.load(open(sys.argv[1]))["figures"]
+leader = f["new_leader"][0]
+assert (leader["new_leader_ms"], leader["leader"], leader["term"], leader["term_max"]) == \
+    (2000, "n2", 2, 2), leader
+assert [(h["task"], h["from"], h["to"], h["gap_ms"]) for h in f["handoffs"]] == \
+    [("rec/0", "n1", "n3", 3300)], f["handoffs"]
+assert (f["moves"], f["converge_ms"], f["double_active_ms"], f["stale_writes"]) == (1, 500, 0, 0)
+assert (f["term_before_faults"], f["term_at_end"], f["term_max"]) == (1, 2, 2)
+' "$work/run/results.json" || fail "the clean run's figures"
 expect_ok unsure
+expect_ok pid-again
 expect_ok bad-lines
 "$python" -c '
 import json, sys
@@ -322,6 +355,9 @@ expect_broken stale no-stale-write
 [ "$failed" = "no-stale-write " ] || fail "stale: only no-stale-write fails ($failed)"
 grep -q 'pid 101 on n1 made 1 write under 1.2 from 9.100 s, after 2.3 was granted' "$work/out" ||
     fail "stale: the counterexample names the write and the newer grant ($(cat "$work/out"))"
+expect_broken stale-events no-stale-write
+grep -q 'after 2.3 was granted to a child on n3 at 9.000 s' "$work/out" ||
+    fail "stale-events: the grant in n3's event log is named ($(cat "$work/out"))"
 expect_broken events-overlap one-active-events
 [ "$failed" = "one-active-events " ] || fail "events-overlap: only one-active-events fails ($failed)"
 expect_broken term-back terms-monotonic
@@ -330,6 +366,9 @@ expect_broken lost-job jobs-kept
 expect_broken rescale-lost jobs-kept
 expect_broken no-converge converged
 grep -q 'rec/1: no single writer until the end' "$work/out" || fail "no-converge names rec/1"
+expect_broken not-acting converged
+grep -q 'the leader the live nodes follow does not act as one' "$work/out" ||
+    fail "not-acting: the leader that does not act is named"
 expect_broken two-leaders one-leader
 expect_broken two-views one-view
 make_run clean
@@ -341,6 +380,19 @@ sed -i 's/"quorum"/"available"/' "$work/run/run.json"
 check_run 0 "overlap in available mode"
 grep -q 'one-active-writes(not-required)' <<<"$failed" ||
     fail "available mode: the overlap is reported as not required ($failed)"
+
+# A workload that is not the recorder (no record/): the tasks converge by the
+# event logs, and a task active nowhere at the end breaks it.
+make_run clean
+rm -r "$work/run/record"
+check_run 0 "clean without record/"
+grep -q 'converged 0.5 s after the heal' "$work/out" ||
+    fail "without record/: converged by the event logs ($(cat "$work/out"))"
+sed -i '/"task": "rec\/0"/d' "$work/run/nodes/n3/events.jsonl"
+check_run 1 "without record/, rec/0 active nowhere at the end"
+[ "$failed" = "converged " ] || fail "without record/: rec/0 active nowhere: converged fails ($failed)"
+grep -q 'rec/0: 0 actives at the end by the event logs' "$work/out" ||
+    fail "without record/: rec/0 is named ($(cat "$work/out"))"
 
 # --- input it cannot use ----------------------------------------------------
 
