@@ -107,13 +107,13 @@ s_check_actives (shoal_handoff_t *handoff, int count)
     return placed;
 }
 
-//  Member index reports, as of (TERM, version), the tasks it holds as the
+//  Member index reports, as of (term, version), the tasks it holds as the
 //  published assignment says (skipping skip, NULL for none), every one
 //  running, and gave_up (unless NULL) in role none, failed: what a node
 //  reports once it has given up on a task, its restarts spent.
 static void
-s_report_holding (shoal_handoff_t *handoff, s_member_t *members, uint64_t now, int index,
-                  uint64_t version, const char *skip, const char *gave_up)
+s_report_holding_at (shoal_handoff_t *handoff, s_member_t *members, uint64_t now, int index,
+                     uint64_t term, uint64_t version, const char *skip, const char *gave_up)
 {
     const shoal_placement_t *placements;
     size_t count = shoal_handoff_placements (handoff, &placements);
@@ -134,10 +134,17 @@ s_report_holding (shoal_handoff_t *handoff, s_member_t *members, uint64_t now, i
         tasks[held++] =
             (shoal_task_status_t){ gave_up, SHOAL_ROLE_NONE, SHOAL_TASK_FAILED, 0, { TERM, 1 }, 5,
                                    127,     "exit 127" };
-    shoal_status_t status = { TERM, version, held, tasks, ++members[index].seq };
+    shoal_status_t status = { term, version, held, tasks, ++members[index].seq };
     CHECK_EQ (shoal_handoff_status (handoff, now, &members[index].id, members[index].life, &status),
               0);
     free (tasks);
+}
+
+static void
+s_report_holding (shoal_handoff_t *handoff, s_member_t *members, uint64_t now, int index,
+                  uint64_t version, const char *skip, const char *gave_up)
+{
+    s_report_holding_at (handoff, members, now, index, TERM, version, skip, gave_up);
 }
 
 //  Member index reports, as of (term, version), the tasks it holds as the
@@ -335,28 +342,6 @@ the_first_term_grants_at_once (void)
     }
 }
 
-//  Member index reports, at term and the current version, what the
-//  published assignment gives it, every task running.
-static void
-s_report_at (shoal_handoff_t *handoff, s_member_t *members, uint64_t now, int index, uint64_t term)
-{
-    const shoal_placement_t *placements;
-    size_t count = shoal_handoff_placements (handoff, &placements);
-    shoal_task_status_t *tasks = calloc (count + 1, sizeof *tasks);
-    uint32_t held = 0;
-    for (size_t i = 0; i < count; i++)
-        if (placements[i].node.bytes[0] == index + 1)
-            tasks[held++] = (shoal_task_status_t){ .task = placements[i].task,
-                                                   .role = placements[i].role,
-                                                   .state = SHOAL_TASK_RUNNING,
-                                                   .epoch = placements[i].epoch };
-    shoal_status_t status = { term, shoal_handoff_version (handoff), held, tasks,
-                              ++members[index].seq };
-    CHECK_EQ (shoal_handoff_status (handoff, now, &members[index].id, members[index].life, &status),
-              0);
-    free (tasks);
-}
-
 //  A leader that acted all along and took a higher term (above a rival's,
 //  at a heal) goes on with the same leadership: no second taking office,
 //  so a task it places next is granted at once, under the new term, where
@@ -391,7 +376,8 @@ a_leader_that_takes_a_higher_term_goes_on_without_taking_office (void)
     CHECK_EQ (epoch.term, TERM);
     now += 10;
     for (int i = 0; i < 2; i++)
-        s_report_at (handoff, members, now, i, TERM + 1);
+        s_report_holding_at (handoff, members, now, i, TERM + 1, shoal_handoff_version (handoff),
+                             NULL, NULL);
     //  Two more tasks: granted at once, under the new term.
     s_tasks (handoff, now, 4, false);
     CHECK_EQ (s_check_actives (handoff, 4), 4);
