@@ -892,6 +892,30 @@ test_child_missing_command_fails (void)
     shoal_child_destroy (&child);
 }
 
+//  Waits until the process is stopped (state T), or runs (not T); false
+//  if it never comes to be.
+static bool
+s_stopped_soon (pid_t pid, bool stopped)
+{
+    for (int i = 0; i < WAIT_STEPS; i++) {
+        if ((s_state (pid) == 'T') == stopped)
+            return true;
+        s_sleep_ms (10);
+    }
+    return false;
+}
+
+//  Stops a frozen child: killed at once, with no grace, not waited for.
+static void
+s_stop_kills_at_once (shoal_child_t *child)
+{
+    CHECK_EQ (shoal_child_stop (child, 1000, 60000), 0);
+    CHECK (shoal_child_next (child) == UINT64_MAX);
+    shoal_child_exit_t exit;
+    CHECK (s_reaped (child, &exit));
+    CHECK_EQ (exit.signal, SIGKILL);
+}
+
 //  A frozen child's group is stopped, and runs again when thawed; stopped
 //  while frozen, it is killed at once.
 static void
@@ -905,36 +929,13 @@ test_child_freeze (void)
     pid_t pid = shoal_child_pid (child);
     shoal_child_freeze (child, true);
     CHECK (shoal_child_frozen (child));
-    bool stopped = false;
-    for (int i = 0; i < WAIT_STEPS && !stopped; i++, s_sleep_ms (10))
-        stopped = s_state (pid) == 'T';
-    CHECK (stopped);
+    CHECK (s_stopped_soon (pid, true));
     shoal_child_freeze (child, false);
-    for (int i = 0; i < WAIT_STEPS && stopped; i++, s_sleep_ms (10))
-        stopped = s_state (pid) == 'T';
-    CHECK (!stopped);
+    CHECK (s_stopped_soon (pid, false));
 
     shoal_child_freeze (child, true);
-    CHECK_EQ (shoal_child_stop (child, 1000, 60000), 0);
-    //  No grace: killed, not waited for.
-    CHECK (shoal_child_next (child) == UINT64_MAX);
-    shoal_child_exit_t exit;
-    CHECK (s_reaped (child, &exit));
-    CHECK_EQ (exit.signal, SIGKILL);
+    s_stop_kills_at_once (child);
     shoal_child_destroy (&child);
-}
-
-//  Waits until the process is stopped (state T), or runs (not T); false
-//  if it never comes to be.
-static bool
-s_stopped_soon (pid_t pid, bool stopped)
-{
-    for (int i = 0; i < WAIT_STEPS; i++) {
-        if ((s_state (pid) == 'T') == stopped)
-            return true;
-        s_sleep_ms (10);
-    }
-    return false;
 }
 
 //  The lease binds a child that acts even when its worker does nothing (a
@@ -1017,11 +1018,7 @@ test_child_lease_and_freeze_agree (void)
     //  Stopped once its deadline has passed: killed, no grace.
     shoal_child_lease (child, s_mono_ms ());
     CHECK (s_stopped_soon (pid, true));
-    CHECK_EQ (shoal_child_stop (child, 1000, 60000), 0);
-    CHECK (shoal_child_next (child) == UINT64_MAX);
-    shoal_child_exit_t exit;
-    CHECK (s_reaped (child, &exit));
-    CHECK_EQ (exit.signal, SIGKILL);
+    s_stop_kills_at_once (child);
     shoal_child_destroy (&child);
 }
 
