@@ -1,0 +1,3 @@
+module shoal.local/shoal
+
+go 1.19
