@@ -128,24 +128,30 @@ func (n *Node) pumpEvents(c *C.shoal_node_t, raw syscall.RawConn) {
 	// The C event lives in C memory, one per pump, reused for every event.
 	ev := (*C.shoal_event_t)(C.calloc(1, C.sizeof_shoal_event_t))
 	defer C.free(unsafe.Pointer(ev))
-	closing := false
-	for !closing {
+	for {
+		closing := false
 		err := raw.Read(func(uintptr) bool {
-			for {
-				ev.size = C.sizeof_shoal_event_t
-				if C.shoal_node_event(c, ev) != 1 {
-					return false // empty: wait until readable
-				}
-				select {
-				case n.events <- convert(ev):
-				case <-n.closing:
-					closing = true
-					return true
-				}
-			}
+			closing = n.drain(c, ev)
+			return closing // false: the queue is empty, wait until readable
 		})
-		if err != nil { // the file was closed
+		if err != nil || closing { // the file was closed, or is being closed
 			return
+		}
+	}
+}
+
+// drain moves events from the node's queue to the channel until the queue
+// is empty (false) or the node closes (true).
+func (n *Node) drain(c *C.shoal_node_t, ev *C.shoal_event_t) bool {
+	for {
+		ev.size = C.sizeof_shoal_event_t
+		if C.shoal_node_event(c, ev) != 1 {
+			return false
+		}
+		select {
+		case n.events <- convert(ev):
+		case <-n.closing:
+			return true
 		}
 	}
 }
