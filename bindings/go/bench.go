@@ -2,6 +2,7 @@ package shoal
 
 /*
 #include <shoal.h>
+#include <stdlib.h>
 #include <time.h>
 
 //  The C side of the event benchmark (events_bench_test.go): what taking
