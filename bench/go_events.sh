@@ -46,4 +46,4 @@ printf '{"benchmark": "go_events", "rounds": %d, "go": {"ns_per_event": %s, "eve
     "$rounds" "$go_ns" "$go_events"
 printf '"measures": "cgo call to shoal_node_event + conversion to a Go Event + channel send to a receiving goroutine"}, '
 printf '"c": {"ns_per_event": %s, "events": %d, "measures": "shoal_node_event in a C loop"}, ' "$c_ns" "$c_events"
-printf '"overhead_ns_per_event": %s, "go": "%s", "cpus": %d}\n' "$overhead" "$(go env GOVERSION)" "$(nproc)"
+printf '"overhead_ns_per_event": %s, "go_version": "%s", "cpus": %d}\n' "$overhead" "$(go env GOVERSION)" "$(nproc)"
