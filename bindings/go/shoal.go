@@ -292,18 +292,19 @@ func (n *Node) LeaseUntil() (uint64, error) {
 	return uint64(until), nil
 }
 
-// timeoutMs is what is left of ctx's deadline, in milliseconds (at least
-// 1), or def when it has none.
+// timeoutMs is what is left of ctx's deadline, in milliseconds rounded up
+// (so that the library gives up no sooner than the context ends), or def
+// when it has none.
 func timeoutMs(ctx context.Context, def uint64) C.uint64_t {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		return C.uint64_t(def)
 	}
 	left := time.Until(deadline)
-	if left < time.Millisecond {
+	if left <= 0 {
 		return 1
 	}
-	return C.uint64_t(left / time.Millisecond)
+	return C.uint64_t((left + time.Millisecond - 1) / time.Millisecond)
 }
 
 // waiting runs call, a C call that waits, with a cancel handle that is
@@ -313,6 +314,10 @@ func (n *Node) waiting(ctx context.Context, call func(cancel *C.shoal_cancel_t))
 	cancel := C.shoal_cancel_new()
 	if cancel == nil {
 		return &Error{Op: "cancel", Reason: "out of memory"}
+	}
+	if ctx.Err() != nil {
+		// Ended already: the call returns before it asks anything.
+		C.shoal_cancel(cancel)
 	}
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -332,11 +337,15 @@ func (n *Node) waiting(ctx context.Context, call func(cancel *C.shoal_cancel_t))
 	return nil
 }
 
-// ctxErr is the error of ctx once it ended, or ErrClosed when the node
-// closed during the call.
+// ctxErr is the error of ctx once it ended (or its deadline passed), or
+// ErrClosed when the node closed during the call; nil otherwise.
 func (n *Node) ctxErr(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	// The library's clock may end the wait a hair before the context's.
+	if deadline, ok := ctx.Deadline(); ok && !time.Now().Before(deadline) {
+		return context.DeadlineExceeded
 	}
 	select {
 	case <-n.closing:
