@@ -55,3 +55,27 @@ func (n *Node) benchDrainGo() time.Duration {
 	n.drain(n.c, ev)
 	return time.Since(start)
 }
+
+// benchSink keeps the benchmark's conversions from being optimised away.
+var benchSink Event
+
+// benchDrainCgo takes every queued event with a cgo call each, converting
+// it to an Event when convertToo is set, but sending it nowhere: how many,
+// and the loop's time.
+func (n *Node) benchDrainCgo(convertToo bool) (int, time.Duration) {
+	ev := (*C.shoal_event_t)(C.calloc(1, C.sizeof_shoal_event_t))
+	defer C.free(unsafe.Pointer(ev))
+	count := 0
+	start := time.Now()
+	for {
+		ev.size = C.sizeof_shoal_event_t
+		if C.shoal_node_event(n.c, ev) != 1 {
+			break
+		}
+		if convertToo {
+			benchSink = convert(ev)
+		}
+		count++
+	}
+	return count, time.Since(start)
+}

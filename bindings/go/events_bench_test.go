@@ -105,3 +105,23 @@ func report(b *testing.B, events int, took time.Duration) {
 	b.ReportMetric(float64(took.Nanoseconds())/float64(events), "ns/event")
 	b.ReportMetric(float64(events), "events")
 }
+
+// BenchmarkEventsCgo: the cgo call to shoal_node_event alone, per event.
+func BenchmarkEventsCgo(b *testing.B) { benchCgo(b, false) }
+
+// BenchmarkEventsConvert: the cgo call and the conversion to an Event,
+// with no channel.
+func BenchmarkEventsConvert(b *testing.B) { benchCgo(b, true) }
+
+func benchCgo(b *testing.B, convert bool) {
+	n := benchNode(b)
+	defer n.Close()
+	events, took := 0, time.Duration(0)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		count, d := benchRound(b, n, i, func() (int, time.Duration) { return n.benchDrainCgo(convert) })
+		events, took = events+count, took+d
+	}
+	b.StopTimer()
+	report(b, events, took)
+}
