@@ -20,8 +20,9 @@ func TestVersionAndOptions(t *testing.T) {
 	if len(opts) < 20 {
 		t.Fatalf("Options() lists %d options, want the 20 and more of docs/options.md", len(opts))
 	}
-	found := false
+	found, beacons := false, false
 	for _, o := range opts {
+		beacons = beacons || o.Key == "beacon-interface"
 		if o.Key == "" || o.Type == "" || o.Doc == "" {
 			t.Errorf("option %+v: key, type or doc empty", o)
 		}
@@ -29,8 +30,8 @@ func TestVersionAndOptions(t *testing.T) {
 			found = o.Default == "shoal-data"
 		}
 	}
-	if !found {
-		t.Errorf("no option data-dir with default shoal-data in %+v", opts)
+	if !found || !beacons {
+		t.Errorf("no option data-dir with default shoal-data, or no beacon-interface, in %+v", opts)
 	}
 }
 
