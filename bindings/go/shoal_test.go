@@ -48,6 +48,20 @@ func TestOptionsAreCheckedWithReasons(t *testing.T) {
 	if _, err := New(WithOption("name", "a\x00b")); err == nil || !strings.Contains(err.Error(), "NUL") {
 		t.Fatalf("a NUL in a value: %v, want a refusal that names it", err)
 	}
+	if _, err := New(WithEnv([]string{"PATH=/bin", "SHOAL_SLOTZ=1"})); err == nil {
+		t.Error("a misspelled SHOAL_ variable is taken")
+	}
+	if _, err := New(WithConfigFile(t.TempDir() + "/none.conf")); err == nil {
+		t.Error("a missing config file is taken")
+	}
+	fromEnv, err := New(WithEnv([]string{"PATH=/bin", "SHOAL_SLOTS=5"}))
+	if err != nil {
+		t.Fatalf("New(SHOAL_SLOTS=5): %v", err)
+	}
+	if got, err := fromEnv.Get("slots"); err != nil || got != "5" {
+		t.Errorf("slots from the environment: %q, %v", got, err)
+	}
+	fromEnv.Close()
 	n, err := New(WithSlots(3), WithLabels(map[string]string{"zone": "a", "disk": "ssd"}),
 		WithLeaveTimeout(1500*time.Millisecond), WithJoin("10.0.0.1:7946", "10.0.0.2:7946"))
 	if err != nil {
