@@ -331,6 +331,35 @@ func TestCluster(t *testing.T) {
 		t.Errorf("status from n1: %+v, %v; want the whole table of 6 rows", st, err)
 	}
 
+	// How a task's process exited shows in the leader's table.
+	var owner *app
+	var crashed string
+	for _, a := range apps {
+		for task := range a.actives() {
+			owner, crashed = a, task
+		}
+	}
+	if err := owner.node.ReportExit(crashed, 2, 256+9, "killed by SIGKILL"); err != nil {
+		t.Fatalf("report exit of %s: %v", crashed, err)
+	}
+	if err := owner.node.ReportExit(crashed, 2, 400, ""); err == nil {
+		t.Error("an exit status of 400 is taken")
+	}
+	if err := owner.node.ReportFailed("work/99"); err == nil {
+		t.Error("a report of a task the node does not hold is taken")
+	}
+	eventually(t, "the exit in the leader's table", func() bool {
+		st, err := a0.node.Status(ctx)
+		for _, row := range st.Rows {
+			if err == nil && row.Task == crashed && row.Restarts == 2 && row.LastExit == 265 &&
+				row.Error == "killed by SIGKILL" {
+				return true
+			}
+		}
+		return false
+	})
+	owner.node.ReportExit(crashed, 0, 0, "")
+
 	// Scale-out: a fourth node warms learners up, reporting its lag, and
 	// is promoted; the old owners stop their copies.
 	a3 := startApp(t, "n3", a1)
