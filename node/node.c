@@ -2438,22 +2438,36 @@ s_room (const void *items, size_t item_size, size_t max, size_t our_size)
     return !max || (items && item_size >= our_size);
 }
 
-int
-shoal_node_members (shoal_node_t *self, shoal_member_t *members, size_t item_size, size_t max,
-                    size_t *count)
+//  Runs the list call run, which fills up to max items of item_size bytes
+//  (our_size in the 0.2 layout) at items; *count and version[2] (each when
+//  not NULL) take its count and the version it names.
+static int
+s_list (shoal_node_t *self, void (*run) (s_actor_t *, s_call_t *), void *items, size_t item_size,
+        size_t our_size, size_t max, size_t *count, uint64_t version[2])
 {
     s_call_t call;
-    if (!self || !s_room (members, item_size, max, sizeof *members) || s_call_init (&call) != 0)
+    if (!self || !s_room (items, item_size, max, our_size) || s_call_init (&call) != 0)
         return -1;
-    call.run = s_call_members;
-    call.out = members;
+    call.run = run;
+    call.out = items;
     call.item_size = item_size;
     call.max = max;
     int rc = s_call (self, &call);
     if (rc == 0 && count)
         *count = call.count;
+    if (rc == 0 && version) {
+        version[0] = call.number[0];
+        version[1] = call.number[1];
+    }
     s_call_fini (&call);
     return rc;
+}
+
+int
+shoal_node_members (shoal_node_t *self, shoal_member_t *members, size_t item_size, size_t max,
+                    size_t *count)
+{
+    return s_list (self, s_call_members, members, item_size, sizeof *members, max, count, NULL);
 }
 
 int
@@ -2482,48 +2496,14 @@ int
 shoal_node_tasks (shoal_node_t *self, shoal_task_t *tasks, size_t item_size, size_t max,
                   size_t *count, uint64_t version[2])
 {
-    s_call_t call;
-    if (!self || !s_room (tasks, item_size, max, sizeof *tasks) || s_call_init (&call) != 0)
-        return -1;
-    call.run = s_call_tasks;
-    call.out = tasks;
-    call.item_size = item_size;
-    call.max = max;
-    int rc = s_call (self, &call);
-    if (rc == 0) {
-        if (count)
-            *count = call.count;
-        if (version) {
-            version[0] = call.number[0];
-            version[1] = call.number[1];
-        }
-    }
-    s_call_fini (&call);
-    return rc;
+    return s_list (self, s_call_tasks, tasks, item_size, sizeof *tasks, max, count, version);
 }
 
 int
 shoal_node_jobs (shoal_node_t *self, shoal_job_info_t *jobs, size_t item_size, size_t max,
                  size_t *count, uint64_t version[2])
 {
-    s_call_t call;
-    if (!self || !s_room (jobs, item_size, max, sizeof *jobs) || s_call_init (&call) != 0)
-        return -1;
-    call.run = s_call_jobs;
-    call.out = jobs;
-    call.item_size = item_size;
-    call.max = max;
-    int rc = s_call (self, &call);
-    if (rc == 0) {
-        if (count)
-            *count = call.count;
-        if (version) {
-            version[0] = call.number[0];
-            version[1] = call.number[1];
-        }
-    }
-    s_call_fini (&call);
-    return rc;
+    return s_list (self, s_call_jobs, jobs, item_size, sizeof *jobs, max, count, version);
 }
 
 //  Runs the status call; when it waits for the leader, waits up to
