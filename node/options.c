@@ -9,6 +9,7 @@
 */
 
 #include "options.h"
+#include "shoal.h"
 #include "why.h"
 
 #include "wire.h"
@@ -169,6 +170,37 @@ const shoal_option_info_t *
 shoal_options_info (size_t index)
 {
     return index < OPTION_COUNT ? &s_options[index].info : NULL;
+}
+
+//  The public view of the table (shoal.h). The caller's struct may be of
+//  an older layout (smaller) or a newer one (larger): the library writes
+//  the fields both know and zeroes the ones it does not know of, so that a
+//  binding built against a newer header reads NULL, not garbage.
+#define SPEC_LEAST (offsetof (shoal_option_spec_t, doc) + sizeof (const char *))
+
+size_t
+shoal_option_count (void)
+{
+    return OPTION_COUNT;
+}
+
+int
+shoal_option_at (size_t index, shoal_option_spec_t *spec)
+{
+    if (!spec || spec->size < SPEC_LEAST || index >= OPTION_COUNT)
+        return -1;
+    size_t size = spec->size;
+    const shoal_option_info_t *info = &s_options[index].info;
+    shoal_option_spec_t full = { .size = size,
+                                 .key = info->key,
+                                 .type = info->type,
+                                 .default_text = info->default_text,
+                                 .range = info->range,
+                                 .doc = info->doc };
+    memcpy (spec, &full, size < sizeof full ? size : sizeof full);
+    if (size > sizeof full)
+        memset ((char *) spec + sizeof full, 0, size - sizeof full);
+    return 0;
 }
 
 static const s_option_t *
