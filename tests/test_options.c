@@ -103,6 +103,7 @@ test_defaults_are_the_documented_ones (void)
     CHECK_EQ (options->bind.port, 7946);
     CHECK_STR (options->advertise.host, "");
     CHECK_EQ (options->beacon_port, 7947);
+    CHECK_STR (options->beacon_interface, "");
     CHECK_EQ (options->join.count, 0);
     CHECK_STR (options->key_file, "");
     CHECK (!options->require_key);
@@ -154,6 +155,7 @@ static const struct {
     { "bind", "[::1]:07000", "[::1]:7000" },
     { "advertise", "10.0.0.7:7946", "10.0.0.7:7946" },
     { "beacon-port", "0", "0" },
+    { "beacon-interface", "eth0:1", "eth0:1" },
     { "join", "seed-1:7946, 10.0.0.2:7946,[fe80::1]:1", "seed-1:7946,10.0.0.2:7946,[fe80::1]:1" },
     { "key-file", "/etc/shoal/key", "/etc/shoal/key" },
     { "require-key", "yes", "true" },
@@ -213,6 +215,7 @@ test_the_typed_fields_hold_what_was_set (void)
     CHECK_STR (options->bind.host, "::1");
     CHECK_EQ (options->bind.port, 7000);
     CHECK_EQ (options->beacon_port, 0);
+    CHECK_STR (options->beacon_interface, "eth0:1");
     CHECK_EQ (options->join.count, 3);
     const shoal_option_hostport_t *join = options->join.items;
     CHECK_STR (join[0].host, "seed-1");
@@ -353,6 +356,32 @@ test_names_are_short_and_plain (void)
     s_refused ("name", "a b", "has a character other than A-Z a-z 0-9 . _ -");
     s_refused ("name", "node/1", "has a character other than");
     s_refused ("name", "n\xc3\xa9", "has a character other than");
+}
+
+//  An interface's name as the kernel takes one; whether it exists is for
+//  the beacons to find out.
+static void
+test_interfaces_are_names_the_kernel_would_take (void)
+{
+    s_reads_back ("beacon-interface", "*", "*");
+    s_reads_back ("beacon-interface", "lo", "lo");
+    s_reads_back ("beacon-interface", "nosuch0", "nosuch0");
+    s_reads_back ("beacon-interface", "eth0.100", "eth0.100");
+    s_reads_back ("beacon-interface", "", "");
+    char longest[SHOAL_OPTIONS_IFNAME_MAX + 2];
+    memset (longest, 'i', sizeof longest);
+    longest[SHOAL_OPTIONS_IFNAME_MAX] = '\0';
+    s_reads_back ("beacon-interface", longest, longest);
+    longest[SHOAL_OPTIONS_IFNAME_MAX] = 'i';
+    longest[SHOAL_OPTIONS_IFNAME_MAX + 1] = '\0';
+    s_refused ("beacon-interface", longest, "is longer than 15 bytes");
+    s_refused ("beacon-interface", "eth/0", "holds a '/' or a space");
+    s_refused ("beacon-interface", "eth 0", "holds a '/' or a space");
+    s_refused ("beacon-interface", " eth0", "holds a '/' or a space");
+    s_refused ("beacon-interface", "eth\t0", "control character");
+    s_refused ("beacon-interface", "eth\n0", "control character");
+    s_refused ("beacon-interface", ".", "is not an interface's name");
+    s_refused ("beacon-interface", "..", "is not an interface's name");
 }
 
 static void
@@ -1151,6 +1180,7 @@ main (void)
     RUN (test_bools_take_three_pairs_of_words_and_digits);
     RUN (test_choices_take_their_words_only);
     RUN (test_names_are_short_and_plain);
+    RUN (test_interfaces_are_names_the_kernel_would_take);
     RUN (test_host_ports_are_checked_for_syntax_only);
     RUN (test_endpoints_are_ipc_or_tcp);
     RUN (test_paths_take_any_text);
