@@ -151,6 +151,21 @@ SHOAL_EXPORT int shoal_node_load_file (shoal_node_t *self, const char *path, cha
 SHOAL_EXPORT int shoal_node_load_env (shoal_node_t *self, char *const *envp, char *why,
                                       size_t why_size);
 
+//  The options a node takes, for bindings and help text: how many, and the
+//  index-th of them in the order docs/options.md lists them (-1 past the
+//  last). The strings are the library's, valid for as long as it is loaded.
+typedef struct {
+    size_t size;              //  the caller's sizeof (shoal_option_spec_t)
+    const char *key;          //  "data-dir"; its variable is SHOAL_DATA_DIR
+    const char *type;         //  "uint32", "duration", "bool", "host:port list", ...
+    const char *default_text; //  the default, as shoal_node_get writes it
+    const char *range;        //  "1..1000000", "quorum|available"; "" when the type says all
+    const char *doc;          //  one line
+} shoal_option_spec_t;
+
+SHOAL_EXPORT size_t shoal_option_count (void);
+SHOAL_EXPORT int shoal_option_at (size_t index, shoal_option_spec_t *spec);
+
 //  Opens the data directory (creating the node's id on first start, and
 //  raising its life and incarnation on every start), binds the ports,
 //  starts beacons and joins the seeds, and runs the node's thread. Returns

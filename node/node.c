@@ -1074,8 +1074,8 @@ s_actor_start (s_actor_t *self, char *why, size_t why_size)
         return shoal_why (why, why_size, "control %s: %s", endpoint, reason);
 
     if (options->beacon_port) {
-        if (shoal_transport_beacons_start (self->transport, options->beacon_port, reason,
-                                           sizeof reason) == 0)
+        if (shoal_transport_beacons_start (self->transport, options->beacon_port,
+                                           options->beacon_interface, reason, sizeof reason) == 0)
             self->beacons = true;
         else {
             //  No interface that broadcasts: the node runs on its seeds.

@@ -622,6 +622,43 @@ a_node_does_not_start_where_it_cannot_run (void)
     shoal_node_destroy (&node);
 }
 
+//  A beacon interface that is not a name is refused when set; one that
+//  names no interface is found out at start: the node starts with beacons
+//  off and a NOTICE naming it, as with no interface that broadcasts.
+static void
+a_beacon_interface_that_is_not_there_leaves_beacons_off (void)
+{
+    char why[256] = "", dir[128];
+    shoal_node_t *node = shoal_node_new ();
+    CHECK_EQ (shoal_node_set (node, "beacon-interface", "eth/0", why, sizeof why), -1);
+    CHECK_CONTAINS (why, "beacon-interface");
+    CHECK_CONTAINS (why, "'/'");
+    CHECK_EQ (shoal_node_set (node, "beacon-interface", "an-interface-name", why, sizeof why), -1);
+    CHECK_CONTAINS (why, "longer than 15 bytes");
+
+    snprintf (dir, sizeof dir, "%s/no-interface", s_scratch);
+    int rc = shoal_node_set (node, "data-dir", dir, why, sizeof why) ||
+             shoal_node_set (node, "bind", "127.0.0.1:0", why, sizeof why) ||
+             shoal_node_set (node, "beacon-port", "27949", why, sizeof why) ||
+             shoal_node_set (node, "beacon-interface", "nosuch0", why, sizeof why);
+    CHECK_EQ (rc, 0);
+    CHECK_EQ (shoal_node_start (node, why, sizeof why), 0);
+    char value[SHOAL_OPTION_TEXT];
+    CHECK_EQ (shoal_node_get (node, "beacon-interface", value, sizeof value, why, sizeof why), 0);
+    CHECK_STR (value, "nosuch0");
+    shoal_event_t event;
+    bool told = false;
+    for (uint64_t until = s_clock_ms () + WAIT_MS; !told && s_clock_ms () < until;) {
+        struct pollfd ready = { .fd = shoal_node_fd (node), .events = POLLIN };
+        poll (&ready, 1, 100);
+        while (!told && shoal_node_event (node, &event) == 1)
+            told = event.type == SHOAL_EVENT_NOTICE && strstr (event.reason, "beacons are off") &&
+                   strstr (event.reason, "'nosuch0'");
+    }
+    CHECK (told);
+    shoal_node_destroy (&node);
+}
+
 static void
 requests_with_bad_arguments_are_refused_with_reasons (void)
 {
@@ -974,6 +1011,7 @@ main (void)
     RUN (three_nodes_on_seeds_make_one_cluster_with_one_leader);
     RUN (options_are_checked_and_fixed_once_started);
     RUN (a_node_does_not_start_where_it_cannot_run);
+    RUN (a_beacon_interface_that_is_not_there_leaves_beacons_off);
     RUN (a_job_submitted_anywhere_runs_every_task_once);
     RUN (the_jobs_and_the_leaders_table_are_read_through_the_api);
     RUN (waits_end_at_once_when_cancelled);
