@@ -646,7 +646,7 @@ a_beacon_interface_that_is_not_there_leaves_beacons_off (void)
     char value[SHOAL_OPTION_TEXT];
     CHECK_EQ (shoal_node_get (node, "beacon-interface", value, sizeof value, why, sizeof why), 0);
     CHECK_STR (value, "nosuch0");
-    shoal_event_t event;
+    shoal_event_t event = { .size = sizeof event };
     bool told = false;
     for (uint64_t until = s_clock_ms () + WAIT_MS; !told && s_clock_ms () < until;) {
         struct pollfd ready = { .fd = shoal_node_fd (node), .events = POLLIN };
