@@ -14,6 +14,15 @@
     must be the last call on a node. Calls that wait (leave, submit,
     rescale, remove) wait on their own and do not hold up the others.
 
+    Structs grow only at their end, and the caller says how big its
+    compiled struct is: every struct passed alone (an event, a result, a job
+    spec, a status) begins with size_t size, which the caller sets to
+    sizeof the struct; calls that fill an array take the size of one item.
+    The library reads and writes no more than that many bytes and zeroes
+    what it does not know, so a program built against an older or newer
+    shoal.h keeps working against this library. A size below the 0.2 layout
+    is refused.
+
     docs/api.md describes the API as a whole, with an example.
 */
 #ifndef SHOAL_H
@@ -34,7 +43,7 @@ extern "C" {
 #endif
 
 #define SHOAL_VERSION_MAJOR 0
-#define SHOAL_VERSION_MINOR 1
+#define SHOAL_VERSION_MINOR 2
 #define SHOAL_VERSION_PATCH 0
 
 //  The library's version as "MAJOR.MINOR.PATCH". It may differ from the
@@ -64,6 +73,25 @@ SHOAL_EXPORT int shoal_key_format (const uint8_t key[SHOAL_KEY_BYTES],
 SHOAL_EXPORT int shoal_key_parse (const char *text, uint8_t key[SHOAL_KEY_BYTES]);
 
 //  ---------------------------------------------------------------------
+//  Cancelling a wait
+//
+//  The calls that wait for the cluster (leave, submit, rescale, remove,
+//  status) take a cancel handle, or NULL. shoal_cancel, from any thread,
+//  ends every wait on the handle at once, and every later one: a call
+//  given a cancelled handle returns before it asks anything (a leave does
+//  not begin; the node runs on). A request already sent may still be
+//  applied (its result says so); a leave cancelled while it waits stops
+//  the node as one that timed out does; a status cancelled gives this
+//  node's own tasks. Destroy a handle only once no call uses it.
+
+typedef struct _shoal_cancel_t shoal_cancel_t;
+
+SHOAL_EXPORT shoal_cancel_t *shoal_cancel_new (void); //  NULL when memory is short
+SHOAL_EXPORT void shoal_cancel (shoal_cancel_t *self);
+SHOAL_EXPORT bool shoal_cancelled (shoal_cancel_t *self);
+SHOAL_EXPORT void shoal_cancel_destroy (shoal_cancel_t **self_p);
+
+//  ---------------------------------------------------------------------
 //  Nodes
 //
 //  A node is one member of a cluster. Make it, set its options, start it;
@@ -75,8 +103,9 @@ SHOAL_EXPORT int shoal_key_parse (const char *text, uint8_t key[SHOAL_KEY_BYTES]
 //      shoal_node_set (node, "join", "10.0.0.5:7946", why, sizeof why);
 //      if (shoal_node_start (node, why, sizeof why) != 0) ... why says why
 //      poll on shoal_node_fd (node); then
+//      shoal_event_t event = { .size = sizeof event };
 //      while (shoal_node_event (node, &event) == 1) ... start, stop tasks
-//      shoal_node_leave (node, 30000, why, sizeof why);
+//      shoal_node_leave (node, 30000, NULL, why, sizeof why);
 //      shoal_node_destroy (&node);
 //
 //  Functions that can fail take char *why and its size and write a one-line
@@ -122,6 +151,21 @@ SHOAL_EXPORT int shoal_node_load_file (shoal_node_t *self, const char *path, cha
 SHOAL_EXPORT int shoal_node_load_env (shoal_node_t *self, char *const *envp, char *why,
                                       size_t why_size);
 
+//  The options a node takes, for bindings and help text: how many, and the
+//  index-th of them in the order docs/options.md lists them (-1 past the
+//  last). The strings are the library's, valid for as long as it is loaded.
+typedef struct {
+    size_t size;              //  the caller's sizeof (shoal_option_spec_t)
+    const char *key;          //  "data-dir"; its variable is SHOAL_DATA_DIR
+    const char *type;         //  "uint32", "duration", "bool", "host:port list", ...
+    const char *default_text; //  the default, as shoal_node_get writes it
+    const char *range;        //  "1..1000000", "quorum|available"; "" when the type says all
+    const char *doc;          //  one line
+} shoal_option_spec_t;
+
+SHOAL_EXPORT size_t shoal_option_count (void);
+SHOAL_EXPORT int shoal_option_at (size_t index, shoal_option_spec_t *spec);
+
 //  Opens the data directory (creating the node's id on first start, and
 //  raising its life and incarnation on every start), binds the ports,
 //  starts beacons and joins the seeds, and runs the node's thread. Returns
@@ -133,9 +177,10 @@ SHOAL_EXPORT int shoal_node_start (shoal_node_t *self, char *why, size_t why_siz
 //  other nodes first (STOP events come for each; report them stopped), and
 //  the others learn it left rather than failed. Waits until it has left, or
 //  timeout_ms (0: the leave-timeout option); -1 when it had not left by
-//  then (it stops anyway). Destroy the node afterwards.
-SHOAL_EXPORT int shoal_node_leave (shoal_node_t *self, uint64_t timeout_ms, char *why,
-                                   size_t why_size);
+//  then, or when cancel was cancelled (it stops anyway). Destroy the node
+//  afterwards.
+SHOAL_EXPORT int shoal_node_leave (shoal_node_t *self, uint64_t timeout_ms, shoal_cancel_t *cancel,
+                                   char *why, size_t why_size);
 
 //  This node's id (valid after start) and the port its UDP and TCP sockets
 //  are bound to (useful with port 0).
@@ -199,6 +244,7 @@ typedef enum {
 } shoal_member_state_code_t;
 
 typedef struct {
+    size_t size;                    //  the caller's sizeof (shoal_event_t)
     int type;                       //  shoal_event_type_t
     char task[SHOAL_TASK_TEXT];     //  START, PROMOTE, DEMOTE, STOP: "job/index"
     char job[SHOAL_NAME_TEXT];      //  and its job
@@ -219,8 +265,9 @@ typedef struct {
 //  close it. -1 before start.
 SHOAL_EXPORT int shoal_node_fd (shoal_node_t *self);
 
-//  Takes the next event. Returns 1 with *event filled, 0 when the queue is
-//  empty, -1 before start.
+//  Takes the next event into *event, whose size the caller set. Returns 1
+//  with *event filled, 0 when the queue is empty, -1 before start or when
+//  event->size is too small.
 SHOAL_EXPORT int shoal_node_event (shoal_node_t *self, shoal_event_t *event);
 
 //  When the lease the application was told it holds ends, into *until_ms:
@@ -264,10 +311,11 @@ SHOAL_EXPORT int shoal_node_report_exit (shoal_node_t *self, const char *task, u
 //  NO_LEADER means nothing was changed: ask again; FAILED with "may still
 //  be applied" means the answer was lost with a leader. Each returns
 //  0 when the cluster answered (result->code says how), or -1 when the
-//  request was refused here or no answer came within timeout_ms (result
-//  then says why).
+//  request was refused here, no answer came within timeout_ms, or cancel
+//  was cancelled (result then says why; CANCELLED for the last).
 
 typedef struct {
+    size_t size;                //  the caller's sizeof (shoal_job_spec_t)
     const char *name;           //  1 to 64 bytes: letters, digits, '.', '_', '-'
     uint32_t parallelism;       //  1 to 65535 tasks
     bool stateful;              //  moves warm up a learner first
@@ -285,16 +333,20 @@ typedef enum {
     SHOAL_RESULT_TIMED_OUT = 4, //  a rescale waited for slots and gave up
     SHOAL_RESULT_PARTIAL = 5,   //  a rescale applied less than asked (at least min)
     SHOAL_RESULT_FAILED = 6,    //  the node could not do it; reason says why
+    SHOAL_RESULT_CANCELLED = 7, //  the caller cancelled the wait; it may still be applied
 } shoal_result_code_t;
 
+//  The result may be NULL; when not, the caller sets its size.
 typedef struct {
+    size_t size;                    //  the caller's sizeof (shoal_result_t)
     int code;                       //  shoal_result_code_t
     char reason[SHOAL_REASON_TEXT]; //  why, when code is not OK
     uint32_t parallelism;           //  submit, rescale: the job's parallelism now
 } shoal_result_t;
 
 SHOAL_EXPORT int shoal_node_submit (shoal_node_t *self, const shoal_job_spec_t *spec,
-                                    uint64_t timeout_ms, shoal_result_t *result);
+                                    uint64_t timeout_ms, shoal_cancel_t *cancel,
+                                    shoal_result_t *result);
 
 //  Sets the job's parallelism. Lowering it applies at once; raising it
 //  waits up to wait_ms for room on the cluster's nodes, then applies the
@@ -302,10 +354,10 @@ SHOAL_EXPORT int shoal_node_submit (shoal_node_t *self, const shoal_job_spec_t *
 //  job as it was (TIMED_OUT). min 0: parallelism itself.
 SHOAL_EXPORT int shoal_node_rescale (shoal_node_t *self, const char *job, uint32_t parallelism,
                                      uint32_t min, uint32_t wait_ms, uint64_t timeout_ms,
-                                     shoal_result_t *result);
+                                     shoal_cancel_t *cancel, shoal_result_t *result);
 
 SHOAL_EXPORT int shoal_node_remove (shoal_node_t *self, const char *job, uint64_t timeout_ms,
-                                    shoal_result_t *result);
+                                    shoal_cancel_t *cancel, shoal_result_t *result);
 
 //  What this node knows of job's committed spec (every node holds every
 //  job's spec): its parallelism and whether it is stateful, and its command
@@ -316,6 +368,25 @@ SHOAL_EXPORT int shoal_node_remove (shoal_node_t *self, const char *job, uint64_
 SHOAL_EXPORT int shoal_node_job (shoal_node_t *self, const char *job, uint32_t *parallelism,
                                  bool *stateful, char *command, size_t command_size, char *why,
                                  size_t why_size);
+
+//  Every job this node knows (every node holds every job's committed
+//  spec), sorted by name: up to max of them into jobs, each item_size
+//  bytes (the caller's sizeof (shoal_job_info_t)); *count is how many there are
+//  (call again with more room when it is above max). *version, when not
+//  NULL, is the jobs' version (its term and number).
+#define SHOAL_REQUIRE_TEXT 2081 //  16 "key=value" labels joined by commas, and a NUL
+typedef struct {
+    char name[SHOAL_NAME_TEXT];
+    uint32_t parallelism;
+    bool stateful;
+    uint32_t weight;
+    size_t require_count;
+    char require[SHOAL_REQUIRE_TEXT]; //  "key=value,key=value"; "" for none
+    char command[SHOAL_COMMAND_TEXT]; //  "" for none
+} shoal_job_info_t;
+
+SHOAL_EXPORT int shoal_node_jobs (shoal_node_t *self, shoal_job_info_t *jobs, size_t item_size,
+                                  size_t max, size_t *count, uint64_t version[2]);
 
 //  ---------------------------------------------------------------------
 //  What the node knows
@@ -329,10 +400,11 @@ typedef struct {
 } shoal_member_t;
 
 //  The members this node knows, itself included, up to max of them into
-//  members; *count is how many there are (call again with more room when
-//  it is above max).
-SHOAL_EXPORT int shoal_node_members (shoal_node_t *self, shoal_member_t *members, size_t max,
-                                     size_t *count);
+//  members, each item_size bytes (the caller's sizeof (shoal_member_t));
+//  *count is how many there are (call again with more room when it is
+//  above max).
+SHOAL_EXPORT int shoal_node_members (shoal_node_t *self, shoal_member_t *members, size_t item_size,
+                                     size_t max, size_t *count);
 
 //  The leader this node follows and its term; id "" when there is none.
 //  A follower names a leader only while that leader's lease (its
@@ -352,10 +424,49 @@ typedef struct {
 } shoal_task_t;
 
 //  The tasks this node holds, as it reports them to the leader (sorted by
-//  task), up to max into tasks; *count as for members. *version is the
-//  assignment version applied (its term and version), when not NULL.
-SHOAL_EXPORT int shoal_node_tasks (shoal_node_t *self, shoal_task_t *tasks, size_t max,
-                                   size_t *count, uint64_t version[2]);
+//  task), up to max into tasks; item_size and *count as for members.
+//  *version is the assignment version applied (its term and version), when
+//  not NULL.
+SHOAL_EXPORT int shoal_node_tasks (shoal_node_t *self, shoal_task_t *tasks, size_t item_size,
+                                   size_t max, size_t *count, uint64_t version[2]);
+
+//  The leader's table, as `shoal status` shows it: every task as the
+//  leader places it, on which node, in which role and state as that node
+//  last reported, and the tasks it places nowhere (node "", reason says
+//  why). A node that does not lead asks the leader, and waits for its
+//  answer up to timeout_ms (at most 10 s; 0: do not ask); with no leader,
+//  no answer in time, or a cancel, it gives its own tasks, and
+//  status->whole is false with status->reason saying why. Up to max rows
+//  into rows, each item_size bytes (the caller's sizeof
+//  (shoal_status_row_t)); *count is how many there were: the table is
+//  asked afresh on each call. status may be NULL; when not, the caller
+//  sets its size.
+typedef struct {
+    char node[SHOAL_NODE_ID_TEXT]; //  "" for a task placed nowhere
+    char task[SHOAL_TASK_TEXT];
+    int role;  //  shoal_role_code_t
+    int state; //  as in shoal_task_t
+    uint64_t lag;
+    uint64_t epoch_term;
+    uint64_t epoch_version;
+    uint32_t restarts;              //  exits in a row (crashloop while above 0)
+    uint32_t last_exit;             //  status 0-255, or 256 + signal
+    char error[SHOAL_REASON_TEXT];  //  why it last failed; "" for none
+    char reason[SHOAL_REASON_TEXT]; //  placed nowhere: why
+} shoal_status_row_t;
+
+typedef struct {
+    size_t size;                     //  the caller's sizeof (shoal_status_info_t)
+    bool whole;                      //  the acting leader's whole table
+    char leader[SHOAL_NODE_ID_TEXT]; //  "" when there is none
+    uint64_t term;                   //  the leader's, or the highest seen with none
+    uint64_t version;                //  the assignment version of the table
+    char reason[SHOAL_REASON_TEXT];  //  why it is not whole, or rows left out
+} shoal_status_info_t;
+
+SHOAL_EXPORT int shoal_node_status (shoal_node_t *self, shoal_status_row_t *rows, size_t item_size,
+                                    size_t max, size_t *count, shoal_status_info_t *status,
+                                    uint64_t timeout_ms, shoal_cancel_t *cancel);
 
 #ifdef __cplusplus
 }

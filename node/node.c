@@ -19,6 +19,7 @@
 
 #include "shoal.h"
 
+#include "cancel.h"
 #include "control.h"
 #include "eventlog.h"
 #include "key.h"
@@ -66,6 +67,8 @@ _Static_assert(SHOAL_NODE_ID_TEXT == SHOAL_ID_TEXT && SHOAL_TASK_TEXT == SHOAL_T
                    SHOAL_COMMAND_TEXT == SHOAL_COMMAND_MAX + 1 &&
                    SHOAL_OPTION_TEXT == SHOAL_OPTIONS_VALUE_MAX + 1,
                "the public texts hold the wire's");
+_Static_assert(SHOAL_REQUIRE_TEXT == SHOAL_LABELS_MAX * (2 * SHOAL_LABEL_MAX + 2) + 1,
+               "the public require text holds every label, key=value and a comma each");
 
 //  Decoded messages live in an arena of this size: the largest frame
 //  decodes into less than four times its size.
@@ -104,17 +107,28 @@ struct _s_call_t {
     const void *in;
     void *out;
     size_t max;
+    size_t item_size; //  of one item of out, as the caller compiled it
     size_t count;
     uint64_t number[2];
     int rc;
     char why[SHOAL_REASON_TEXT];
-    //  A call that waits: the actor answers it by ref, later.
+    //  A call that waits: the actor answers it by ref, later, unless the
+    //  caller gives up first (its timeout, or cancel).
     uint64_t ref;
+    shoal_cancel_t *cancel;
     pthread_mutex_t lock;
     pthread_cond_t done_cond;
     bool done;
     shoal_result_t result;
+    shoal_status_info_t status;
 };
+
+//  Who waits for a status table: a control client's request (ref) or a
+//  call of shoal_node_status.
+typedef struct {
+    uint64_t ref;
+    s_call_t *call;
+} s_asker_t;
 
 //  ---------------------------------------------------------------------
 //  The node, as the application holds it
@@ -148,8 +162,8 @@ typedef struct {
 
 //  A client's status request sent on to the leader.
 typedef struct {
-    uint64_t ref; //  the control server's
-    uint32_t id;  //  the CONTROL-REQ's
+    s_asker_t asker;
+    uint32_t id; //  the CONTROL-REQ's
     shoal_id_t leader;
     uint64_t deadline;
 } s_ask_t;
@@ -1060,8 +1074,8 @@ s_actor_start (s_actor_t *self, char *why, size_t why_size)
         return shoal_why (why, why_size, "control %s: %s", endpoint, reason);
 
     if (options->beacon_port) {
-        if (shoal_transport_beacons_start (self->transport, options->beacon_port, reason,
-                                           sizeof reason) == 0)
+        if (shoal_transport_beacons_start (self->transport, options->beacon_port,
+                                           options->beacon_interface, reason, sizeof reason) == 0)
             self->beacons = true;
         else {
             //  No interface that broadcasts: the node runs on its seeds.
@@ -1442,35 +1456,101 @@ s_rep_ok (s_actor_t *self, uint64_t now, uint32_t id, const char *reason)
     return rep;
 }
 
-//  Answers the status request ref with this node's own tasks, and why.
+//  Copies ours (our_size bytes, the library's struct) into theirs
+//  (their_size bytes, the caller's, compiled against some shoal.h): as much
+//  as both know, zeros past what the library knows. A struct that begins
+//  with its size keeps the caller's.
 static void
-s_status_local (s_actor_t *self, uint64_t now, uint64_t ref, const char *why)
+s_give (void *theirs, size_t their_size, const void *ours, size_t our_size, bool sized)
 {
-    shoal_control_rep_t rep = s_rep_ok (self, now, 0, why);
-    if (s_tasks_list (self, &rep) != 0)
-        rep = (shoal_control_rep_t){ .code = SHOAL_REPLY_FAILED, .reason = "out of memory" };
-    shoal_control_server_answer (self->control, ref, &rep);
+    size_t common = their_size < our_size ? their_size : our_size;
+    memcpy (theirs, ours, common);
+    if (their_size > common)
+        memset ((char *) theirs + common, 0, their_size - common);
+    if (sized)
+        memcpy (theirs, &their_size, sizeof their_size);
 }
 
-//  Takes the client's status request ref when it waits for the leader's
-//  table: sent on to the leader, or answered now with this node's tasks
-//  and why. False when this node answers it as it is (it leads, or the
-//  client does not wait).
+//  Fills the status call's rows and status from rep; whole when rep is
+//  the acting leader's table.
+static void
+s_status_fill (s_call_t *call, const shoal_control_rep_t *rep, bool whole)
+{
+    for (uint32_t i = 0; i < rep->task_count && i < call->max; i++) {
+        const shoal_task_report_t *from = &rep->tasks[i];
+        shoal_status_row_t row = { .role = from->status.role,
+                                   .state = from->status.state,
+                                   .lag = from->status.lag,
+                                   .epoch_term = from->status.epoch.term,
+                                   .epoch_version = from->status.epoch.version,
+                                   .restarts = from->status.restarts,
+                                   .last_exit = from->status.last_exit };
+        shoal_id_format (from->node.bytes, true, row.node);
+        snprintf (row.task, sizeof row.task, "%s", from->status.task);
+        snprintf (row.error, sizeof row.error, "%s", from->status.error ? from->status.error : "");
+        snprintf (row.reason, sizeof row.reason, "%s", from->reason ? from->reason : "");
+        s_give ((char *) call->out + i * call->item_size, call->item_size, &row, sizeof row, false);
+    }
+    call->count = rep->task_count;
+    call->status = (shoal_status_info_t){ .size = sizeof call->status,
+                                          .whole = whole && rep->code == SHOAL_REPLY_OK,
+                                          .term = rep->term,
+                                          .version = rep->version };
+    shoal_id_format (rep->leader.bytes, true, call->status.leader);
+    snprintf (call->status.reason, sizeof call->status.reason, "%s",
+              rep->reason ? rep->reason : "");
+    call->rc = rep->code == SHOAL_REPLY_OK ? 0 : -1;
+}
+
+//  Gives rep to whoever asked for a status: the control client, or the
+//  call, which is then done.
+static void
+s_status_give (s_actor_t *self, s_asker_t asker, const shoal_control_rep_t *rep, bool whole)
+{
+    if (!asker.call) {
+        shoal_control_server_answer (self->control, asker.ref, rep);
+        return;
+    }
+    pthread_mutex_lock (&asker.call->lock);
+    s_status_fill (asker.call, rep, whole);
+    asker.call->done = true;
+    pthread_cond_signal (&asker.call->done_cond);
+    pthread_mutex_unlock (&asker.call->lock);
+}
+
+//  Answers asker with this node's own tasks, and why; the whole table when
+//  this node acts as leader by now.
+static void
+s_status_local (s_actor_t *self, uint64_t now, s_asker_t asker, const char *why)
+{
+    shoal_control_rep_t rep = s_rep_ok (self, now, 0, why);
+    bool whole = shoal_elector_acting (shoal_peer_elector (self->peer), now);
+    if (whole)
+        rep.reason = "";
+    if (s_tasks_list (self, &rep) != 0)
+        rep = (shoal_control_rep_t){ .code = SHOAL_REPLY_FAILED, .reason = "out of memory" };
+    s_status_give (self, asker, &rep, whole);
+}
+
+//  Takes asker's status request, which waits up to wait_ms for the
+//  leader's table: sent on to the leader, or answered now with this node's
+//  tasks and why. False when this node answers it as it is (it leads, or
+//  the asker does not wait).
 static bool
-s_status_ask (s_actor_t *self, uint64_t now, uint64_t ref, const shoal_control_req_t *req)
+s_status_ask (s_actor_t *self, uint64_t now, s_asker_t asker, uint64_t wait_ms)
 {
     shoal_elector_t *elector = shoal_peer_elector (self->peer);
-    if (!req->timeout_ms || shoal_elector_acting (elector, now))
+    if (!wait_ms || shoal_elector_acting (elector, now))
         return false;
     shoal_id_t leader;
     uint64_t term;
     if (shoal_peer_leader (self->peer, now, &leader, &term) != 0 ||
         memcmp (&leader, &self->id, sizeof leader) == 0) {
-        s_status_local (self, now, ref, "no leader acts now: this node's own tasks");
+        s_status_local (self, now, asker, "no leader acts now: this node's own tasks");
         return true;
     }
     if (self->ask_count == S_ASKS_MAX) {
-        s_status_local (self, now, ref,
+        s_status_local (self, now, asker,
                         "too many status requests wait for the leader: this node's own tasks");
         return true;
     }
@@ -1480,9 +1560,9 @@ s_status_ask (s_actor_t *self, uint64_t now, uint64_t ref, const shoal_control_r
     shoal_life_t to = { .life = 0 };
     memcpy (to.id, leader.bytes, SHOAL_ID_SIZE);
     s_send (self, &to, NULL, &msg);
-    uint32_t wait = req->timeout_ms < S_ASK_WAIT_MAX ? req->timeout_ms : S_ASK_WAIT_MAX;
+    uint64_t wait = wait_ms < S_ASK_WAIT_MAX ? wait_ms : S_ASK_WAIT_MAX;
     self->asks[self->ask_count++] =
-        (s_ask_t){ .ref = ref, .id = id, .leader = leader, .deadline = now + wait };
+        (s_ask_t){ .asker = asker, .id = id, .leader = leader, .deadline = now + wait };
     return true;
 }
 
@@ -1521,12 +1601,12 @@ s_status_message (s_actor_t *self, uint64_t now, const shoal_transport_in_t *in)
         if (ask->id != msg->u.control_rep.id ||
             memcmp (ask->leader.bytes, in->envelope.sender.id, SHOAL_ID_SIZE) != 0)
             continue;
-        uint64_t ref = ask->ref;
+        s_asker_t asker = ask->asker;
         *ask = self->asks[--self->ask_count];
         if (msg->u.control_rep.code == SHOAL_REPLY_OK)
-            shoal_control_server_answer (self->control, ref, &msg->u.control_rep);
+            s_status_give (self, asker, &msg->u.control_rep, true);
         else
-            s_status_local (self, now, ref, "the leader no longer acts: this node's own tasks");
+            s_status_local (self, now, asker, "the leader no longer acts: this node's own tasks");
         return true;
     }
     return true; //  an answer no one waits for any more
@@ -1540,11 +1620,23 @@ s_asks_expire (s_actor_t *self, uint64_t now)
             i++;
             continue;
         }
-        uint64_t ref = self->asks[i].ref;
+        s_asker_t asker = self->asks[i].asker;
         self->asks[i] = self->asks[--self->ask_count];
         shoal_arena_reset (&self->arena);
-        s_status_local (self, now, ref, "the leader did not answer in time: this node's own tasks");
+        s_status_local (self, now, asker,
+                        "the leader did not answer in time: this node's own tasks");
     }
+}
+
+//  Forgets the status asks of call, which gave up waiting.
+static void
+s_asks_forget (s_actor_t *self, const s_call_t *call)
+{
+    for (size_t i = 0; i < self->ask_count;)
+        if (self->asks[i].asker.call == call)
+            self->asks[i] = self->asks[--self->ask_count];
+        else
+            i++;
 }
 
 static void s_leave_start (s_actor_t *self, uint64_t now);
@@ -1568,7 +1660,7 @@ s_control (s_actor_t *self, uint64_t now)
                                              .reason = "out of memory" };
             break;
         case SHOAL_OP_STATUS:
-            if (s_status_ask (self, now, ref, &req))
+            if (s_status_ask (self, now, (s_asker_t){ .ref = ref }, req.timeout_ms))
                 continue; //  answered with the leader's table, or this node's
             if (s_tasks_list (self, &rep) != 0)
                 rep = (shoal_control_rep_t){ .id = req.id,
@@ -1654,6 +1746,7 @@ static void
 s_call_forget (s_actor_t *self, s_call_t *call)
 {
     s_waiter_find (self, 0, call);
+    s_asks_forget (self, call);
 }
 
 static void
@@ -1698,14 +1791,17 @@ s_call_members (s_actor_t *self, s_call_t *call)
 {
     shoal_membership_t *membership = shoal_peer_membership (self->peer);
     size_t size = shoal_membership_size (membership);
-    shoal_member_t *out = call->out;
     call->count = 0;
     for (size_t i = 0; i < size; i++) {
         shoal_membership_member_t member;
         if (shoal_membership_member_at (membership, i, &member) != 0)
             continue;
-        if (call->count < call->max)
-            s_member_copy (&member, &out[call->count]);
+        if (call->count < call->max) {
+            shoal_member_t copy;
+            s_member_copy (&member, &copy);
+            s_give ((char *) call->out + call->count * call->item_size, call->item_size, &copy,
+                    sizeof copy, false);
+        }
         call->count++;
     }
     call->rc = 0;
@@ -1730,14 +1826,15 @@ s_call_tasks (s_actor_t *self, s_call_t *call)
     shoal_tasks_t *tasks = shoal_peer_tasks (self->peer);
     const shoal_task_status_t *list;
     size_t count = shoal_tasks_list (tasks, &list);
-    shoal_task_t *out = call->out;
     for (size_t i = 0; i < count && i < call->max; i++) {
-        out[i] = (shoal_task_t){ .role = list[i].role,
-                                 .state = list[i].state,
-                                 .lag = list[i].lag,
-                                 .epoch_term = list[i].epoch.term,
-                                 .epoch_version = list[i].epoch.version };
-        snprintf (out[i].task, sizeof out[i].task, "%s", list[i].task);
+        shoal_task_t task = { .role = list[i].role,
+                              .state = list[i].state,
+                              .lag = list[i].lag,
+                              .epoch_term = list[i].epoch.term,
+                              .epoch_version = list[i].epoch.version };
+        snprintf (task.task, sizeof task.task, "%s", list[i].task);
+        s_give ((char *) call->out + i * call->item_size, call->item_size, &task, sizeof task,
+                false);
     }
     call->count = count;
     shoal_epoch_t version = shoal_tasks_version (tasks);
@@ -1769,6 +1866,66 @@ s_call_job (s_actor_t *self, s_call_t *call)
     }
     shoal_why (call->why, sizeof call->why, "no job %s", (const char *) call->in);
     call->rc = -1;
+}
+
+//  A job's requirements as text: "key=value,key=value".
+static void
+s_require_text (const shoal_jobspec_t *spec, char text[SHOAL_REQUIRE_TEXT])
+{
+    size_t used = 0;
+    text[0] = 0;
+    for (uint32_t i = 0; i < spec->require_count; i++)
+        used += (size_t) snprintf (text + used, SHOAL_REQUIRE_TEXT - used, "%s%s=%s", i ? "," : "",
+                                   spec->require[i].key, spec->require[i].value);
+}
+
+static void
+s_call_jobs (s_actor_t *self, s_call_t *call)
+{
+    const shoal_jobspec_t *specs;
+    shoal_jobs_t *jobs = shoal_peer_jobs (self->peer);
+    size_t count = shoal_jobs_specs (jobs, &specs);
+    call->count = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (specs[i].parallelism == 0)
+            continue; //  removed
+        if (call->count < call->max) {
+            shoal_job_info_t job = { .parallelism = specs[i].parallelism,
+                                     .stateful = specs[i].stateful,
+                                     .weight = specs[i].weight,
+                                     .require_count = specs[i].require_count };
+            snprintf (job.name, sizeof job.name, "%s", specs[i].name);
+            snprintf (job.command, sizeof job.command, "%s", specs[i].command);
+            s_require_text (&specs[i], job.require);
+            s_give ((char *) call->out + call->count * call->item_size, call->item_size, &job,
+                    sizeof job, false);
+        }
+        call->count++;
+    }
+    shoal_jobs_name (jobs, &call->number[0], &call->number[1]);
+    call->rc = 0;
+}
+
+//  The status table: answered now (rc 0 or -1), or once the leader
+//  answers (rc 1: the call waits for its answer).
+static void
+s_call_status (s_actor_t *self, s_call_t *call)
+{
+    uint64_t now = s_now ();
+    s_asker_t asker = { .call = call };
+    shoal_arena_reset (&self->arena);
+    if (s_status_ask (self, now, asker, call->number[0])) {
+        call->rc = call->done ? call->rc : 1;
+        return;
+    }
+    shoal_control_rep_t rep = s_rep_ok (self, now, 0, "");
+    bool whole = shoal_elector_acting (shoal_peer_elector (self->peer), now);
+    if (!whole)
+        rep.reason = call->number[0] ? "no leader acts now: this node's own tasks"
+                                     : "not asked of the leader: this node's own tasks";
+    if (s_tasks_list (self, &rep) != 0)
+        rep = (shoal_control_rep_t){ .code = SHOAL_REPLY_FAILED, .reason = "out of memory" };
+    s_status_fill (call, &rep, whole);
 }
 
 //  ---------------------------------------------------------------------
@@ -1815,8 +1972,9 @@ s_call (shoal_node_t *self, s_call_t *call)
     return rc;
 }
 
-//  Waits until the actor answered call, or timeout_ms passed; then makes
-//  sure the actor forgets it. Returns true when it was answered.
+//  Waits until the actor answered call, timeout_ms passed, or call->cancel
+//  was cancelled; then makes sure the actor forgets it. Returns true when
+//  it was answered.
 static bool
 s_call_wait (shoal_node_t *self, s_call_t *call, uint64_t timeout_ms)
 {
@@ -1828,12 +1986,12 @@ s_call_wait (shoal_node_t *self, s_call_t *call, uint64_t timeout_ms)
         until.tv_sec++;
         until.tv_nsec -= 1000000000;
     }
+    shoal_wait_t wait = { .lock = &call->lock, .cond = &call->done_cond };
+    shoal_cancel_watch (call->cancel, &wait);
     pthread_mutex_lock (&call->lock);
-    while (!call->done)
-        if (pthread_cond_timedwait (&call->done_cond, &call->lock, &until) == ETIMEDOUT)
-            break;
-    bool done = call->done;
+    bool done = shoal_cancel_wait (call->cancel, &wait, &call->done, &until);
     pthread_mutex_unlock (&call->lock);
+    shoal_cancel_unwatch (call->cancel, &wait);
     if (!done) {
         call->run = s_call_forget;
         s_call (self, call);
@@ -1984,14 +2142,18 @@ shoal_node_start (shoal_node_t *self, char *why, size_t why_size)
 }
 
 int
-shoal_node_leave (shoal_node_t *self, uint64_t timeout_ms, char *why, size_t why_size)
+shoal_node_leave (shoal_node_t *self, uint64_t timeout_ms, shoal_cancel_t *cancel, char *why,
+                  size_t why_size)
 {
     if (!self)
         return s_reason (why, why_size, "no node");
+    if (shoal_cancelled (cancel))
+        return s_reason (why, why_size, "cancelled before the leave began: the node runs on");
     s_call_t call;
     if (s_call_init (&call) != 0)
         return s_reason (why, why_size, "out of memory");
     call.run = s_call_leave;
+    call.cancel = cancel;
     int rc = s_call (self, &call);
     if (rc == 0 && call.rc == 1)
         rc = s_call_wait (self, &call, timeout_ms ? timeout_ms : self->options->leave_timeout_ms)
@@ -2001,7 +2163,9 @@ shoal_node_leave (shoal_node_t *self, uint64_t timeout_ms, char *why, size_t why
         rc = -1;
     if (rc != 0)
         shoal_why (why, why_size, "%s",
-                   call.why[0] ? call.why : "the leave did not finish in time");
+                   call.why[0]                ? call.why
+                   : shoal_cancelled (cancel) ? "the leave was cancelled before it finished"
+                                              : "the leave did not finish in time");
     s_call_fini (&call);
     pthread_mutex_lock (&self->call_lock);
     zactor_destroy (&self->actor);
@@ -2037,12 +2201,12 @@ shoal_node_fd (shoal_node_t *self)
 int
 shoal_node_event (shoal_node_t *self, shoal_event_t *event)
 {
-    if (!self || self->events_fd < 0)
+    if (!self || self->events_fd < 0 || !event || event->size < sizeof *event)
         return -1;
     pthread_mutex_lock (&self->events_lock);
     int rc = 0;
     if (self->events_count) {
-        *event = self->events[self->events_head];
+        s_give (event, event->size, &self->events[self->events_head], sizeof *event, true);
         self->events_head = (self->events_head + 1) % self->events_size;
         if (event->type == SHOAL_EVENT_LEASE)
             self->lease_events--;
@@ -2117,57 +2281,86 @@ shoal_node_report_exit (shoal_node_t *self, const char *task, uint32_t restarts,
     return rc;
 }
 
+//  Gives the caller its result (NULL: none wanted), and returns rc.
+static int
+s_result (shoal_result_t *theirs, const shoal_result_t *ours, int rc)
+{
+    if (theirs)
+        s_give (theirs, theirs->size, ours, sizeof *ours, true);
+    return rc;
+}
+
+//  A result of code for a request that did not get the cluster's answer.
+static int
+s_unanswered (shoal_result_t *theirs, int code, const char *reason)
+{
+    shoal_result_t ours = { .code = code };
+    snprintf (ours.reason, sizeof ours.reason, "%s", reason);
+    return s_result (theirs, &ours, -1);
+}
+
 //  Sends a request to the cluster and waits for its answer.
 static int
 s_request (shoal_node_t *self, const shoal_control_req_t *req, uint64_t timeout_ms,
-           shoal_result_t *result)
+           shoal_cancel_t *cancel, shoal_result_t *result)
 {
-    shoal_result_t ignored;
-    result = result ? result : &ignored;
-    *result = (shoal_result_t){ .code = SHOAL_RESULT_FAILED };
     s_call_t call;
-    if (!self || s_call_init (&call) != 0) {
-        snprintf (result->reason, sizeof result->reason, self ? "out of memory" : "no node");
-        return -1;
-    }
+    if (!self)
+        return s_unanswered (result, SHOAL_RESULT_FAILED, "no node");
+    if (shoal_cancelled (cancel))
+        return s_unanswered (result, SHOAL_RESULT_CANCELLED, "cancelled before it was sent");
+    if (s_call_init (&call) != 0)
+        return s_unanswered (result, SHOAL_RESULT_FAILED, "out of memory");
     call.run = s_call_request;
     call.in = req;
+    call.cancel = cancel;
     int rc = -1;
     if (s_call (self, &call) != 0 || call.rc != 0)
-        snprintf (result->reason, sizeof result->reason, "%s", call.why);
+        s_unanswered (result, SHOAL_RESULT_FAILED, call.why);
     else if (!s_call_wait (self, &call, timeout_ms ? timeout_ms : 30000))
-        snprintf (result->reason, sizeof result->reason, "no answer came in time");
-    else {
-        *result = call.result;
-        rc = 0;
-    }
+        shoal_cancelled (cancel)
+            ? s_unanswered (result, SHOAL_RESULT_CANCELLED,
+                            "cancelled while waiting: the request may still be applied")
+            : s_unanswered (result, SHOAL_RESULT_FAILED, "no answer came in time");
+    else
+        rc = s_result (result, &call.result, 0);
     s_call_fini (&call);
     return rc;
 }
 
+//  A result the caller's struct can take: NULL, or one whose size holds
+//  the 0.2 layout.
+static bool
+s_result_fits (const shoal_result_t *result)
+{
+    return !result || result->size >= sizeof *result;
+}
+
 int
-shoal_node_submit (shoal_node_t *self, const shoal_job_spec_t *spec, uint64_t timeout_ms,
-                   shoal_result_t *result)
+shoal_node_submit (shoal_node_t *self, const shoal_job_spec_t *theirs, uint64_t timeout_ms,
+                   shoal_cancel_t *cancel, shoal_result_t *result)
 {
     shoal_label_t require[SHOAL_LABELS_MAX];
     char texts[SHOAL_LABELS_MAX][2 * SHOAL_LABEL_MAX + 2];
-    shoal_result_t ignored;
-    result = result ? result : &ignored;
-    if (!spec || !spec->name || spec->require_count > SHOAL_LABELS_MAX) {
-        *result = (shoal_result_t){ .code = SHOAL_RESULT_INVALID };
-        snprintf (result->reason, sizeof result->reason,
-                  !spec || !spec->name ? "a job needs a name" : "at most 16 required labels");
+    if (!s_result_fits (result))
         return -1;
-    }
+    if (!theirs || theirs->size < sizeof *theirs)
+        return s_unanswered (result, SHOAL_RESULT_INVALID,
+                             theirs ? "the job spec's size is below the 0.2 layout: set .size = "
+                                      "sizeof (shoal_job_spec_t)"
+                                    : "no job spec");
+    //  Fields past the library's are the caller's newer ones: not read.
+    shoal_job_spec_t copy, *spec = &copy;
+    memcpy (&copy, theirs, sizeof copy);
+    if (!spec->name || spec->require_count > SHOAL_LABELS_MAX)
+        return s_unanswered (result, SHOAL_RESULT_INVALID,
+                             !spec->name ? "a job needs a name" : "at most 16 required labels");
     for (size_t i = 0; i < spec->require_count; i++) {
         const char *label = spec->require[i];
         const char *equals = label ? strchr (label, '=') : NULL;
-        if (!equals || strlen (label) >= sizeof texts[i]) {
-            *result = (shoal_result_t){ .code = SHOAL_RESULT_INVALID };
-            snprintf (result->reason, sizeof result->reason,
-                      "a required label is key=value, of at most 64 bytes each");
-            return -1;
-        }
+        if (!equals || strlen (label) >= sizeof texts[i])
+            return s_unanswered (result, SHOAL_RESULT_INVALID,
+                                 "a required label is key=value, of at most 64 bytes each");
         snprintf (texts[i], sizeof texts[i], "%s", label);
         texts[i][equals - label] = 0;
         require[i] = (shoal_label_t){ texts[i], texts[i] + (equals - label) + 1 };
@@ -2180,13 +2373,16 @@ shoal_node_submit (shoal_node_t *self, const shoal_job_spec_t *spec, uint64_t ti
                             .require = require,
                             .command = spec->command ? spec->command : "" };
     shoal_control_req_t req = { .op = SHOAL_OP_SUBMIT, .job = spec->name, .spec = &job };
-    return s_request (self, &req, timeout_ms, result);
+    return s_request (self, &req, timeout_ms, cancel, result);
 }
 
 int
 shoal_node_rescale (shoal_node_t *self, const char *job, uint32_t parallelism, uint32_t min,
-                    uint32_t wait_ms, uint64_t timeout_ms, shoal_result_t *result)
+                    uint32_t wait_ms, uint64_t timeout_ms, shoal_cancel_t *cancel,
+                    shoal_result_t *result)
 {
+    if (!s_result_fits (result))
+        return -1;
     shoal_control_req_t req = { .op = SHOAL_OP_RESCALE,
                                 .job = job ? job : "",
                                 .parallelism = parallelism,
@@ -2195,14 +2391,17 @@ shoal_node_rescale (shoal_node_t *self, const char *job, uint32_t parallelism, u
     //  The answer comes after the wait at the latest.
     if (timeout_ms && timeout_ms < (uint64_t) wait_ms + 1000)
         timeout_ms = (uint64_t) wait_ms + 1000;
-    return s_request (self, &req, timeout_ms, result);
+    return s_request (self, &req, timeout_ms, cancel, result);
 }
 
 int
-shoal_node_remove (shoal_node_t *self, const char *job, uint64_t timeout_ms, shoal_result_t *result)
+shoal_node_remove (shoal_node_t *self, const char *job, uint64_t timeout_ms, shoal_cancel_t *cancel,
+                   shoal_result_t *result)
 {
+    if (!s_result_fits (result))
+        return -1;
     shoal_control_req_t req = { .op = SHOAL_OP_REMOVE, .job = job ? job : "" };
-    return s_request (self, &req, timeout_ms, result);
+    return s_request (self, &req, timeout_ms, cancel, result);
 }
 
 int
@@ -2231,20 +2430,44 @@ shoal_node_job (shoal_node_t *self, const char *job, uint32_t *parallelism, bool
     return rc;
 }
 
-int
-shoal_node_members (shoal_node_t *self, shoal_member_t *members, size_t max, size_t *count)
+//  A list call's room: max items of item_size bytes at items, each of at
+//  least the 0.2 layout (our_size).
+static bool
+s_room (const void *items, size_t item_size, size_t max, size_t our_size)
+{
+    return !max || (items && item_size >= our_size);
+}
+
+//  Runs the list call run, which fills up to max items of item_size bytes
+//  (our_size in the 0.2 layout) at items; *count and version[2] (each when
+//  not NULL) take its count and the version it names.
+static int
+s_list (shoal_node_t *self, void (*run) (s_actor_t *, s_call_t *), void *items, size_t item_size,
+        size_t our_size, size_t max, size_t *count, uint64_t version[2])
 {
     s_call_t call;
-    if (!self || (max && !members) || s_call_init (&call) != 0)
+    if (!self || !s_room (items, item_size, max, our_size) || s_call_init (&call) != 0)
         return -1;
-    call.run = s_call_members;
-    call.out = members;
+    call.run = run;
+    call.out = items;
+    call.item_size = item_size;
     call.max = max;
     int rc = s_call (self, &call);
     if (rc == 0 && count)
         *count = call.count;
+    if (rc == 0 && version) {
+        version[0] = call.number[0];
+        version[1] = call.number[1];
+    }
     s_call_fini (&call);
     return rc;
+}
+
+int
+shoal_node_members (shoal_node_t *self, shoal_member_t *members, size_t item_size, size_t max,
+                    size_t *count)
+{
+    return s_list (self, s_call_members, members, item_size, sizeof *members, max, count, NULL);
 }
 
 int
@@ -2270,24 +2493,60 @@ shoal_node_leader (shoal_node_t *self, char id[SHOAL_NODE_ID_TEXT], uint64_t *te
 }
 
 int
-shoal_node_tasks (shoal_node_t *self, shoal_task_t *tasks, size_t max, size_t *count,
-                  uint64_t version[2])
+shoal_node_tasks (shoal_node_t *self, shoal_task_t *tasks, size_t item_size, size_t max,
+                  size_t *count, uint64_t version[2])
+{
+    return s_list (self, s_call_tasks, tasks, item_size, sizeof *tasks, max, count, version);
+}
+
+int
+shoal_node_jobs (shoal_node_t *self, shoal_job_info_t *jobs, size_t item_size, size_t max,
+                 size_t *count, uint64_t version[2])
+{
+    return s_list (self, s_call_jobs, jobs, item_size, sizeof *jobs, max, count, version);
+}
+
+//  Runs the status call; when it waits for the leader, waits up to
+//  timeout_ms and a second more (the actor answers by the timeout, with
+//  this node's own tasks at worst), or until cancel. A cancelled wait is
+//  answered with this node's own tasks. Returns the call's rc.
+static int
+s_status (shoal_node_t *self, s_call_t *call, uint64_t timeout_ms)
+{
+    call->number[0] = shoal_cancelled (call->cancel) ? 0 : timeout_ms;
+    if (s_call (self, call) != 0)
+        return -1;
+    if (call->rc != 1)
+        return call->rc;
+    if (s_call_wait (self, call, timeout_ms + 1000))
+        return call->rc;
+    call->number[0] = 0;
+    if (s_call (self, call) != 0)
+        return -1;
+    snprintf (call->status.reason, sizeof call->status.reason, "%s: this node's own tasks",
+              shoal_cancelled (call->cancel) ? "cancelled" : "the leader did not answer in time");
+    return call->rc;
+}
+
+int
+shoal_node_status (shoal_node_t *self, shoal_status_row_t *rows, size_t item_size, size_t max,
+                   size_t *count, shoal_status_info_t *status, uint64_t timeout_ms,
+                   shoal_cancel_t *cancel)
 {
     s_call_t call;
-    if (!self || (max && !tasks) || s_call_init (&call) != 0)
+    if (!self || !s_room (rows, item_size, max, sizeof *rows) ||
+        (status && status->size < sizeof *status) || s_call_init (&call) != 0)
         return -1;
-    call.run = s_call_tasks;
-    call.out = tasks;
+    call.run = s_call_status;
+    call.out = rows;
+    call.item_size = item_size;
     call.max = max;
-    int rc = s_call (self, &call);
-    if (rc == 0) {
-        if (count)
-            *count = call.count;
-        if (version) {
-            version[0] = call.number[0];
-            version[1] = call.number[1];
-        }
-    }
+    call.cancel = cancel;
+    int rc = s_status (self, &call, timeout_ms);
+    if (rc == 0 && count)
+        *count = call.count;
+    if (rc == 0 && status)
+        s_give (status, status->size, &call.status, sizeof call.status, true);
     s_call_fini (&call);
     return rc;
 }

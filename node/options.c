@@ -9,12 +9,14 @@
 */
 
 #include "options.h"
+#include "shoal.h"
 #include "why.h"
 
 #include "wire.h"
 
 #include <arpa/inet.h>
 #include <assert.h>
+#include <net/if.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -30,6 +32,7 @@ _Static_assert(SHOAL_OPTIONS_NAME_MAX <= SHOAL_LABEL_MAX, "a label fits the wire
 _Static_assert(SHOAL_OPTIONS_JOB_MAX == SHOAL_NAME_MAX, "a node can handle any job there can be");
 _Static_assert(SHOAL_OPTIONS_LABELS_MAX == SHOAL_LABELS_MAX, "a node's labels fit the wire");
 _Static_assert(SHOAL_OPTIONS_HANDLES_MAX == SHOAL_HANDLES_MAX, "a node's handles fit the wire");
+_Static_assert(SHOAL_OPTIONS_IFNAME_MAX == IFNAMSIZ - 1, "an interface name is as the kernel's");
 
 //  A host:port written out: a host, two brackets, a colon and five digits.
 #define HOSTPORT_TEXT_MAX (SHOAL_OPTIONS_HOST_MAX + 8)
@@ -41,6 +44,7 @@ typedef enum {
     K_NAME,      //  char[]: 1 to max of [A-Za-z0-9._-], or "" when min is 0
     K_PATH,      //  char[]: any text, of at least min bytes
     K_ENDPOINT,  //  char[]: "", ipc://PATH or tcp://HOST:PORT
+    K_INTERFACE, //  char[]: "", "*" or a network interface's name
     K_HOSTPORT,  //  shoal_option_hostport_t: "" only when min is 0; at most max bytes written
     K_NUMBER,    //  an unsigned integer of size bytes, min to max
     K_DURATION,  //  uint64_t milliseconds, min to max
@@ -65,6 +69,7 @@ typedef struct {
 #define NAME(member)                  .kind = K_NAME, FIELD (member), .max = SHOAL_OPTIONS_NAME_MAX
 #define PATH(member, least)           .kind = K_PATH, FIELD (member), .min = least
 #define ENDPOINT(member)              .kind = K_ENDPOINT, FIELD (member)
+#define INTERFACE(member)             .kind = K_INTERFACE, FIELD (member)
 #define HOSTPORT(member, least, most) .kind = K_HOSTPORT, FIELD (member), .min = least, .max = most
 #define NUMBER(member, low, high)     .kind = K_NUMBER, FIELD (member), .min = low, .max = high
 #define DURATION(member)              .kind = K_DURATION, FIELD (member), .max = SHOAL_OPTIONS_DURATION_MAX
@@ -97,6 +102,10 @@ static const s_option_t s_options[] = {
     { { "beacon-port", "port", "7947", "0..65535",
         "UDP port of discovery beacons; 0 turns beacons off" },
       NUMBER (beacon_port, 0, 65535) },
+    { { "beacon-interface", "interface", "", "* or a name of at most 15 bytes",
+        "the network interface beacons use; *: all; empty: ZSYS_INTERFACE, else the first that "
+        "broadcasts" },
+      INTERFACE (beacon_interface) },
     { { "join", "host:port list", "", "at most 256",
         "seed addresses to join through, names resolved when joining; while none answers, "
         "the node warns and does not lead a cluster of one" },
@@ -169,6 +178,37 @@ const shoal_option_info_t *
 shoal_options_info (size_t index)
 {
     return index < OPTION_COUNT ? &s_options[index].info : NULL;
+}
+
+//  The public view of the table (shoal.h). The caller's struct may be of
+//  an older layout (smaller) or a newer one (larger): the library writes
+//  the fields both know and zeroes the ones it does not know of, so that a
+//  binding built against a newer header reads NULL, not garbage.
+#define SPEC_LEAST (offsetof (shoal_option_spec_t, doc) + sizeof (const char *))
+
+size_t
+shoal_option_count (void)
+{
+    return OPTION_COUNT;
+}
+
+int
+shoal_option_at (size_t index, shoal_option_spec_t *spec)
+{
+    if (!spec || spec->size < SPEC_LEAST || index >= OPTION_COUNT)
+        return -1;
+    size_t size = spec->size;
+    const shoal_option_info_t *info = &s_options[index].info;
+    shoal_option_spec_t full = { .size = size,
+                                 .key = info->key,
+                                 .type = info->type,
+                                 .default_text = info->default_text,
+                                 .range = info->range,
+                                 .doc = info->doc };
+    memcpy (spec, &full, size < sizeof full ? size : sizeof full);
+    if (size > sizeof full)
+        memset ((char *) spec + sizeof full, 0, size - sizeof full);
+    return 0;
 }
 
 static const s_option_t *
@@ -439,6 +479,29 @@ s_parse_endpoint (const char *key, const char *text, char *out, char *why, size_
     return 0;
 }
 
+//  An interface's name as the kernel takes one (dev_valid_name): at most
+//  IFNAMSIZ - 1 bytes, without '/' or whitespace, and not "." or "..".
+//  ':' stays allowed, as getifaddrs names an address's label "eth0:1".
+//  Control characters were refused before. Whether it exists is for the
+//  beacons to find out when they start; "*" is czmq's word for all.
+static int
+s_parse_interface (const char *key, const char *text, char *out, char *why, size_t why_size)
+{
+    size_t length = strlen (text);
+    if (length > SHOAL_OPTIONS_IFNAME_MAX)
+        return shoal_why (why, why_size,
+                          "%s: '%s' is longer than %d bytes, the most an interface's name has", key,
+                          s_quote (text).text, SHOAL_OPTIONS_IFNAME_MAX);
+    if (strpbrk (text, "/ \t\n\v\f\r"))
+        return shoal_why (why, why_size,
+                          "%s: '%s' holds a '/' or a space, which no interface's name does", key,
+                          s_quote (text).text);
+    if (strcmp (text, ".") == 0 || strcmp (text, "..") == 0)
+        return shoal_why (why, why_size, "%s: '%s' is not an interface's name", key, text);
+    memcpy (out, text, length + 1);
+    return 0;
+}
+
 //  The units a duration takes, largest first, as get writes them.
 static const struct {
     const char *name;
@@ -566,6 +629,8 @@ s_parse (const s_option_t *option, const char *text, s_value_t *value, char *why
         return 0;
     case K_ENDPOINT:
         return s_parse_endpoint (key, text, value->text, why, why_size);
+    case K_INTERFACE:
+        return s_parse_interface (key, text, value->text, why, why_size);
     case K_HOSTPORT: {
         if (s_parse_hostport (key, text, option->min == 0, &value->hostport, why, why_size) != 0)
             return -1;
@@ -645,6 +710,7 @@ s_store (shoal_options_t *self, const s_option_t *option, const s_value_t *value
     case K_NAME:
     case K_PATH:
     case K_ENDPOINT:
+    case K_INTERFACE:
         memcpy (field, value->text, option->size);
         break;
     case K_HOSTPORT:
@@ -667,6 +733,7 @@ s_write_scalar (s_writer_t *writer, const shoal_options_t *self, const s_option_
     case K_NAME:
     case K_PATH:
     case K_ENDPOINT:
+    case K_INTERFACE:
         s_write (writer, "%s", field);
         break;
     case K_HOSTPORT:

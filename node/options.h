@@ -52,6 +52,7 @@
 #define SHOAL_OPTIONS_NAME_MAX     63                    //  a node name, a label key or value
 #define SHOAL_OPTIONS_JOB_MAX      64                    //  a job name, as rebalance/jobs.h takes
 #define SHOAL_OPTIONS_HOST_MAX     253                   //  a DNS name
+#define SHOAL_OPTIONS_IFNAME_MAX   15                    //  a network interface: IFNAMSIZ - 1
 #define SHOAL_OPTIONS_FILE_MAX     (1 << 20)             //  a config file
 #define SHOAL_OPTIONS_LINE_MAX     8192                  //  a line of it, without its end
 #define SHOAL_OPTIONS_DURATION_MAX (24 * 3600 * 1000ull) //  in ms
@@ -120,6 +121,9 @@ typedef struct {
     char cluster[SHOAL_OPTIONS_NAME_MAX + 1];
     char data_dir[SHOAL_OPTIONS_VALUE_MAX + 1];
     shoal_option_hostport_t bind;
+    //  Of beacons. "": czmq's choice (ZSYS_INTERFACE, else the first that
+    //  broadcasts); "*": all.
+    char beacon_interface[SHOAL_OPTIONS_IFNAME_MAX + 1];
     shoal_option_hostport_t advertise;          //  host "": derived from bind
     uint16_t beacon_port;                       //  0: no beacons
     shoal_option_list_t join;                   //  of shoal_option_hostport_t

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -357,26 +358,75 @@ shoal_transport_beacons (const shoal_transport_t *self)
     return self->beacons;
 }
 
+//  czmq's zbeacon takes its interface from a setting of the whole process
+//  (zsys_interface), which it reads while it configures. Nodes of one
+//  process may each want their own, so each sets it for its CONFIGURE
+//  alone, under this lock, and puts back what was there.
+static pthread_mutex_t s_interface_lock = PTHREAD_MUTEX_INITIALIZER;
+
+//  Configures the actor beacons on port and interface_name ("": the
+//  process's setting, as czmq has it). Returns true when zbeacon found the
+//  interface; false destroys the actor. Sets *no_memory when it was memory
+//  that failed. Under the lock, since zbeacon reads the setting from its
+//  own thread.
+static bool
+s_beacons_configure (zactor_t **beacons_p, uint16_t port, const char *interface_name,
+                     bool *no_memory)
+{
+    //  zsys_set_interface frees the string zsys_interface returned: keep a
+    //  copy to put back. Set only what differs, so that a node that asks
+    //  for the process's own interface leaves the setting alone.
+    char *saved = strdup (zsys_interface ());
+    *no_memory = saved == NULL;
+    bool ours = saved && *interface_name && strcmp (saved, interface_name) != 0;
+    if (ours)
+        zsys_set_interface (interface_name);
+    char *hostname = NULL;
+    if (saved) {
+        zsock_send (*beacons_p, "si", "CONFIGURE", (int) port);
+        hostname = zstr_recv (*beacons_p);
+    }
+    bool usable = hostname && *hostname;
+    zstr_free (&hostname);
+    //  On failure zbeacon logs the setting after its reply: the actor ends
+    //  before the setting changes under it.
+    if (!usable)
+        zactor_destroy (beacons_p);
+    if (ours)
+        zsys_set_interface (saved);
+    free (saved);
+    return usable;
+}
+
 int
-shoal_transport_beacons_start (shoal_transport_t *self, uint16_t port, char *why, size_t why_size)
+shoal_transport_beacons_start (shoal_transport_t *self, uint16_t port, const char *interface_name,
+                               char *why, size_t why_size)
 {
     if (self->beacons || port == 0)
         return shoal_why (why, why_size, "beacons: %s", port ? "already on" : "port 0");
+    interface_name = interface_name ? interface_name : "";
     self->beacons = zactor_new (zbeacon, NULL);
     if (!self->beacons)
         return shoal_why (why, why_size, "beacons: %s", "no beacon actor");
-    zsock_send (self->beacons, "si", "CONFIGURE", (int) port);
-    char *hostname = zstr_recv (self->beacons);
-    bool usable = hostname && *hostname;
-    zstr_free (&hostname);
-    if (!usable) {
-        zactor_destroy (&self->beacons);
+    pthread_mutex_lock (&s_interface_lock);
+    char process[256];
+    snprintf (process, sizeof process, "%s", zsys_interface ());
+    bool no_memory;
+    bool usable = s_beacons_configure (&self->beacons, port, interface_name, &no_memory);
+    pthread_mutex_unlock (&s_interface_lock);
+    if (no_memory)
+        return shoal_why (why, why_size, "beacons: out of memory");
+    if (!usable && *interface_name)
         return shoal_why (why, why_size,
-                          "beacons: no interface broadcasts (%s); use join seeds, or see "
+                          "beacons: interface '%s' (beacon-interface) is missing, down, loopback "
+                          "or without broadcast; use join seeds, or see docs/architecture.md "
+                          "\"Discovery\"",
+                          interface_name);
+    if (!usable)
+        return shoal_why (why, why_size,
+                          "beacons: no interface broadcasts (%s%s); use join seeds, or see "
                           "docs/architecture.md \"Discovery\" for loopback",
-                          getenv ("ZSYS_INTERFACE") ? getenv ("ZSYS_INTERFACE")
-                                                    : "ZSYS_INTERFACE unset");
-    }
+                          *process ? "ZSYS_INTERFACE=" : "ZSYS_INTERFACE unset", process);
     zsock_send (self->beacons, "sb", "SUBSCRIBE", "", (size_t) 0);
     return 0;
 }

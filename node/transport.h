@@ -93,12 +93,18 @@ void *shoal_transport_router (const shoal_transport_t *self);
 void *shoal_transport_beacons (const shoal_transport_t *self);
 
 //  Beacons: sealed UDP broadcasts on port, shared by every node of the host
-//  (czmq's zbeacon). They need an interface with broadcast: on a machine
-//  with only loopback, a broadcast route on lo and ZSYS_INTERFACE='*'
-//  (docs/architecture.md, "Discovery"). Returns 0, or -1 with the reason in why
-//  (no such interface: zbeacon found none that broadcasts).
-int shoal_transport_beacons_start (shoal_transport_t *self, uint16_t port, char *why,
-                                   size_t why_size);
+//  (czmq's zbeacon), on interface_name: a network interface's name, "*"
+//  for all, or "" (or NULL) for the process's setting (ZSYS_INTERFACE, or
+//  zsys_set_interface; unset: the first interface that broadcasts). They
+//  need an interface with broadcast: on a machine with only loopback, a
+//  broadcast route on lo and "*" (docs/architecture.md, "Discovery").
+//  zbeacon reads the interface from a process-wide setting; this sets it
+//  for the start alone, under a lock, so that nodes of one process each
+//  have their own. Returns 0, or -1 with the reason in why, which names
+//  the interface asked for (zbeacon found no such interface that
+//  broadcasts).
+int shoal_transport_beacons_start (shoal_transport_t *self, uint16_t port,
+                                   const char *interface_name, char *why, size_t why_size);
 
 //  Broadcasts beacon (a BEACON message), sealed afresh, every interval_ms
 //  from now on, in place of the last one. Publish again from time to time

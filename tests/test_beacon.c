@@ -33,8 +33,9 @@ typedef struct {
     shoal_life_t life;
 } s_node_t;
 
+//  A node whose beacons use interface ("": the process's, '*' here).
 static void
-s_node (s_node_t *node, uint8_t key_byte, uint8_t id)
+s_node_on (s_node_t *node, uint8_t key_byte, uint8_t id, const char *interface_name)
 {
     memset (node, 0, sizeof *node);
     node->keyring = shoal_keyring_new ();
@@ -50,9 +51,17 @@ s_node (s_node_t *node, uint8_t key_byte, uint8_t id)
     char why[300] = "";
     node->transport = shoal_transport_new (&config, nonce, why, sizeof why);
     CHECK (node->transport != NULL);
-    CHECK_EQ (shoal_transport_beacons_start (node->transport, BEACON_PORT, why, sizeof why), 0);
+    CHECK_EQ (shoal_transport_beacons_start (node->transport, BEACON_PORT, interface_name, why,
+                                             sizeof why),
+              0);
     if (*why)
         fprintf (stderr, "%s\n", why);
+}
+
+static void
+s_node (s_node_t *node, uint8_t key_byte, uint8_t id)
+{
+    s_node_on (node, key_byte, id, "");
 }
 
 static void
@@ -74,9 +83,10 @@ s_node_free (s_node_t *node)
 }
 
 //  Reads node's beacons for up to wait_ms; returns how many came from the
-//  node whose id starts with from_id (and checks their address).
+//  node whose id starts with from_id (and checks that they came from
+//  host, with the port the beacon names).
 static int
-s_heard (s_node_t *node, uint8_t from_id, int wait_ms)
+s_heard_from (s_node_t *node, uint8_t from_id, const char *host, int wait_ms)
 {
     shoal_arena_t arena;
     shoal_arena_init (&arena, 4096);
@@ -91,13 +101,19 @@ s_heard (s_node_t *node, uint8_t from_id, int wait_ms)
                 continue;
             heard++;
             char expected[64];
-            snprintf (expected, sizeof expected, "127.0.0.1:%u", in.msg.u.beacon.port);
+            snprintf (expected, sizeof expected, "%s:%u", host, in.msg.u.beacon.port);
             CHECK_STR (in.from, expected);
         }
     }
     zpoller_destroy (&poller);
     shoal_arena_release (&arena);
     return heard;
+}
+
+static int
+s_heard (s_node_t *node, uint8_t from_id, int wait_ms)
+{
+    return s_heard_from (node, from_id, "127.0.0.1", wait_ms);
 }
 
 static void
@@ -139,6 +155,72 @@ nodes_of_one_cluster_hear_each_other_and_no_one_else (void)
     s_node_free (&stranger);
 }
 
+//  Nodes of one process, each on its own interface: two ends of a veth
+//  pair (10.9.0.1/24 and 10.9.1.1/24, each with its subnet's broadcast) and '*'
+//  (the process's setting here: 255.255.255.255, through lo). zbeacon
+//  sends from the address of the interface it was given, so where a
+//  node's beacons come from tells which interface it used. Asking for an
+//  interface that is not there fails, naming it; and the process's
+//  setting is what it was after every start.
+static void
+nodes_of_one_process_each_use_their_own_interface (void)
+{
+    int made =
+        system ("ip link add v0 type veth peer name v1 && "
+                "ip addr add 10.9.0.1/24 brd + dev v0 && ip addr add 10.9.1.1/24 brd + dev v1 "
+                "&& ip link set v0 up && ip link set v1 up");
+    CHECK_EQ (made, 0);
+    if (made != 0)
+        return;
+    s_node_t first, second, every;
+    s_node_on (&first, 1, 4, "v0");
+    CHECK_STR (zsys_interface (), "*");
+    s_node_on (&second, 1, 5, "v1");
+    CHECK_STR (zsys_interface (), "*");
+    s_node_on (&every, 1, 6, "");
+    //  A listener takes each sealed beacon once, and passes over the
+    //  others' while it waits for one: each check has a fresh one.
+    s_publish (&first);
+    CHECK (s_heard_from (&every, 4, "10.9.0.1", WAIT_MS) > 0);
+    s_publish (&second);
+    CHECK (s_heard_from (&every, 5, "10.9.1.1", WAIT_MS) > 0);
+    s_publish (&every);
+    CHECK (s_heard_from (&first, 6, "127.0.0.1", WAIT_MS) > 0);
+    s_publish (&second);
+    CHECK (s_heard_from (&first, 5, "10.9.1.1", WAIT_MS) > 0);
+
+    //  No such interface: no beacons, a reason that names it, and the
+    //  process's setting put back.
+    s_node_t missing = { .keyring = shoal_keyring_new (), .life = { .id = { 7 }, .life = 1 } };
+    uint8_t key[32] = { 1 }, nonce[SHOAL_ENVELOPE_NONCE] = { 0 };
+    CHECK_EQ (shoal_keyring_install (missing.keyring, key), 0);
+    shoal_transport_config_t config = {
+        .bind = "127.0.0.1:0", .keyring = missing.keyring, .self = missing.life, .peers = 8
+    };
+    char why[300] = "";
+    missing.transport = shoal_transport_new (&config, nonce, why, sizeof why);
+    CHECK (missing.transport != NULL);
+    if (!missing.transport) {
+        fprintf (stderr, "%s\n", why);
+        return;
+    }
+    CHECK_EQ (
+        shoal_transport_beacons_start (missing.transport, BEACON_PORT, "nosuch0", why, sizeof why),
+        -1);
+    CHECK_CONTAINS (why, "'nosuch0'");
+    CHECK (shoal_transport_beacons (missing.transport) == NULL);
+    CHECK_STR (zsys_interface (), "*");
+    //  Loopback never broadcasts, as czmq lists interfaces.
+    CHECK_EQ (shoal_transport_beacons_start (missing.transport, BEACON_PORT, "lo", why, sizeof why),
+              -1);
+    CHECK_CONTAINS (why, "'lo'");
+    CHECK_STR (zsys_interface (), "*");
+    s_node_free (&missing);
+    s_node_free (&first);
+    s_node_free (&second);
+    s_node_free (&every);
+}
+
 int
 main (void)
 {
@@ -150,5 +232,6 @@ main (void)
     if (sodium_init () < 0)
         return 1;
     RUN (nodes_of_one_cluster_hear_each_other_and_no_one_else);
+    RUN (nodes_of_one_process_each_use_their_own_interface);
     return TEST_DONE ();
 }

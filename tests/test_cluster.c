@@ -325,7 +325,7 @@ s_status (void)
     shoal_member_t members[MEMBERS_MAX];
     size_t count = 0;
     if (s_leader_watch () != 0 ||
-        shoal_node_members (s_app.node, members, MEMBERS_MAX, &count) != 0)
+        shoal_node_members (s_app.node, members, sizeof *members, MEMBERS_MAX, &count) != 0)
         return;
     if (count > MEMBERS_MAX)
         count = MEMBERS_MAX;
@@ -358,11 +358,12 @@ static void *
 s_submit_run (void *arg)
 {
     const s_submit_t *submit = arg;
-    shoal_job_spec_t spec = { .name = submit->name,
+    shoal_job_spec_t spec = { .size = sizeof spec,
+                              .name = submit->name,
                               .parallelism = submit->parallelism,
                               .stateful = submit->stateful };
-    shoal_result_t result = { 0 };
-    int rc = shoal_node_submit (s_app.node, &spec, WAIT_MS / 2, &result);
+    shoal_result_t result = { .size = sizeof result };
+    int rc = shoal_node_submit (s_app.node, &spec, WAIT_MS / 2, NULL, &result);
     s_log ("submit %s rc=%d code=%d parallelism=%u reason=%s", submit->name, rc, result.code,
            result.parallelism, result.reason);
     return NULL;
@@ -410,7 +411,7 @@ s_leave_run (void *arg)
 {
     (void) arg;
     char why[256] = "";
-    int rc = shoal_node_leave (s_app.node, LEAVE_MS, why, sizeof why);
+    int rc = shoal_node_leave (s_app.node, LEAVE_MS, NULL, why, sizeof why);
     s_log ("left rc=%d why=%s", rc, why);
     atomic_store (&s_app.leave_done, rc == 0 ? 1 : 2);
     return NULL;
@@ -462,7 +463,7 @@ s_node_main (int argc, char **argv)
                                  { .fd = signal_fd, .events = POLLIN },
                                  { .fd = commands_open ? 0 : -1, .events = POLLIN } };
         poll (fds, 3, 20);
-        shoal_event_t event;
+        shoal_event_t event = { .size = sizeof event };
         while (shoal_node_event (s_app.node, &event) == 1)
             s_handle (&event);
         struct signalfd_siginfo info;
@@ -485,7 +486,7 @@ s_node_main (int argc, char **argv)
         } else
             s_leader_watch ();
     }
-    shoal_event_t event;
+    shoal_event_t event = { .size = sizeof event };
     while (shoal_node_event (s_app.node, &event) == 1)
         s_handle (&event);
     if (leaving)

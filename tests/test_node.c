@@ -241,7 +241,7 @@ s_pump (uint64_t ms)
             }
         poll (fds, (nfds_t) count, 10);
         for (int i = 0; i < count; i++) {
-            shoal_event_t event;
+            shoal_event_t event = { .size = sizeof event };
             while (shoal_node_event (s_members[index[i]].node, &event) == 1) {
                 s_handle (&s_members[index[i]], &event);
                 s_check_single_active ();
@@ -284,7 +284,8 @@ s_one_cluster (void)
             continue;
         shoal_member_t members[NODES_MAX * 2];
         size_t count = 0, alive = 0;
-        if (shoal_node_members (s_members[n].node, members, NODES_MAX * 2, &count) != 0)
+        if (shoal_node_members (s_members[n].node, members, sizeof *members, NODES_MAX * 2,
+                                &count) != 0)
             return false;
         for (size_t i = 0; i < count && i < NODES_MAX * 2; i++)
             alive += members[i].state == SHOAL_MEMBER_STATE_ALIVE;
@@ -376,12 +377,14 @@ s_all_know_the_job (void)
 static void
 a_job_submitted_anywhere_runs_every_task_once (void)
 {
-    shoal_job_spec_t spec = {
-        .name = s_job, .parallelism = 6, .stateful = true, .command = "./count --fast"
-    };
-    shoal_result_t result;
+    shoal_job_spec_t spec = { .size = sizeof spec,
+                              .name = s_job,
+                              .parallelism = 6,
+                              .stateful = true,
+                              .command = "./count --fast" };
+    shoal_result_t result = { .size = sizeof result };
     //  Any node takes it: n2 forwards to the leader unless it leads.
-    CHECK_EQ (shoal_node_submit (s_members[2].node, &spec, WAIT_MS, &result), 0);
+    CHECK_EQ (shoal_node_submit (s_members[2].node, &spec, WAIT_MS, NULL, &result), 0);
     CHECK_EQ (result.code, SHOAL_RESULT_OK);
     CHECK_EQ (result.parallelism, 6);
     s_parallelism = 6;
@@ -400,10 +403,10 @@ a_job_submitted_anywhere_runs_every_task_once (void)
 
     //  The same submit again is done already; another spec under the same
     //  name is refused with a reason.
-    CHECK_EQ (shoal_node_submit (s_members[0].node, &spec, WAIT_MS, &result), 0);
+    CHECK_EQ (shoal_node_submit (s_members[0].node, &spec, WAIT_MS, NULL, &result), 0);
     CHECK_EQ (result.code, SHOAL_RESULT_OK);
     spec.parallelism = 4;
-    CHECK_EQ (shoal_node_submit (s_members[0].node, &spec, WAIT_MS, &result), 0);
+    CHECK_EQ (shoal_node_submit (s_members[0].node, &spec, WAIT_MS, NULL, &result), 0);
     CHECK_EQ (result.code, SHOAL_RESULT_INVALID);
     CHECK_CONTAINS (result.reason, "another spec");
 }
@@ -463,7 +466,7 @@ s_leave_thread (void *arg)
 {
     s_member_t *member = arg;
     char why[256] = "";
-    intptr_t rc = shoal_node_leave (member->node, WAIT_MS, why, sizeof why);
+    intptr_t rc = shoal_node_leave (member->node, WAIT_MS, NULL, why, sizeof why);
     if (rc != 0)
         fprintf (stderr, "leave: %s\n", why);
     return (void *) rc;
@@ -511,7 +514,7 @@ s_restart_seen (void)
             continue;
         shoal_member_t members[NODES_MAX * 2];
         size_t count = 0;
-        shoal_node_members (s_members[n].node, members, NODES_MAX * 2, &count);
+        shoal_node_members (s_members[n].node, members, sizeof *members, NODES_MAX * 2, &count);
         bool seen = false;
         for (size_t i = 0; i < count && i < NODES_MAX * 2; i++)
             seen |= strcmp (members[i].id, s_members[s_restarted].id) == 0 &&
@@ -532,7 +535,7 @@ a_restarted_node_keeps_its_id_and_raises_its_incarnation (void)
     memcpy (id, member->id, sizeof id);
     shoal_member_t members[NODES_MAX * 2];
     size_t count = 0;
-    shoal_node_members (s_members[0].node, members, NODES_MAX * 2, &count);
+    shoal_node_members (s_members[0].node, members, sizeof *members, NODES_MAX * 2, &count);
     s_incarnation_floor = 0;
     for (size_t i = 0; i < count && i < NODES_MAX * 2; i++)
         if (strcmp (members[i].id, id) == 0)
@@ -619,14 +622,52 @@ a_node_does_not_start_where_it_cannot_run (void)
     shoal_node_destroy (&node);
 }
 
+//  A beacon interface that is not a name is refused when set; one that
+//  names no interface is found out at start: the node starts with beacons
+//  off and a NOTICE naming it, as with no interface that broadcasts.
+static void
+a_beacon_interface_that_is_not_there_leaves_beacons_off (void)
+{
+    char why[256] = "", dir[128];
+    shoal_node_t *node = shoal_node_new ();
+    CHECK_EQ (shoal_node_set (node, "beacon-interface", "eth/0", why, sizeof why), -1);
+    CHECK_CONTAINS (why, "beacon-interface");
+    CHECK_CONTAINS (why, "'/'");
+    CHECK_EQ (shoal_node_set (node, "beacon-interface", "an-interface-name", why, sizeof why), -1);
+    CHECK_CONTAINS (why, "longer than 15 bytes");
+
+    snprintf (dir, sizeof dir, "%s/no-interface", s_scratch);
+    int rc = shoal_node_set (node, "data-dir", dir, why, sizeof why) ||
+             shoal_node_set (node, "bind", "127.0.0.1:0", why, sizeof why) ||
+             shoal_node_set (node, "beacon-port", "27949", why, sizeof why) ||
+             shoal_node_set (node, "beacon-interface", "nosuch0", why, sizeof why);
+    CHECK_EQ (rc, 0);
+    CHECK_EQ (shoal_node_start (node, why, sizeof why), 0);
+    char value[SHOAL_OPTION_TEXT];
+    CHECK_EQ (shoal_node_get (node, "beacon-interface", value, sizeof value, why, sizeof why), 0);
+    CHECK_STR (value, "nosuch0");
+    shoal_event_t event = { .size = sizeof event };
+    bool told = false;
+    for (uint64_t until = s_clock_ms () + WAIT_MS; !told && s_clock_ms () < until;) {
+        struct pollfd ready = { .fd = shoal_node_fd (node), .events = POLLIN };
+        poll (&ready, 1, 100);
+        while (!told && shoal_node_event (node, &event) == 1)
+            told = event.type == SHOAL_EVENT_NOTICE && strstr (event.reason, "beacons are off") &&
+                   strstr (event.reason, "'nosuch0'");
+    }
+    CHECK (told);
+    shoal_node_destroy (&node);
+}
+
 static void
 requests_with_bad_arguments_are_refused_with_reasons (void)
 {
-    shoal_result_t result;
-    shoal_job_spec_t nameless = { .parallelism = 1 };
-    CHECK_EQ (shoal_node_submit (s_members[0].node, &nameless, WAIT_MS, &result), -1);
+    shoal_result_t result = { .size = sizeof result };
+    shoal_job_spec_t nameless = { .size = sizeof nameless, .parallelism = 1 };
+    CHECK_EQ (shoal_node_submit (s_members[0].node, &nameless, WAIT_MS, NULL, &result), -1);
     CHECK (result.reason[0] != 0);
-    CHECK_EQ (shoal_node_rescale (s_members[0].node, "no-such-job", 3, 0, 0, WAIT_MS, &result), 0);
+    CHECK_EQ (
+        shoal_node_rescale (s_members[0].node, "no-such-job", 3, 0, 0, WAIT_MS, NULL, &result), 0);
     CHECK_EQ (result.code, SHOAL_RESULT_NOT_FOUND);
     char why[256] = "";
     CHECK_EQ (
@@ -780,6 +821,163 @@ s_acting_leader (void)
     return -1;
 }
 
+//  An item as a caller built against a newer shoal.h sees it: the library's
+//  struct, then fields the library does not know, which it must zero.
+typedef struct {
+    shoal_status_row_t row;
+    uint8_t newer[24];
+} s_newer_row_t;
+
+static bool
+s_zeroed (const uint8_t *bytes, size_t size)
+{
+    for (size_t i = 0; i < size; i++)
+        if (bytes[i])
+            return false;
+    return true;
+}
+
+//  The jobs and the leader's table, read through the API from a follower:
+//  what `shoal jobs` and `shoal status` show.
+static void
+the_jobs_and_the_leaders_table_are_read_through_the_api (void)
+{
+    int leader = s_acting_leader ();
+    CHECK (leader >= 0);
+    int follower = leader == 0 ? 1 : 0;
+    shoal_node_t *node = s_members[follower].node;
+
+    shoal_job_info_t jobs[4];
+    size_t count = 0;
+    uint64_t version[2] = { 0, 0 };
+    CHECK_EQ (shoal_node_jobs (node, jobs, sizeof *jobs, 4, &count, version), 0);
+    CHECK_EQ (count, 1);
+    CHECK_STR (jobs[0].name, s_job);
+    CHECK_EQ (jobs[0].parallelism, 6);
+    CHECK (jobs[0].stateful);
+    CHECK_EQ (jobs[0].weight, 1);
+    CHECK_STR (jobs[0].command, "./count --fast");
+    CHECK_STR (jobs[0].require, "");
+    CHECK (version[0] > 0 && version[1] > 0);
+    //  Counting needs no room; an item smaller than the 0.2 layout is refused.
+    CHECK_EQ (shoal_node_jobs (node, NULL, 0, 0, &count, NULL), 0);
+    CHECK_EQ (count, 1);
+    CHECK_EQ (shoal_node_jobs (node, jobs, sizeof *jobs - 1, 4, &count, NULL), -1);
+
+    //  The follower asks the leader: the whole table, every task placed.
+    s_newer_row_t rows[TASKS_MAX];
+    memset (rows, 0xa5, sizeof rows);
+    shoal_status_info_t status = { .size = sizeof status };
+    CHECK_EQ (shoal_node_status (node, &rows[0].row, sizeof *rows, TASKS_MAX, &count, &status,
+                                 WAIT_MS, NULL),
+              0);
+    CHECK (status.whole);
+    CHECK_STR (status.leader, s_members[leader].id);
+    CHECK (status.term > 0);
+    CHECK_EQ (count, 6);
+    for (size_t i = 0; i < count && i < TASKS_MAX; i++) {
+        CHECK_EQ (strncmp (rows[i].row.task, s_job, strlen (s_job)), 0);
+        CHECK (rows[i].row.node[0] != 0);
+        CHECK (rows[i].row.role == SHOAL_ACTIVE || rows[i].row.role == SHOAL_STANDBY);
+        CHECK (s_zeroed (rows[i].newer, sizeof rows[i].newer));
+    }
+    //  Not asked of the leader: this node's own tasks, and it says so.
+    CHECK_EQ (
+        shoal_node_status (node, &rows[0].row, sizeof *rows, TASKS_MAX, &count, &status, 0, NULL),
+        0);
+    CHECK (!status.whole);
+    CHECK_CONTAINS (status.reason, "own tasks");
+    status.size = sizeof status - 1;
+    CHECK_EQ (shoal_node_status (node, NULL, 0, 0, &count, &status, 0, NULL), -1);
+}
+
+//  A node that waits for two more members never elects: a request to it
+//  waits for a leader, and only a cancel ends that wait early.
+static shoal_node_t *
+s_lone_node (const char *name)
+{
+    char why[256] = "", dir[128];
+    snprintf (dir, sizeof dir, "%s/%s", s_scratch, name);
+    shoal_node_t *node = shoal_node_new ();
+    if (shoal_node_set (node, "data-dir", dir, why, sizeof why) != 0 ||
+        shoal_node_set (node, "bind", "127.0.0.1:0", why, sizeof why) != 0 ||
+        shoal_node_set (node, "beacon-port", "0", why, sizeof why) != 0 ||
+        shoal_node_set (node, "expect", "3", why, sizeof why) != 0 ||
+        shoal_node_start (node, why, sizeof why) != 0) {
+        fprintf (stderr, "lone node: %s\n", why);
+        shoal_node_destroy (&node);
+    }
+    return node;
+}
+
+static void *
+s_cancel_soon (void *arg)
+{
+    usleep (300 * 1000);
+    shoal_cancel (arg);
+    return NULL;
+}
+
+static void
+waits_end_at_once_when_cancelled (void)
+{
+    shoal_node_t *node = s_lone_node ("lone");
+    CHECK (node != NULL);
+    if (!node)
+        return;
+    shoal_cancel_t *cancel = shoal_cancel_new ();
+    CHECK (cancel != NULL && !shoal_cancelled (cancel));
+    shoal_job_spec_t spec = { .size = sizeof spec, .name = "held", .parallelism = 2 };
+    shoal_result_t result = { .size = sizeof result };
+
+    //  Cancelled while it waits for a leader that never comes: without the
+    //  cancel it would end NO_LEADER, after the forward time.
+    pthread_t thread;
+    CHECK_EQ (pthread_create (&thread, NULL, s_cancel_soon, cancel), 0);
+    CHECK_EQ (shoal_node_submit (node, &spec, WAIT_MS, cancel, &result), -1);
+    pthread_join (thread, NULL);
+    CHECK_EQ (result.code, SHOAL_RESULT_CANCELLED);
+    CHECK_CONTAINS (result.reason, "may still be applied");
+    CHECK (shoal_cancelled (cancel));
+
+    //  A cancelled handle ends the next waits before they ask.
+    CHECK_EQ (shoal_node_rescale (node, "held", 4, 0, 0, WAIT_MS, cancel, &result), -1);
+    CHECK_EQ (result.code, SHOAL_RESULT_CANCELLED);
+    CHECK_CONTAINS (result.reason, "before it was sent");
+    CHECK_EQ (shoal_node_remove (node, "held", WAIT_MS, cancel, NULL), -1);
+
+    //  A status with no leader is this node's own tasks, at once.
+    size_t count = 1;
+    shoal_status_info_t status = { .size = sizeof status };
+    CHECK_EQ (shoal_node_status (node, NULL, 0, 0, &count, &status, WAIT_MS, cancel), 0);
+    CHECK (!status.whole);
+    CHECK_EQ (count, 0);
+
+    //  A result or a spec smaller than the 0.2 layout is refused.
+    shoal_result_t small = { .size = sizeof small - 1 };
+    CHECK_EQ (shoal_node_submit (node, &spec, WAIT_MS, NULL, &small), -1);
+    spec.size = 8;
+    CHECK_EQ (shoal_node_submit (node, &spec, WAIT_MS, NULL, &result), -1);
+    CHECK_EQ (result.code, SHOAL_RESULT_INVALID);
+    CHECK_CONTAINS (result.reason, "sizeof (shoal_job_spec_t)");
+    shoal_event_t event = { .size = 4 };
+    CHECK_EQ (shoal_node_event (node, &event), -1);
+
+    //  A leave with a cancelled handle does not begin; with a live one, a
+    //  node that holds nothing leaves at once.
+    char why[256] = "";
+    CHECK_EQ (shoal_node_leave (node, WAIT_MS, cancel, why, sizeof why), -1);
+    CHECK_CONTAINS (why, "cancelled");
+    CHECK_EQ (shoal_node_members (node, NULL, 0, 0, &count), 0);
+    shoal_cancel_t *live = shoal_cancel_new ();
+    CHECK_EQ (shoal_node_leave (node, WAIT_MS, live, why, sizeof why), 0);
+    CHECK_EQ (shoal_node_members (node, NULL, 0, 0, &count), -1);
+    shoal_cancel_destroy (&live);
+    shoal_node_destroy (&node);
+    shoal_cancel_destroy (&cancel);
+    CHECK (cancel == NULL);
+}
+
 //  Leaders leave one after another, down to a single node: each hands its
 //  vote over first, so the ones left keep a majority (a leader that left a
 //  set of two used to leave the other without one, for good).
@@ -813,7 +1011,10 @@ main (void)
     RUN (three_nodes_on_seeds_make_one_cluster_with_one_leader);
     RUN (options_are_checked_and_fixed_once_started);
     RUN (a_node_does_not_start_where_it_cannot_run);
+    RUN (a_beacon_interface_that_is_not_there_leaves_beacons_off);
     RUN (a_job_submitted_anywhere_runs_every_task_once);
+    RUN (the_jobs_and_the_leaders_table_are_read_through_the_api);
+    RUN (waits_end_at_once_when_cancelled);
     RUN (the_lease_end_is_told_and_moves_on);
     RUN (requests_with_bad_arguments_are_refused_with_reasons);
     RUN (the_control_endpoint_answers_members_jobs_and_status);

@@ -170,7 +170,7 @@ s_pump (uint64_t ms)
             }
         poll (fds, (nfds_t) count, 10);
         for (int i = 0; i < count; i++) {
-            shoal_event_t event;
+            shoal_event_t event = { .size = sizeof event };
             while (shoal_node_event (s_members[index[i]].node, &event) == 1)
                 s_handle (&s_members[index[i]], &event);
         }
@@ -397,7 +397,8 @@ s_led_by_n0 (void)
             continue;
         shoal_member_t members[NODES_MAX * 2];
         size_t count = 0, alive = 0;
-        if (shoal_node_members (s_members[n].node, members, NODES_MAX * 2, &count) != 0)
+        if (shoal_node_members (s_members[n].node, members, sizeof *members, NODES_MAX * 2,
+                                &count) != 0)
             return false;
         for (size_t i = 0; i < count && i < NODES_MAX * 2; i++)
             alive += members[i].state == SHOAL_MEMBER_STATE_ALIVE;
@@ -422,8 +423,8 @@ s_all_tasks_run (void)
     for (int n = 0; n < NODES_MAX; n++) {
         shoal_task_t tasks[TASKS_MAX];
         size_t count = 0;
-        if (!s_members[n].node ||
-            shoal_node_tasks (s_members[n].node, tasks, TASKS_MAX, &count, NULL) != 0)
+        if (!s_members[n].node || shoal_node_tasks (s_members[n].node, tasks, sizeof *tasks,
+                                                    TASKS_MAX, &count, NULL) != 0)
             continue;
         for (size_t i = 0; i < count && i < TASKS_MAX; i++)
             running += tasks[i].role == SHOAL_ACTIVE && tasks[i].state == 1;
@@ -436,7 +437,7 @@ s_newcomer_active (void)
 {
     shoal_task_t tasks[TASKS_MAX];
     size_t count = 0, active = 0;
-    if (shoal_node_tasks (s_members[3].node, tasks, TASKS_MAX, &count, NULL) != 0)
+    if (shoal_node_tasks (s_members[3].node, tasks, sizeof *tasks, TASKS_MAX, &count, NULL) != 0)
         return false;
     for (size_t i = 0; i < count && i < TASKS_MAX; i++)
         active += tasks[i].role == SHOAL_ACTIVE && tasks[i].state == 1;
@@ -454,7 +455,7 @@ s_page_agrees (void)
     shoal_task_t tasks[TASKS_MAX];
     size_t count = 0;
     if (s_page.status != 200 ||
-        shoal_node_tasks (s_members[0].node, tasks, TASKS_MAX, &count, NULL) != 0)
+        shoal_node_tasks (s_members[0].node, tasks, sizeof *tasks, TASKS_MAX, &count, NULL) != 0)
         return false;
     size_t active = 0;
     for (size_t i = 0; i < count && i < TASKS_MAX; i++)
@@ -527,9 +528,11 @@ three_nodes_follow_the_first (void)
 static void
 a_submitted_job_runs (void)
 {
-    shoal_job_spec_t spec = { .name = s_job, .parallelism = 6, .stateful = true };
-    shoal_result_t result;
-    CHECK_EQ (shoal_node_submit (s_members[0].node, &spec, WAIT_MS, &result), 0);
+    shoal_job_spec_t spec = {
+        .size = sizeof spec, .name = s_job, .parallelism = 6, .stateful = true
+    };
+    shoal_result_t result = { .size = sizeof result };
+    CHECK_EQ (shoal_node_submit (s_members[0].node, &spec, WAIT_MS, NULL, &result), 0);
     CHECK_EQ (result.code, SHOAL_RESULT_OK);
     s_parallelism = 6;
     CHECK (s_wait_for (s_all_tasks_run));
@@ -686,10 +689,10 @@ tasks_placed_nowhere_are_counted_and_logged (void)
 {
     const char *mars[] = { "zone=mars" };
     shoal_job_spec_t spec = {
-        .name = "mars", .parallelism = 2, .require_count = 1, .require = mars
+        .size = sizeof spec, .name = "mars", .parallelism = 2, .require_count = 1, .require = mars
     };
-    shoal_result_t result;
-    CHECK_EQ (shoal_node_submit (s_members[0].node, &spec, WAIT_MS, &result), 0);
+    shoal_result_t result = { .size = sizeof result };
+    CHECK_EQ (shoal_node_submit (s_members[0].node, &spec, WAIT_MS, NULL, &result), 0);
     CHECK_EQ (result.code, SHOAL_RESULT_OK);
     s_unplaced_want = 2;
     CHECK (s_wait_for (s_unplaced_counted));
@@ -698,7 +701,7 @@ tasks_placed_nowhere_are_counted_and_logged (void)
                              "\"reason\":\"no-node\",\"text\":\"no eligible node: no member has "
                              "zone=mars\""),
               1);
-    CHECK_EQ (shoal_node_remove (s_members[0].node, "mars", WAIT_MS, &result), 0);
+    CHECK_EQ (shoal_node_remove (s_members[0].node, "mars", WAIT_MS, NULL, &result), 0);
     s_unplaced_want = 0;
     CHECK (s_wait_for (s_unplaced_counted));
     CHECK_EQ (

@@ -9,6 +9,7 @@
 */
 
 #include "options.h"
+#include "shoal.h"
 #include "test.h"
 
 #include <stdbool.h>
@@ -102,6 +103,7 @@ test_defaults_are_the_documented_ones (void)
     CHECK_EQ (options->bind.port, 7946);
     CHECK_STR (options->advertise.host, "");
     CHECK_EQ (options->beacon_port, 7947);
+    CHECK_STR (options->beacon_interface, "");
     CHECK_EQ (options->join.count, 0);
     CHECK_STR (options->key_file, "");
     CHECK (!options->require_key);
@@ -153,6 +155,7 @@ static const struct {
     { "bind", "[::1]:07000", "[::1]:7000" },
     { "advertise", "10.0.0.7:7946", "10.0.0.7:7946" },
     { "beacon-port", "0", "0" },
+    { "beacon-interface", "eth0:1", "eth0:1" },
     { "join", "seed-1:7946, 10.0.0.2:7946,[fe80::1]:1", "seed-1:7946,10.0.0.2:7946,[fe80::1]:1" },
     { "key-file", "/etc/shoal/key", "/etc/shoal/key" },
     { "require-key", "yes", "true" },
@@ -212,6 +215,7 @@ test_the_typed_fields_hold_what_was_set (void)
     CHECK_STR (options->bind.host, "::1");
     CHECK_EQ (options->bind.port, 7000);
     CHECK_EQ (options->beacon_port, 0);
+    CHECK_STR (options->beacon_interface, "eth0:1");
     CHECK_EQ (options->join.count, 3);
     const shoal_option_hostport_t *join = options->join.items;
     CHECK_STR (join[0].host, "seed-1");
@@ -352,6 +356,32 @@ test_names_are_short_and_plain (void)
     s_refused ("name", "a b", "has a character other than A-Z a-z 0-9 . _ -");
     s_refused ("name", "node/1", "has a character other than");
     s_refused ("name", "n\xc3\xa9", "has a character other than");
+}
+
+//  An interface's name as the kernel takes one; whether it exists is for
+//  the beacons to find out.
+static void
+test_interfaces_are_names_the_kernel_would_take (void)
+{
+    s_reads_back ("beacon-interface", "*", "*");
+    s_reads_back ("beacon-interface", "lo", "lo");
+    s_reads_back ("beacon-interface", "nosuch0", "nosuch0");
+    s_reads_back ("beacon-interface", "eth0.100", "eth0.100");
+    s_reads_back ("beacon-interface", "", "");
+    char longest[SHOAL_OPTIONS_IFNAME_MAX + 2];
+    memset (longest, 'i', sizeof longest);
+    longest[SHOAL_OPTIONS_IFNAME_MAX] = '\0';
+    s_reads_back ("beacon-interface", longest, longest);
+    longest[SHOAL_OPTIONS_IFNAME_MAX] = 'i';
+    longest[SHOAL_OPTIONS_IFNAME_MAX + 1] = '\0';
+    s_refused ("beacon-interface", longest, "is longer than 15 bytes");
+    s_refused ("beacon-interface", "eth/0", "holds a '/' or a space");
+    s_refused ("beacon-interface", "eth 0", "holds a '/' or a space");
+    s_refused ("beacon-interface", " eth0", "holds a '/' or a space");
+    s_refused ("beacon-interface", "eth\t0", "control character");
+    s_refused ("beacon-interface", "eth\n0", "control character");
+    s_refused ("beacon-interface", ".", "is not an interface's name");
+    s_refused ("beacon-interface", "..", "is not an interface's name");
 }
 
 static void
@@ -979,6 +1009,124 @@ test_each_source_gives_a_list_whole (void)
 }
 
 //  ---------------------------------------------------------------------
+//  The public listing (shoal_option_count, shoal_option_at)
+
+//  The 0.2 layout: the least a caller's struct may be.
+#define SPEC_LEAST (offsetof (shoal_option_spec_t, doc) + sizeof (const char *))
+
+static void
+test_the_public_listing_is_the_table_in_order (void)
+{
+    CHECK_EQ (shoal_option_count (), shoal_options_count ());
+    CHECK (shoal_option_count () > 0);
+    for (size_t i = 0; i < shoal_option_count (); i++) {
+        const shoal_option_info_t *info = shoal_options_info (i);
+        shoal_option_spec_t spec = { .size = sizeof spec };
+        CHECK_EQ (shoal_option_at (i, &spec), 0);
+        CHECK_EQ (spec.size, sizeof spec);
+        CHECK (spec.key && spec.type && spec.default_text && spec.range && spec.doc);
+        if (!spec.key || !spec.type || !spec.default_text || !spec.range || !spec.doc)
+            continue;
+        CHECK_STR (spec.key, info->key);
+        CHECK_STR (spec.type, info->type);
+        CHECK_STR (spec.default_text, info->default_text);
+        CHECK_STR (spec.range, info->range);
+        CHECK_STR (spec.doc, info->doc);
+        //  Keys are distinct, so a binding may index them by key.
+        for (size_t j = 0; j < i; j++)
+            CHECK (strcmp (shoal_options_info (j)->key, spec.key) != 0);
+    }
+}
+
+//  Each listed key, set on a node to its listed default, is taken and
+//  reads back as it was written: what a binding's defaults would do.
+static void
+test_every_listed_default_round_trips_through_a_node (void)
+{
+    shoal_node_t *node = shoal_node_new ();
+    CHECK (node != NULL);
+    if (!node)
+        return;
+    for (size_t i = 0; i < shoal_option_count (); i++) {
+        shoal_option_spec_t spec = { .size = sizeof spec };
+        CHECK_EQ (shoal_option_at (i, &spec), 0);
+        char why[256] = "", value[SHOAL_OPTION_TEXT];
+        int rc = shoal_node_set (node, spec.key, spec.default_text, why, sizeof why);
+        if (rc != 0)
+            fprintf (stderr, "  %s = '%s' refused: %s\n", spec.key, spec.default_text, why);
+        CHECK_EQ (rc, 0);
+        CHECK_EQ (shoal_node_get (node, spec.key, value, sizeof value, why, sizeof why), 0);
+        CHECK_STR (value, spec.default_text);
+    }
+    shoal_node_destroy (&node);
+}
+
+static void
+test_a_spec_smaller_than_the_first_layout_is_refused_untouched (void)
+{
+    CHECK_EQ (SPEC_LEAST, sizeof (shoal_option_spec_t));
+    size_t sizes[] = { 0, 1, sizeof (size_t), SPEC_LEAST - 1 };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        shoal_option_spec_t spec;
+        memset (&spec, 0xa5, sizeof spec);
+        spec.size = sizes[i];
+        shoal_option_spec_t before = spec;
+        CHECK_EQ (shoal_option_at (0, &spec), -1);
+        CHECK (memcmp (&spec, &before, sizeof spec) == 0);
+    }
+    CHECK_EQ (shoal_option_at (0, NULL), -1);
+}
+
+//  A caller built against a later header, whose struct has fields this
+//  library does not know of: those read zero, and nothing past its size
+//  is written.
+static void
+test_a_larger_spec_is_zero_filled_past_what_the_library_knows (void)
+{
+    struct {
+        shoal_option_spec_t spec;
+        const char *later[3]; //  fields of a future layout
+        unsigned char guard[16];
+    } newer;
+    memset (&newer, 0xa5, sizeof newer);
+    newer.spec.size = offsetof (__typeof__ (newer), guard);
+    CHECK_EQ (shoal_option_at (0, &newer.spec), 0);
+    CHECK_EQ (newer.spec.size, offsetof (__typeof__ (newer), guard));
+    CHECK_STR (newer.spec.key, shoal_options_info (0)->key);
+    CHECK_STR (newer.spec.doc, shoal_options_info (0)->doc);
+    for (size_t i = 0; i < 3; i++)
+        CHECK (newer.later[i] == NULL);
+    for (size_t i = 0; i < sizeof newer.guard; i++)
+        CHECK_EQ (newer.guard[i], 0xa5);
+    //  A size that ends inside a pointer zeroes that much and no more.
+    struct {
+        shoal_option_spec_t spec;
+        unsigned char tail[8];
+    } odd;
+    memset (&odd, 0xa5, sizeof odd);
+    odd.spec.size = sizeof odd.spec + 3;
+    CHECK_EQ (shoal_option_at (1, &odd.spec), 0);
+    for (size_t i = 0; i < sizeof odd.tail; i++)
+        CHECK_EQ (odd.tail[i], i < 3 ? 0 : 0xa5);
+}
+
+static void
+test_an_index_past_the_last_is_refused_untouched (void)
+{
+    size_t indexes[] = { shoal_option_count (), shoal_option_count () + 1, SIZE_MAX };
+    for (size_t i = 0; i < sizeof indexes / sizeof indexes[0]; i++) {
+        shoal_option_spec_t spec;
+        memset (&spec, 0xa5, sizeof spec);
+        spec.size = sizeof spec;
+        shoal_option_spec_t before = spec;
+        CHECK_EQ (shoal_option_at (indexes[i], &spec), -1);
+        CHECK (memcmp (&spec, &before, sizeof spec) == 0);
+    }
+    shoal_option_spec_t last = { .size = sizeof last };
+    CHECK_EQ (shoal_option_at (shoal_option_count () - 1, &last), 0);
+}
+
+//  ---------------------------------------------------------------------
 //  The documentation
 
 //  docs/options.md has a row "| `key` | ... | `default` | ..." for every
@@ -1032,6 +1180,7 @@ main (void)
     RUN (test_bools_take_three_pairs_of_words_and_digits);
     RUN (test_choices_take_their_words_only);
     RUN (test_names_are_short_and_plain);
+    RUN (test_interfaces_are_names_the_kernel_would_take);
     RUN (test_host_ports_are_checked_for_syntax_only);
     RUN (test_endpoints_are_ipc_or_tcp);
     RUN (test_paths_take_any_text);
@@ -1054,6 +1203,11 @@ main (void)
     RUN (test_reserved_and_unrelated_variables_are_passed_over);
     RUN (test_a_misspelled_variable_is_refused_and_changes_nothing);
     RUN (test_each_source_gives_a_list_whole);
+    RUN (test_the_public_listing_is_the_table_in_order);
+    RUN (test_every_listed_default_round_trips_through_a_node);
+    RUN (test_a_spec_smaller_than_the_first_layout_is_refused_untouched);
+    RUN (test_a_larger_spec_is_zero_filled_past_what_the_library_knows);
+    RUN (test_an_index_past_the_last_is_refused_untouched);
     RUN (test_the_docs_list_every_option_with_its_default);
     return TEST_DONE ();
 }

@@ -924,8 +924,11 @@ static void
 s_events (s_worker_t *self, uint64_t now)
 {
     size_t count = 0;
-    while (count < S_EVENTS_BATCH && shoal_node_event (self->node, &self->batch[count]) == 1)
-        count++;
+    for (; count < S_EVENTS_BATCH; count++) {
+        self->batch[count].size = sizeof self->batch[count];
+        if (shoal_node_event (self->node, &self->batch[count]) != 1)
+            break;
+    }
     for (size_t i = count; i-- > 0;)
         if (self->batch[i].type == SHOAL_EVENT_LEASE) {
             if (!self->batch[i].leased)
@@ -943,7 +946,8 @@ static void *
 s_leave (void *arg)
 {
     s_worker_t *self = arg;
-    self->leave_rc = shoal_node_leave (self->node, 0, self->leave_why, sizeof self->leave_why);
+    self->leave_rc =
+        shoal_node_leave (self->node, 0, NULL, self->leave_why, sizeof self->leave_why);
     uint64_t one = 1;
     if (write (self->leave_fd, &one, sizeof one) < 0) {
         //  An eventfd takes a write; nothing to do if it does not.

@@ -190,7 +190,7 @@ static void *
 s_leave (void *arg)
 {
     char why[256] = "";
-    if (shoal_node_leave (arg, 0, why, sizeof why) != 0)
+    if (shoal_node_leave (arg, 0, NULL, why, sizeof why) != 0)
         printf ("leave: %s\n", why);
     s_leave_done = true;
     return NULL;
@@ -263,7 +263,7 @@ main (int argc, char **argv)
     while (!left && !s_leave_done) {
         struct pollfd fd = { .fd = shoal_node_fd (node), .events = POLLIN };
         poll (&fd, 1, STEP_MS);
-        shoal_event_t event;
+        shoal_event_t event = { .size = sizeof event };
         while (shoal_node_event (node, &event) == 1) {
             s_event (node, &event);
             left |= event.type == SHOAL_EVENT_LEFT;
@@ -278,9 +278,11 @@ main (int argc, char **argv)
         if (submit && s_leased) {
             //  The job is submitted once the node holds a lease: a leader
             //  is known and holds a quorum.
-            shoal_job_spec_t spec = { .name = job, .parallelism = parallelism, .stateful = true };
-            shoal_result_t result;
-            int rc = shoal_node_submit (node, &spec, 30000, &result);
+            shoal_job_spec_t spec = {
+                .size = sizeof spec, .name = job, .parallelism = parallelism, .stateful = true
+            };
+            shoal_result_t result = { .size = sizeof result };
+            int rc = shoal_node_submit (node, &spec, 30000, NULL, &result);
             printf ("submit %s:%u: %s\n", job, parallelism,
                     rc == 0 && result.code == SHOAL_RESULT_OK ? "ok" : result.reason);
             submit = NULL;
