@@ -18,7 +18,7 @@
 #   bench/go_events.sh [ROUNDS [BUILD]]
 #
 # Defaults: 10 rounds (20,000 events), build/plain. The build is installed
-# into a scratch prefix, as tests/go.sh does.
+# into BUILD/go/prefix, as tests/go.sh does.
 set -eu
 export LC_ALL=C
 rounds=${1:-10} build=${2:-build/plain}
@@ -29,10 +29,16 @@ command -v go >/dev/null || { echo "go_events: no go command (scripts/setup inst
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-cmake --install "$build" --prefix "$work/prefix" >/dev/null
-libdir=$(dirname "$(ls -d "$work"/prefix/lib*/libshoal.so "$work"/prefix/lib/*/libshoal.so 2>/dev/null | head -1)")
+# As tests/go.sh: one install place, and CGO_CFLAGS naming the library
+# (Go's cache keys a cgo package on neither pkg-config's answer nor the
+# headers it includes).
+prefix=$build/go/prefix
+rm -rf "$prefix"
+cmake --install "$build" --prefix "$prefix" >/dev/null
+libdir=$(dirname "$(ls -d "$prefix"/lib*/libshoal.so "$prefix"/lib/*/libshoal.so 2>/dev/null | head -1)")
 export PKG_CONFIG_PATH=$libdir/pkgconfig LD_LIBRARY_PATH=$libdir
 export GOCACHE=$build/go/cache GOPATH=$build/go/path GOPROXY=off GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
+export CGO_CFLAGS="-O2 -g -DSHOAL_GO_BUILD=$(cat "$prefix/include/shoal.h" "$libdir/libshoal.so" | md5sum | cut -c1-16)"
 
 cd "$source/bindings/go"
 go test -run '^$' -bench '^BenchmarkEvents(Go|C|Cgo|Convert)$' -benchtime "${rounds}x" -count 1 . >"$work/bench.log" 2>&1 ||

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Go binding (bindings/go) as a Go user builds it: the build installed
-# into a scratch prefix, libshoal found by pkg-config. Runs go vet and the
+# (into BUILD/go/prefix), libshoal found by pkg-config. Runs go vet and the
 # package's tests under the race detector (a 3-node cluster in one process,
 # a handover, cancelled calls, goroutine leaks), then the Go example
 # (examples/go-counter) as tests/example.sh runs the C one: two services, a
@@ -18,14 +18,20 @@ if grep -q '^SHOAL_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" || grep -q '^SHOAL_
 fi
 command -v go >/dev/null || { echo "skip: no go command (scripts/setup installs golang-go)"; exit 77; }
 
-prefix=$work/prefix
+# The Go caches in the build tree: kept between runs, so only the first
+# run compiles the standard library for the race detector. Go's cache keys
+# a cgo package on neither pkg-config's answer nor the headers it includes:
+# so the install goes to one place in the build tree (a cached package's
+# -L stays true), and CGO_CFLAGS names the installed header and library by
+# their hash (a package built against another libshoal is not reused).
+prefix=$build/go/prefix
+rm -rf "$prefix"
 cmake --install "$build" --prefix "$prefix" >"$work/install.log" || { echo "FAIL: install"; exit 1; }
 libdir=$(dirname "$(ls -d "$prefix"/lib*/libshoal.so "$prefix"/lib/*/libshoal.so 2>/dev/null | head -1)")
 export PKG_CONFIG_PATH=$libdir/pkgconfig LD_LIBRARY_PATH=$libdir
-# The Go caches in the build tree: kept between runs, so only the first
-# run compiles the standard library for the race detector.
 export GOCACHE=$build/go/cache GOPATH=$build/go/path GOPROXY=off GOFLAGS=-buildvcs=false
 export GOTOOLCHAIN=local GO111MODULE=on
+export CGO_CFLAGS="-O2 -g -DSHOAL_GO_BUILD=$(cat "$prefix/include/shoal.h" "$libdir/libshoal.so" | md5sum | cut -c1-16)"
 
 cd "$source/bindings/go" || exit 1
 go vet ./... >"$work/vet.log" 2>&1 || { fail "go vet"; cat "$work/vet.log"; }
