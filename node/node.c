@@ -38,6 +38,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -1956,17 +1957,52 @@ s_call_fini (s_call_t *call)
     pthread_mutex_destroy (&call->lock);
 }
 
+//  The application's signals (a Go runtime's preemption, a SIGCHLD
+//  handler) interrupt ZeroMQ's calls with EINTR, and a call to the actor
+//  that returned before the actor answered would leave it the caller's
+//  stack. So the node's own threads block them all (they go to the
+//  application's threads), and a call holds them off while it talks to the
+//  actor: they are delivered when it returns. The faults a thread raises
+//  itself stay deliverable.
+static void
+s_signals_block (sigset_t *old)
+{
+    sigset_t all;
+    sigfillset (&all);
+    int faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT };
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
+        sigdelset (&all, faults[i]);
+    pthread_sigmask (SIG_BLOCK, &all, old);
+}
+
+static void
+s_signals_restore (const sigset_t *old)
+{
+    pthread_sigmask (SIG_SETMASK, old, NULL);
+}
+
+//  Stops the actor and waits for its thread to end, signals held off.
+static void
+s_actor_stop (shoal_node_t *self)
+{
+    sigset_t old;
+    s_signals_block (&old);
+    zactor_destroy (&self->actor);
+    s_signals_restore (&old);
+}
+
 //  Runs call on the actor's thread. Returns -1 when the node is not running.
 static int
 s_call (shoal_node_t *self, s_call_t *call)
 {
+    sigset_t old;
+    s_signals_block (&old);
     pthread_mutex_lock (&self->call_lock);
     int rc = -1;
-    if (self->actor) {
-        zsock_send (self->actor, "sp", "CALL", call);
+    if (self->actor && zsock_send (self->actor, "sp", "CALL", call) == 0)
         rc = zsock_wait (self->actor) == 0 ? 0 : -1;
-    }
     pthread_mutex_unlock (&self->call_lock);
+    s_signals_restore (&old);
     if (rc != 0)
         snprintf (call->why, sizeof call->why, "the node is not running");
     return rc;
@@ -2037,7 +2073,7 @@ shoal_node_destroy (shoal_node_t **self_p)
     shoal_node_t *self = *self_p;
     if (!self)
         return;
-    zactor_destroy (&self->actor);
+    s_actor_stop (self);
     if (self->events_fd >= 0)
         close (self->events_fd);
     free (self->events);
@@ -2127,6 +2163,10 @@ shoal_node_start (shoal_node_t *self, char *why, size_t why_size)
         //  czmq must not install its signal handlers in an application's
         //  process: SIGINT and SIGTERM are the application's.
         zsys_handler_set (NULL);
+        //  The node's thread, and every thread it starts, blocks the
+        //  application's signals: it inherits the mask in force here.
+        sigset_t old;
+        s_signals_block (&old);
         self->actor = zactor_new (s_actor, self);
         char *reason = self->actor ? zstr_recv (self->actor) : NULL;
         if (reason && !reason[0])
@@ -2135,6 +2175,7 @@ shoal_node_start (shoal_node_t *self, char *why, size_t why_size)
             s_reason (why, why_size, reason ? reason : "cannot start the node's thread");
             zactor_destroy (&self->actor);
         }
+        s_signals_restore (&old);
         free (reason);
     }
     pthread_mutex_unlock (&self->call_lock);
@@ -2168,7 +2209,7 @@ shoal_node_leave (shoal_node_t *self, uint64_t timeout_ms, shoal_cancel_t *cance
                                               : "the leave did not finish in time");
     s_call_fini (&call);
     pthread_mutex_lock (&self->call_lock);
-    zactor_destroy (&self->actor);
+    s_actor_stop (self);
     self->stopped = true;
     pthread_mutex_unlock (&self->call_lock);
     return rc;

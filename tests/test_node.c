@@ -19,6 +19,8 @@
 
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -891,6 +893,58 @@ the_jobs_and_the_leaders_table_are_read_through_the_api (void)
     CHECK_EQ (shoal_node_status (node, NULL, 0, 0, &count, &status, 0, NULL), -1);
 }
 
+//  An application's signals (Go's runtime preempts its threads with
+//  SIGURG; C programs catch SIGCHLD) must neither end a call early nor
+//  reach the node's thread: a handler without SA_RESTART, and a storm of
+//  signals at the calling thread and at the process.
+static volatile sig_atomic_t s_signals_caught;
+static atomic_bool s_storm_on;
+
+static void
+s_on_signal (int signal)
+{
+    (void) signal;
+    s_signals_caught = s_signals_caught + 1;
+}
+
+static void *
+s_storm (void *arg)
+{
+    pthread_t target = *(pthread_t *) arg;
+    while (atomic_load (&s_storm_on)) {
+        pthread_kill (target, SIGUSR1);
+        kill (getpid (), SIGUSR1);
+        usleep (20);
+    }
+    return NULL;
+}
+
+static void
+calls_survive_the_applications_signals (void)
+{
+    struct sigaction action = { .sa_handler = s_on_signal }, old;
+    sigemptyset (&action.sa_mask);
+    CHECK_EQ (sigaction (SIGUSR1, &action, &old), 0);
+    pthread_t self = pthread_self (), storm;
+    atomic_store (&s_storm_on, true);
+    CHECK_EQ (pthread_create (&storm, NULL, s_storm, &self), 0);
+    int failed = 0;
+    for (int i = 0; i < 3000; i++) {
+        size_t count = 0;
+        char id[SHOAL_NODE_ID_TEXT];
+        if (shoal_node_members (s_members[i % 3].node, NULL, 0, 0, &count) != 0 || count < 3 ||
+            shoal_node_leader (s_members[i % 3].node, id, NULL, NULL) != 0)
+            failed++;
+    }
+    atomic_store (&s_storm_on, false);
+    pthread_join (storm, NULL);
+    sigaction (SIGUSR1, &old, NULL);
+    CHECK_EQ (failed, 0);
+    CHECK (s_signals_caught > 0);
+    //  The nodes' threads run on: a job still runs every task once.
+    CHECK (s_wait_for (s_all_active_once));
+}
+
 //  A node that waits for two more members never elects: a request to it
 //  waits for a leader, and only a cancel ends that wait early.
 static shoal_node_t *
@@ -1015,6 +1069,7 @@ main (void)
     RUN (a_job_submitted_anywhere_runs_every_task_once);
     RUN (the_jobs_and_the_leaders_table_are_read_through_the_api);
     RUN (waits_end_at_once_when_cancelled);
+    RUN (calls_survive_the_applications_signals);
     RUN (the_lease_end_is_told_and_moves_on);
     RUN (requests_with_bad_arguments_are_refused_with_reasons);
     RUN (the_control_endpoint_answers_members_jobs_and_status);
