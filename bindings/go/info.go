@@ -1,6 +1,6 @@
 package shoal
 
-// #include "calls.h"
+// #include <shoal.h>
 import "C"
 
 import "context"
@@ -138,7 +138,7 @@ func (n *Node) Members() ([]Member, error) {
 	ok := list(func(max int) (int, bool) {
 		buf := make([]C.shoal_member_t, max)
 		var count C.size_t
-		if C.sg_node_members(c, &buf[0], C.sizeof_shoal_member_t, C.size_t(max), &count) != 0 {
+		if C.shoal_node_members(c, &buf[0], C.sizeof_shoal_member_t, C.size_t(max), &count) != 0 {
 			return 0, false
 		}
 		members = members[:0]
@@ -171,7 +171,7 @@ func (n *Node) Leader() (id string, term uint64, acting bool, err error) {
 	var cid [C.SHOAL_NODE_ID_TEXT]C.char
 	var cterm C.uint64_t
 	var cacting C.bool
-	if C.sg_node_leader(c, &cid[0], &cterm, &cacting) != 0 {
+	if C.shoal_node_leader(c, &cid[0], &cterm, &cacting) != 0 {
 		return "", 0, false, errNotRunning
 	}
 	return C.GoString(&cid[0]), uint64(cterm), bool(cacting), nil
@@ -190,7 +190,7 @@ func (n *Node) Tasks() ([]Task, Revision, error) {
 	ok := list(func(max int) (int, bool) {
 		buf := make([]C.shoal_task_t, max)
 		var count C.size_t
-		if C.sg_node_tasks(c, &buf[0], C.sizeof_shoal_task_t, C.size_t(max), &count, &version[0]) != 0 {
+		if C.shoal_node_tasks(c, &buf[0], C.sizeof_shoal_task_t, C.size_t(max), &count, &version[0]) != 0 {
 			return 0, false
 		}
 		tasks = tasks[:0]
@@ -230,7 +230,7 @@ func (n *Node) Status(ctx context.Context) (Status, error) {
 		var rc C.int
 		cst := C.shoal_status_info_t{size: C.sizeof_shoal_status_info_t}
 		if err := n.waiting(ctx, func(cancel *C.shoal_cancel_t) {
-			rc = C.sg_node_status(c, &buf[0], C.sizeof_shoal_status_row_t, C.size_t(max), &count,
+			rc = C.shoal_node_status(c, &buf[0], C.sizeof_shoal_status_row_t, C.size_t(max), &count,
 				&cst, timeoutMs(ctx, 10000), cancel)
 		}); err != nil || rc != 0 {
 			return 0, false

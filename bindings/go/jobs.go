@@ -1,7 +1,7 @@
 package shoal
 
 /*
-#include "calls.h"
+#include <shoal.h>
 #include <stdlib.h>
 */
 import "C"
@@ -111,7 +111,7 @@ func (n *Node) Submit(ctx context.Context, spec JobSpec) (Result, error) {
 	r := C.shoal_result_t{size: C.sizeof_shoal_result_t}
 	var rc C.int
 	if err := n.waiting(ctx, func(cancel *C.shoal_cancel_t) {
-		rc = C.sg_node_submit(c, cspec, timeoutMs(ctx, noDeadline), cancel, &r)
+		rc = C.shoal_node_submit(c, cspec, timeoutMs(ctx, noDeadline), cancel, &r)
 	}); err != nil {
 		return Result{}, err
 	}
@@ -137,7 +137,7 @@ func (n *Node) Rescale(ctx context.Context, job string, parallelism uint32, opts
 	r := C.shoal_result_t{size: C.sizeof_shoal_result_t}
 	var rc C.int
 	if err := n.waiting(ctx, func(cancel *C.shoal_cancel_t) {
-		rc = C.sg_node_rescale(c, cjob, C.uint32_t(parallelism), C.uint32_t(opts.Min),
+		rc = C.shoal_node_rescale(c, cjob, C.uint32_t(parallelism), C.uint32_t(opts.Min),
 			C.uint32_t(opts.WaitMs), timeoutMs(ctx, noDeadline), cancel, &r)
 	}); err != nil {
 		return Result{}, err
@@ -161,7 +161,7 @@ func (n *Node) Remove(ctx context.Context, job string) error {
 	r := C.shoal_result_t{size: C.sizeof_shoal_result_t}
 	var rc C.int
 	if err := n.waiting(ctx, func(cancel *C.shoal_cancel_t) {
-		rc = C.sg_node_remove(c, cjob, timeoutMs(ctx, noDeadline), cancel, &r)
+		rc = C.shoal_node_remove(c, cjob, timeoutMs(ctx, noDeadline), cancel, &r)
 	}); err != nil {
 		return err
 	}
@@ -197,7 +197,7 @@ func (n *Node) Jobs() ([]Job, Revision, error) {
 	for {
 		buf := make([]C.shoal_job_info_t, int(count)+1)
 		max := C.size_t(len(buf))
-		if C.sg_node_jobs(c, &buf[0], C.sizeof_shoal_job_info_t, max, &count, &version[0]) != 0 {
+		if C.shoal_node_jobs(c, &buf[0], C.sizeof_shoal_job_info_t, max, &count, &version[0]) != 0 {
 			return nil, Revision{}, &Error{Op: "jobs", Reason: "the node is not running"}
 		}
 		if count > max {

@@ -1,7 +1,7 @@
 package shoal
 
 /*
-#include "calls.h"
+#include <shoal.h>
 #include <stdlib.h>
 */
 import "C"
@@ -21,7 +21,7 @@ func (n *Node) report(task string, state C.int, lag uint64) error {
 	ctask, w := C.CString(task), newWhy()
 	defer C.free(unsafe.Pointer(ctask))
 	defer w.free()
-	if C.sg_node_report(c, ctask, state, C.uint64_t(lag), w.p, whySize) != 0 {
+	if C.shoal_node_report(c, ctask, state, C.uint64_t(lag), w.p, whySize) != 0 {
 		return w.err("report " + task)
 	}
 	return nil
@@ -67,7 +67,7 @@ func (n *Node) ReportExit(task string, restarts, lastExit uint32, why string) er
 	defer C.free(unsafe.Pointer(ctask))
 	defer C.free(unsafe.Pointer(cwhy))
 	defer w.free()
-	if C.sg_node_report_exit(c, ctask, C.uint32_t(restarts), C.uint32_t(lastExit), cwhy, w.p, whySize) != 0 {
+	if C.shoal_node_report_exit(c, ctask, C.uint32_t(restarts), C.uint32_t(lastExit), cwhy, w.p, whySize) != 0 {
 		return w.err("report exit " + task)
 	}
 	return nil

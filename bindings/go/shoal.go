@@ -9,7 +9,7 @@ package shoal
 
 /*
 #cgo pkg-config: shoal
-#include "calls.h"
+#include <shoal.h>
 #include <stdlib.h>
 */
 import "C"
@@ -60,14 +60,14 @@ type Node struct {
 // New makes a node with every option at its default, then applies opts in
 // order. It is not started.
 func New(opts ...Option) (*Node, error) {
-	c := C.sg_node_new()
+	c := C.shoal_node_new()
 	if c == nil {
 		return nil, &Error{Op: "new", Reason: "out of memory"}
 	}
 	n := &Node{c: c, closing: make(chan struct{}), events: make(chan Event, eventBuffer)}
 	for _, opt := range opts {
 		if err := opt(n); err != nil {
-			C.sg_node_destroy(&n.c)
+			C.shoal_node_destroy(&n.c)
 			return nil, err
 		}
 	}
@@ -119,7 +119,7 @@ func (n *Node) Set(key, value string) error {
 	defer C.free(unsafe.Pointer(ckey))
 	defer C.free(unsafe.Pointer(cvalue))
 	defer w.free()
-	if C.sg_node_set(c, ckey, cvalue, w.p, whySize) != 0 {
+	if C.shoal_node_set(c, ckey, cvalue, w.p, whySize) != 0 {
 		return w.err("set " + key)
 	}
 	return nil
@@ -141,7 +141,7 @@ func (n *Node) Get(key string) (string, error) {
 	defer w.free()
 	value := (*C.char)(C.calloc(1, C.SHOAL_OPTION_TEXT))
 	defer C.free(unsafe.Pointer(value))
-	if C.sg_node_get(c, ckey, value, C.SHOAL_OPTION_TEXT, w.p, whySize) != 0 {
+	if C.shoal_node_get(c, ckey, value, C.SHOAL_OPTION_TEXT, w.p, whySize) != 0 {
 		return "", w.err("get " + key)
 	}
 	return C.GoString(value), nil
@@ -160,7 +160,7 @@ func (n *Node) LoadFile(path string) error {
 	cpath, w := C.CString(path), newWhy()
 	defer C.free(unsafe.Pointer(cpath))
 	defer w.free()
-	if C.sg_node_load_file(c, cpath, w.p, whySize) != 0 {
+	if C.shoal_node_load_file(c, cpath, w.p, whySize) != 0 {
 		return w.err("load " + path)
 	}
 	return nil
@@ -187,7 +187,7 @@ func (n *Node) LoadEnv(env []string) error {
 	}
 	w := newWhy()
 	defer w.free()
-	if C.sg_node_load_env(c, &array[0], w.p, whySize) != 0 {
+	if C.shoal_node_load_env(c, &array[0], w.p, whySize) != 0 {
 		return w.err("environment")
 	}
 	return nil
@@ -203,7 +203,7 @@ func (n *Node) Start() error {
 	defer n.release()
 	w := newWhy()
 	defer w.free()
-	if C.sg_node_start(c, w.p, whySize) != 0 {
+	if C.shoal_node_start(c, w.p, whySize) != 0 {
 		return w.err("start")
 	}
 	if n.pumpOff {
@@ -244,7 +244,7 @@ func (n *Node) Close() error {
 			n.file = nil
 		}
 		close(n.events)
-		C.sg_node_destroy(&n.c)
+		C.shoal_node_destroy(&n.c)
 	})
 	return nil
 }
@@ -257,7 +257,7 @@ func (n *Node) ID() (string, error) {
 	}
 	defer n.release()
 	var id [C.SHOAL_NODE_ID_TEXT]C.char
-	if C.sg_node_id(c, &id[0]) != 0 {
+	if C.shoal_node_id(c, &id[0]) != 0 {
 		return "", ErrNotStarted
 	}
 	return C.GoString(&id[0]), nil
@@ -271,7 +271,7 @@ func (n *Node) Port() (uint16, error) {
 	}
 	defer n.release()
 	var port C.uint16_t
-	if C.sg_node_port(c, &port) != 0 {
+	if C.shoal_node_port(c, &port) != 0 {
 		return 0, ErrNotStarted
 	}
 	return uint16(port), nil
@@ -370,7 +370,7 @@ func (n *Node) Leave(ctx context.Context) error {
 	defer w.free()
 	var rc C.int
 	if err := n.waiting(ctx, func(cancel *C.shoal_cancel_t) {
-		rc = C.sg_node_leave(c, timeoutMs(ctx, 0), cancel, w.p, whySize)
+		rc = C.shoal_node_leave(c, timeoutMs(ctx, 0), cancel, w.p, whySize)
 	}); err != nil {
 		return err
 	}
