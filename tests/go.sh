@@ -6,7 +6,7 @@
 # (examples/go-counter) as tests/example.sh runs the C one: two services, a
 # handover to a learner whose lag falls, a graceful leave, and each task's
 # log checked for its fencing (epochs never go back, counts go up by one).
-# Skips (77) in instrumented builds, and without a Go toolchain.
+# Skips (77) in instrumented and Release builds, and without a Go toolchain.
 set -u
 source=$2 build=$3
 # shellcheck source=lib/expect.bash
@@ -14,6 +14,10 @@ source=$2 build=$3
 
 if grep -q '^SHOAL_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" || grep -q '^SHOAL_FUZZ:BOOL=ON' "$build/CMakeCache.txt"; then
     echo "skip: an instrumented build is not for installing (the plain build tests the Go binding)"
+    exit 77
+fi
+if grep -q '^CMAKE_BUILD_TYPE:STRING=Release$' "$build/CMakeCache.txt"; then
+    echo "skip: the plain build tests the Go binding (a second run here would add minutes, not coverage of Go)"
     exit 77
 fi
 command -v go >/dev/null || { echo "skip: no go command (scripts/setup installs golang-go)"; exit 77; }
