@@ -667,9 +667,10 @@ s_status (shoal_node_t *self, shoal_call_t *call, uint64_t timeout_ms)
     call->u.list.wait_ms = 0;
     if (s_call (self, call) != 0)
         return -1;
-    snprintf (call->u.list.info.reason, sizeof call->u.list.info.reason,
-              "%s: this node's own tasks",
-              shoal_cancelled (call->cancel) ? "cancelled" : "the leader did not answer in time");
+    if (!call->u.list.info.whole)
+        snprintf (
+            call->u.list.info.reason, sizeof call->u.list.info.reason, "%s: this node's own tasks",
+            shoal_cancelled (call->cancel) ? "cancelled" : "the leader did not answer in time");
     return call->rc;
 }
 
