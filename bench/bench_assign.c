@@ -11,8 +11,8 @@
       NAME     run only the cases whose name contains NAME
 */
 
-#include "assignor.h"
-#include "splitmix.h"
+#include "rebalance/assignor.h"
+#include "wire/splitmix.h"
 
 #include <jansson.h>
 #include <stdio.h>

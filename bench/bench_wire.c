@@ -17,10 +17,10 @@
 
 #include "shoal.h"
 
-#include "envelope.h"
-#include "keyring.h"
-#include "samples.h"
-#include "wire.h"
+#include "wire/envelope.h"
+#include "wire/keyring.h"
+#include "tests/samples.h"
+#include "wire/wire.h"
 
 #include <jansson.h>
 #include <msgpack.h>

@@ -9,7 +9,7 @@
     over the voters.
 */
 
-#include "elector.h"
+#include "election/elector.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -55,7 +55,7 @@
 #ifndef SHOAL_ELECTOR_H
 #define SHOAL_ELECTOR_H
 
-#include "wire.h"
+#include "wire/wire.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -19,11 +19,11 @@
     next input begins.
 */
 
-#include "membership.h"
+#include "gossip/membership.h"
 
-#include "bigendian.h"
-#include "metapool.h"
-#include "splitmix.h"
+#include "wire/bigendian.h"
+#include "wire/metapool.h"
+#include "wire/splitmix.h"
 
 #include <assert.h>
 #include <sodium.h>
@@ -534,7 +534,7 @@ shoal_membership_meta_check (const shoal_membership_config_t *config, const shoa
         return "meta.addr must be 1 to 64 bytes";
     long size = s_meta_size (meta);
     if (size < 0)
-        return "meta breaks a wire limit (gossip/wire.h)";
+        return "meta breaks a wire limit (wire/wire.h)";
     if ((uint64_t) size > config->meta_size_max)
         return "meta encodes larger than meta_size_max";
     return NULL;

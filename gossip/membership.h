@@ -72,8 +72,8 @@
 #ifndef SHOAL_MEMBERSHIP_H
 #define SHOAL_MEMBERSHIP_H
 
-#include "metapool.h"
-#include "wire.h"
+#include "wire/metapool.h"
+#include "wire/wire.h"
 
 #include <stdbool.h>
 #include <stddef.h>

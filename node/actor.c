@@ -9,13 +9,13 @@
     next deadline, never busy.
 */
 
-#include "node.h"
+#include "node/node.h"
 
-#include "eventlog.h"
-#include "key.h"
-#include "keyring.h"
-#include "persist.h"
-#include "why.h"
+#include "node/eventlog.h"
+#include "node/key.h"
+#include "wire/keyring.h"
+#include "node/persist.h"
+#include "node/why.h"
 
 #include <errno.h>
 #include <netdb.h>

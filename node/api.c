@@ -4,10 +4,10 @@
     checks of what the application passes in.
 */
 
-#include "node.h"
+#include "node/node.h"
 
-#include "key.h"
-#include "why.h"
+#include "node/key.h"
+#include "node/why.h"
 
 #include <errno.h>
 #include <signal.h>

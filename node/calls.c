@@ -2,9 +2,9 @@
     thread, one function per kind of call.
 */
 
-#include "node.h"
+#include "node/node.h"
 
-#include "why.h"
+#include "node/why.h"
 
 #include <assert.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /*  node/cancel.c: cancel handles; node/cancel.h says how they work. */
 
-#include "cancel.h"
+#include "node/cancel.h"
 
 #include <errno.h>
 #include <stdatomic.h>

@@ -1,8 +1,8 @@
 /*  node/control.c: the control endpoint: a node's ROUTER, and the client's
     DEALER, each message in an envelope.
 */
-#include "control.h"
-#include "why.h"
+#include "node/control.h"
+#include "node/why.h"
 
 #include <czmq.h>
 #include <errno.h>

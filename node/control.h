@@ -4,7 +4,7 @@
     over ZeroMQ: a DEALER that connects to the node's ROUTER at its control
     endpoint (ipc://DATA-DIR/control by default, or tcp://HOST:PORT). Each
     request is one CONTROL-REQ, each answer one CONTROL-REP, both in the
-    envelope of gossip/envelope.h: sealed with the cluster key when the
+    envelope of wire/envelope.h: sealed with the cluster key when the
     node has one, so that only holders of the key can steer the cluster;
     plaintext otherwise, where the endpoint's file permissions (the data
     directory is 0700) keep it local.
@@ -16,9 +16,9 @@
 #ifndef SHOAL_CONTROL_H
 #define SHOAL_CONTROL_H
 
-#include "arena.h"
-#include "envelope.h"
-#include "wire.h"
+#include "wire/arena.h"
+#include "wire/envelope.h"
+#include "wire/wire.h"
 
 #include <stddef.h>
 #include <stdint.h>

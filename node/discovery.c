@@ -3,9 +3,9 @@
     no longer alone.
 */
 
-#include "node.h"
+#include "node/node.h"
 
-#include "why.h"
+#include "node/why.h"
 
 #include <netdb.h>
 #include <stdio.h>

@@ -1,9 +1,9 @@
 /*  node/eventlog.c: a node's event log, in JSON lines (jansson).
  */
 
-#include "eventlog.h"
+#include "node/eventlog.h"
 #include "shoal.h"
-#include "why.h"
+#include "node/why.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -19,7 +19,7 @@
 #ifndef SHOAL_EVENTLOG_H
 #define SHOAL_EVENTLOG_H
 
-#include "peer.h"
+#include "peer/peer.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -4,9 +4,9 @@
     operating system's random source, which the core never touches.
 */
 
-#include "key.h"
+#include "node/key.h"
 #include "shoal.h"
-#include "why.h"
+#include "node/why.h"
 
 #include <ctype.h>
 #include <errno.h>

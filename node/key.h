@@ -3,7 +3,7 @@
 #ifndef SHOAL_KEY_H
 #define SHOAL_KEY_H
 
-#include "keyring.h"
+#include "wire/keyring.h"
 
 #include <stddef.h>
 

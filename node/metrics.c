@@ -7,9 +7,9 @@
     counter example, whether it serves metrics or not.
 */
 
-#include "metrics.h"
-#include "unplaced.h"
-#include "why.h"
+#include "node/metrics.h"
+#include "node/unplaced.h"
+#include "node/why.h"
 
 #include <dlfcn.h>
 #include <errno.h>

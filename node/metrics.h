@@ -20,8 +20,8 @@
 #ifndef SHOAL_METRICS_H
 #define SHOAL_METRICS_H
 
-#include "peer.h"
-#include "transport.h"
+#include "peer/peer.h"
+#include "node/transport.h"
 
 #include <stddef.h>
 #include <stdint.h>

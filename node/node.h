@@ -22,16 +22,16 @@
 
 #include "shoal.h"
 
-#include "cancel.h"
-#include "control.h"
-#include "eventlog.h"
-#include "metrics.h"
-#include "options.h"
-#include "peer.h"
-#include "refusals.h"
-#include "store.h"
-#include "transport.h"
-#include "unplaced.h"
+#include "node/cancel.h"
+#include "node/control.h"
+#include "node/eventlog.h"
+#include "node/metrics.h"
+#include "node/options.h"
+#include "peer/peer.h"
+#include "node/refusals.h"
+#include "node/store.h"
+#include "node/transport.h"
+#include "node/unplaced.h"
 
 #include <czmq.h>
 #include <pthread.h>

@@ -8,11 +8,11 @@
     and a config key, with its help.
 */
 
-#include "options.h"
+#include "node/options.h"
 #include "shoal.h"
-#include "why.h"
+#include "node/why.h"
 
-#include "wire.h"
+#include "wire/wire.h"
 
 #include <arpa/inet.h>
 #include <assert.h>

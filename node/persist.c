@@ -2,17 +2,17 @@
     payloads (persist.h has the contract, docs/store.md the layout).
 
     Encoding goes through msgpack-c's packer into a growing buffer; decoding
-    through the bounded reader (gossip/reader.h), as the wire's codec does,
+    through the bounded reader (wire/reader.h), as the wire's codec does,
     so that no count in a damaged payload can make anything reserve more
     than the payload holds. A job spec goes through the wire's own codec.
     Each record's invariants are checked by one function, which the encoder
     and the decoder both call.
 */
 
-#include "persist.h"
-#include "why.h"
+#include "node/persist.h"
+#include "node/why.h"
 
-#include "reader.h"
+#include "wire/reader.h"
 
 #include <assert.h>
 #include <msgpack.h>

@@ -39,9 +39,9 @@
 #ifndef SHOAL_PERSIST_H
 #define SHOAL_PERSIST_H
 
-#include "elector.h"
-#include "jobs.h"
-#include "wire.h"
+#include "election/elector.h"
+#include "rebalance/jobs.h"
+#include "wire/wire.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /*  node/refusals.c: refused envelopes, told by sender at most once a
     minute.
 */
-#include "refusals.h"
+#include "node/refusals.h"
 
 #include <stdio.h>
 #include <stdlib.h>

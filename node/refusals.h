@@ -16,8 +16,8 @@
 #ifndef SHOAL_REFUSALS_H
 #define SHOAL_REFUSALS_H
 
-#include "envelope.h"
-#include "wire.h"
+#include "wire/envelope.h"
+#include "wire/wire.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -4,7 +4,7 @@
     or for shoal_node_status.
 */
 
-#include "node.h"
+#include "node/node.h"
 
 #include <stdio.h>
 #include <string.h>

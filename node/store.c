@@ -7,10 +7,10 @@
     renamed under it.
 */
 
-#include "store.h"
-#include "why.h"
+#include "node/store.h"
+#include "node/why.h"
 
-#include "bigendian.h"
+#include "wire/bigendian.h"
 
 #include <assert.h>
 #include <dirent.h>

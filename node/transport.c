@@ -2,8 +2,8 @@
     sealed on the way out and opened, checked and decoded on the way in.
 */
 
-#include "transport.h"
-#include "why.h"
+#include "node/transport.h"
+#include "node/why.h"
 
 #include <arpa/inet.h>
 #include <czmq.h>

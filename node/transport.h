@@ -21,7 +21,7 @@
       handshake after all of it, and tries again 100 ms to a quarter of it
       later.
 
-    Every message goes out sealed in the envelope of gossip/envelope.h (or
+    Every message goes out sealed in the envelope of wire/envelope.h (or
     in plaintext when the keyring holds no key) and comes in opened,
     authenticated, checked against replays and decoded with the wire
     codec's limits before anyone looks at it. What fails any step is dropped
@@ -36,9 +36,9 @@
 #ifndef SHOAL_TRANSPORT_H
 #define SHOAL_TRANSPORT_H
 
-#include "arena.h"
-#include "envelope.h"
-#include "wire.h"
+#include "wire/arena.h"
+#include "wire/envelope.h"
+#include "wire/wire.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /*  node/unplaced.c: the tasks the leader places nowhere, in words, in the
     event log and in counts (unplaced.h).
 */
-#include "unplaced.h"
+#include "node/unplaced.h"
 
 #include <stdio.h>
 #include <stdlib.h>

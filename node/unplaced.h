@@ -10,8 +10,8 @@
 #ifndef SHOAL_UNPLACED_H
 #define SHOAL_UNPLACED_H
 
-#include "eventlog.h"
-#include "handoff.h"
+#include "node/eventlog.h"
+#include "rebalance/handoff.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /*  node/why.c: one-line reasons. */
 
-#include "why.h"
+#include "node/why.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -6,7 +6,7 @@
     way, at once), and last the new deadline. A core's outbox is read
     before the core is asked anything else, since the next input clears it.
 */
-#include "peer.h"
+#include "peer/peer.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -17,11 +17,11 @@
 #ifndef SHOAL_PEER_H
 #define SHOAL_PEER_H
 
-#include "elector.h"
-#include "handoff.h"
-#include "jobs.h"
-#include "membership.h"
-#include "tasks.h"
+#include "election/elector.h"
+#include "rebalance/handoff.h"
+#include "rebalance/jobs.h"
+#include "gossip/membership.h"
+#include "rebalance/tasks.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -6,7 +6,7 @@
     tree. The parsed description keeps the tree alive for them.
 */
 
-#include "assign_json.h"
+#include "rebalance/assign_json.h"
 
 #include <assert.h>
 #include <inttypes.h>

@@ -18,7 +18,7 @@
 #ifndef SHOAL_ASSIGN_JSON_H
 #define SHOAL_ASSIGN_JSON_H
 
-#include "assignor.h"
+#include "rebalance/assignor.h"
 
 #include <stddef.h>
 

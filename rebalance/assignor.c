@@ -39,9 +39,9 @@
 
 #define _GNU_SOURCE //  qsort_r
 
-#include "assignor.h"
-#include "node_heap.h"
-#include "pair_count.h"
+#include "rebalance/assignor.h"
+#include "rebalance/node_heap.h"
+#include "rebalance/pair_count.h"
 
 #include <limits.h>
 #include <stddef.h>

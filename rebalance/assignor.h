@@ -17,7 +17,7 @@
 #ifndef SHOAL_ASSIGNOR_H
 #define SHOAL_ASSIGNOR_H
 
-#include "wire.h"
+#include "wire/wire.h"
 
 #include <stdbool.h>
 #include <stddef.h>

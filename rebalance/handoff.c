@@ -16,7 +16,7 @@
     and it says so. Its task then moves as any other does, in two steps.
 */
 
-#include "handoff.h"
+#include "rebalance/handoff.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -59,8 +59,8 @@
 #ifndef SHOAL_HANDOFF_H
 #define SHOAL_HANDOFF_H
 
-#include "assignor.h"
-#include "wire.h"
+#include "rebalance/assignor.h"
+#include "wire/wire.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -10,7 +10,7 @@
     storage that lives until the next input.
 */
 
-#include "jobs.h"
+#include "rebalance/jobs.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -62,8 +62,8 @@
 #ifndef SHOAL_JOBS_H
 #define SHOAL_JOBS_H
 
-#include "assignor.h"
-#include "wire.h"
+#include "rebalance/assignor.h"
+#include "wire/wire.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 /*  rebalance/node_heap.c: nodes ordered by load per unit of capacity.
  */
-#include "node_heap.h"
+#include "rebalance/node_heap.h"
 
 #include <stdlib.h>
 

@@ -1,6 +1,6 @@
 /*  rebalance/pair_count.c: a count per (a, b) pair, for the pairs in use.
  */
-#include "pair_count.h"
+#include "rebalance/pair_count.h"
 
 #include <stdlib.h>
 

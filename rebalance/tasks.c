@@ -17,7 +17,7 @@
     until the next input, so that the commands naming them stay valid.
 */
 
-#include "tasks.h"
+#include "rebalance/tasks.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -103,7 +103,7 @@
 #ifndef SHOAL_TASKS_H
 #define SHOAL_TASKS_H
 
-#include "wire.h"
+#include "wire/wire.h"
 
 #include <stdbool.h>
 #include <stddef.h>

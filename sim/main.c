@@ -8,8 +8,8 @@
     Exit status: 0 when the scenario ran and every invariant held, 1 when an
     invariant broke or the scenario did not finish, 2 on a usage error.
 */
-#include "sim.h"
-#include "splitmix.h"
+#include "sim/sim.h"
+#include "wire/splitmix.h"
 
 #include <getopt.h>
 #include <stdarg.h>

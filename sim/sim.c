@@ -9,12 +9,12 @@
     end of a pause. Ties in time go in the order the events were made, so
     a run depends on nothing but the seed.
 */
-#include "sim.h"
+#include "sim/sim.h"
 
-#include "arena.h"
-#include "peer.h"
-#include "splitmix.h"
-#include "wire.h"
+#include "wire/arena.h"
+#include "peer/peer.h"
+#include "wire/splitmix.h"
+#include "wire/wire.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
     gossip/membership.h and, when configured, the elector, the tasks, the
     handoff and the jobs. Time is virtual (milliseconds); the network
     is a queue of messages in flight, each one encoded and decoded by the
-    real codec of gossip/wire.h, with per-message latency and jitter,
+    real codec of wire/wire.h, with per-message latency and jitter,
     datagram loss, one-way blocks between groups of nodes (partitions),
     pauses (a paused node's clock stops: messages wait in its socket's
     backlog and its timers fire late when it resumes, as after a GC pause
@@ -27,11 +27,11 @@
 #ifndef SHOAL_SIM_H
 #define SHOAL_SIM_H
 
-#include "elector.h"
-#include "handoff.h"
-#include "jobs.h"
-#include "membership.h"
-#include "tasks.h"
+#include "election/elector.h"
+#include "rebalance/handoff.h"
+#include "rebalance/jobs.h"
+#include "gossip/membership.h"
+#include "rebalance/tasks.h"
 
 #include <stdbool.h>
 #include <stdint.h>

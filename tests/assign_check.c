@@ -8,7 +8,7 @@
     so the benchmark can check its largest outputs too.
 */
 
-#include "assign_check.h"
+#include "tests/assign_check.h"
 
 #include <stdarg.h>
 #include <stdbool.h>

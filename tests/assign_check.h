@@ -19,7 +19,7 @@
 #ifndef SHOAL_ASSIGN_CHECK_H
 #define SHOAL_ASSIGN_CHECK_H
 
-#include "assignor.h"
+#include "rebalance/assignor.h"
 
 #include <stdio.h>
 

@@ -1,7 +1,7 @@
 /*  tests/netns.c: a network namespace of the test's own, where beacons work. */
 #define _GNU_SOURCE //  unshare
 
-#include "netns.h"
+#include "tests/netns.h"
 
 #include <errno.h>
 #include <sched.h>

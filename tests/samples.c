@@ -1,6 +1,6 @@
 /*  tests/samples.c: one realistic message of every type. */
 
-#include "samples.h"
+#include "tests/samples.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -4,12 +4,12 @@
     a message of each type that looks like what a running cluster sends:
     membership updates with metadata and labels, assignments with voters and
     placements, job specs with requirements and a command. They take them
-    from here, so there is one set to keep in step with gossip/wire.h.
+    from here, so there is one set to keep in step with wire/wire.h.
 */
 #ifndef SHOAL_SAMPLES_H
 #define SHOAL_SAMPLES_H
 
-#include "wire.h"
+#include "wire/wire.h"
 
 //  Fills msg with the sample of type. The message points into static
 //  storage owned by this module; it stays valid until the next call for the

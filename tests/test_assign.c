@@ -23,11 +23,11 @@
     same lags, would change.
 */
 
-#include "assign_check.h"
-#include "assign_json.h"
-#include "assignor.h"
-#include "test.h"
-#include "splitmix.h"
+#include "tests/assign_check.h"
+#include "rebalance/assign_json.h"
+#include "rebalance/assignor.h"
+#include "tests/test.h"
+#include "wire/splitmix.h"
 
 #include <dirent.h>
 #include <stdbool.h>

@@ -10,9 +10,9 @@
     dropped. Waits are bounded against a hang only.
 */
 
-#include "netns.h"
-#include "test.h"
-#include "transport.h"
+#include "tests/netns.h"
+#include "tests/test.h"
+#include "node/transport.h"
 
 #include <arpa/inet.h>
 #include <czmq.h>

@@ -9,9 +9,9 @@
 */
 #define _GNU_SOURCE //  setenv, mkdtemp
 
-#include "child.h"
+#include "worker/child.h"
 #include "shoal.h"
-#include "test.h"
+#include "tests/test.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -34,8 +34,8 @@
 #define _GNU_SOURCE //  pipe2, signalfd
 
 #include "shoal.h"
-#include "netns.h"
-#include "test.h"
+#include "tests/netns.h"
+#include "tests/test.h"
 
 #include <arpa/inet.h>
 #include <czmq.h>

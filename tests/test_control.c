@@ -5,10 +5,10 @@
     A server here is served by a thread of the test, which answers every
     request ok, as a node's loop would.
 */
-#include "test.h"
+#include "tests/test.h"
 
-#include "control.h"
-#include "keyring.h"
+#include "node/control.h"
+#include "wire/keyring.h"
 
 #include <czmq.h>
 #include <errno.h>

@@ -8,11 +8,11 @@
     leader at once in quorum mode.
 */
 
-#include "samples.h"
-#include "arena.h"
-#include "elector.h"
-#include "test.h"
-#include "wire.h"
+#include "tests/samples.h"
+#include "wire/arena.h"
+#include "election/elector.h"
+#include "tests/test.h"
+#include "wire/wire.h"
 
 #include <stdlib.h>
 

@@ -4,9 +4,9 @@
     bytes, so a run is the same every time and a failure replays exactly.
 */
 
-#include "envelope.h"
-#include "test.h"
-#include "wire.h"
+#include "wire/envelope.h"
+#include "tests/test.h"
+#include "wire/wire.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -6,9 +6,9 @@
     names two actives for one task.
 */
 
-#include "samples.h"
-#include "handoff.h"
-#include "test.h"
+#include "tests/samples.h"
+#include "rebalance/handoff.h"
+#include "tests/test.h"
 
 #include <stdlib.h>
 

@@ -6,9 +6,9 @@
     and who votes.
 */
 
-#include "arena.h"
-#include "jobs.h"
-#include "test.h"
+#include "wire/arena.h"
+#include "rebalance/jobs.h"
+#include "tests/test.h"
 
 #include <stdlib.h>
 

@@ -4,9 +4,9 @@
     every run sees the same ids and a failure can be replayed.
 */
 
-#include "keyring.h"
+#include "wire/keyring.h"
 #include "shoal.h"
-#include "test.h"
+#include "tests/test.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -2,15 +2,15 @@
 
     The state machines run in a small deterministic network of this file's
     own: a virtual clock, every message encoded and decoded by the real codec
-    (gossip/wire.h) on its carrier, a fixed latency, seeded loss, partitions
+    (wire/wire.h) on its carrier, a fixed latency, seeded loss, partitions
     and crashes. Besides real nodes, the network has stand-ins that only
     answer PINGs, so that one node's timers can be checked to the
     millisecond. Nothing here reads a clock: time is what the network says.
 */
 
-#include "membership.h"
-#include "splitmix.h"
-#include "test.h"
+#include "gossip/membership.h"
+#include "wire/splitmix.h"
+#include "tests/test.h"
 
 #include <sodium.h>
 #include <stdlib.h>

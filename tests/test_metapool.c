@@ -4,8 +4,8 @@
     with the last one, and never mix up two metas that differ in any field,
     through the growth of its table.
 */
-#include "metapool.h"
-#include "test.h"
+#include "wire/metapool.h"
+#include "tests/test.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -11,11 +11,11 @@
     no check depends on how fast the machine is.
 */
 #include "shoal.h"
-#include "test.h"
+#include "tests/test.h"
 
 //  The control endpoint's client, as the shoal command uses it.
-#include "control.h"
-#include "keyring.h"
+#include "node/control.h"
+#include "wire/keyring.h"
 
 #include <poll.h>
 #include <pthread.h>

@@ -4,9 +4,9 @@
     to walk the nodes in order; these tests hold it to that against a plain
     sort, through random load changes.
 */
-#include "node_heap.h"
-#include "test.h"
-#include "splitmix.h"
+#include "rebalance/node_heap.h"
+#include "tests/test.h"
+#include "wire/splitmix.h"
 
 #include <stdlib.h>
 

@@ -12,7 +12,7 @@
     until it says it.
 */
 #include "shoal.h"
-#include "test.h"
+#include "tests/test.h"
 
 #include <arpa/inet.h>
 #include <jansson.h>

@@ -8,9 +8,9 @@
     table to what docs/options.md tells users.
 */
 
-#include "options.h"
+#include "node/options.h"
 #include "shoal.h"
-#include "test.h"
+#include "tests/test.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -5,10 +5,10 @@
     count like a reference array, through growth and through counts that
     go back to zero.
 */
-#include "pair_count.h"
+#include "rebalance/pair_count.h"
 #include <stdbool.h>
-#include "test.h"
-#include "splitmix.h"
+#include "tests/test.h"
+#include "wire/splitmix.h"
 
 #include <stdlib.h>
 

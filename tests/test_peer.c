@@ -7,11 +7,11 @@
     commands say and reports each start as running.
 */
 
-#include "samples.h"
-#include "arena.h"
-#include "peer.h"
-#include "test.h"
-#include "wire.h"
+#include "tests/samples.h"
+#include "wire/arena.h"
+#include "peer/peer.h"
+#include "tests/test.h"
+#include "wire/wire.h"
 
 #include <stdlib.h>
 

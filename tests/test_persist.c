@@ -11,9 +11,9 @@
     node never writes a file it cannot read back.
 */
 
-#include "persist.h"
-#include "samples.h"
-#include "test.h"
+#include "node/persist.h"
+#include "tests/samples.h"
+#include "tests/test.h"
 
 #include <msgpack.h>
 #include <stdbool.h>

@@ -2,8 +2,8 @@
     most once a minute (node/refusals.h).
 */
 
-#include "refusals.h"
-#include "test.h"
+#include "node/refusals.h"
+#include "tests/test.h"
 
 #include <stdio.h>
 

@@ -6,9 +6,9 @@
     hash table's deletion on eviction gets exercised.
 */
 
-#include "replay.h"
-#include "test.h"
-#include "splitmix.h"
+#include "wire/replay.h"
+#include "tests/test.h"
+#include "wire/splitmix.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -10,8 +10,8 @@
     removed at the end.
 */
 
-#include "store.h"
-#include "test.h"
+#include "node/store.h"
+#include "tests/test.h"
 
 #include <dirent.h>
 #include <errno.h>

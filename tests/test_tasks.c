@@ -11,9 +11,9 @@
     job "job" keeps state; "web" does not, and "other" is not known.
 */
 
-#include "samples.h"
-#include "tasks.h"
-#include "test.h"
+#include "tests/samples.h"
+#include "rebalance/tasks.h"
+#include "tests/test.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,8 +9,8 @@
     never a measure of speed.
 */
 
-#include "test.h"
-#include "transport.h"
+#include "tests/test.h"
+#include "node/transport.h"
 
 #include <arpa/inet.h>
 #include <czmq.h>

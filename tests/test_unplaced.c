@@ -4,11 +4,11 @@
     must be UTF-8: a reason cut at the buffer's end must not end inside a
     character, or the whole reply would not encode.
 */
-#include "test.h"
+#include "tests/test.h"
 
-#include "envelope.h"
-#include "unplaced.h"
-#include "wire.h"
+#include "wire/envelope.h"
+#include "node/unplaced.h"
+#include "wire/wire.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,13 +1,13 @@
-/*  tests/test_wire.c: the message codec (gossip/wire.h).
+/*  tests/test_wire.c: the message codec (wire/wire.h).
 
     Round trips for every message type, then everything a hostile or broken
     peer can send: truncated, oversized, wrong-typed, wrong-version, deeply
     nested and over-limit input, each refused with an error naming the field.
 */
 
-#include "samples.h"
-#include "test.h"
-#include "wire.h"
+#include "tests/samples.h"
+#include "tests/test.h"
+#include "wire/wire.h"
 
 #include <msgpack.h>
 #include <stdlib.h>

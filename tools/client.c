@@ -8,12 +8,12 @@
     also 3 when it applied less than asked (partial) and 4 when it timed
     out waiting for room.
 */
-#include "client.h"
+#include "tools/client.h"
 
-#include "control.h"
-#include "key.h"
-#include "keyring.h"
-#include "options.h"
+#include "node/control.h"
+#include "node/key.h"
+#include "wire/keyring.h"
+#include "node/options.h"
 #include "shoal.h"
 
 #include <jansson.h>

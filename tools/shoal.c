@@ -5,11 +5,11 @@
 
 #include "shoal.h"
 
-#include "assign_json.h"
-#include "child.h"
-#include "client.h"
-#include "keyring.h"
-#include "worker.h"
+#include "rebalance/assign_json.h"
+#include "worker/child.h"
+#include "tools/client.h"
+#include "wire/keyring.h"
+#include "worker/worker.h"
 
 #include <errno.h>
 #include <fcntl.h>

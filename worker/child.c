@@ -4,12 +4,12 @@
 */
 #define _GNU_SOURCE //  pipe2, dup3, ppoll
 
-#include "child.h"
+#include "worker/child.h"
 
-#include "options.h"
+#include "node/options.h"
 #include "shoal.h"
-#include "why.h"
-#include "wire.h"
+#include "node/why.h"
+#include "wire/wire.h"
 
 #include <assert.h>
 #include <errno.h>

@@ -12,10 +12,10 @@
 */
 #define _GNU_SOURCE //  environ
 
-#include "worker.h"
+#include "worker/worker.h"
 
-#include "child.h"
-#include "options.h"
+#include "worker/child.h"
+#include "node/options.h"
 #include "shoal.h"
 
 #include <errno.h>

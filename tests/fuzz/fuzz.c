@@ -1,8 +1,8 @@
 /*  tests/fuzz/fuzz.c: the checks and fixtures the fuzz targets share. */
 
-#include "fuzz.h"
+#include "tests/fuzz/fuzz.h"
 
-#include "wire.h"
+#include "wire/wire.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -12,9 +12,9 @@
 #ifndef SHOAL_FUZZ_H
 #define SHOAL_FUZZ_H
 
-#include "envelope.h"
-#include "keyring.h"
-#include "wire.h"
+#include "wire/envelope.h"
+#include "wire/keyring.h"
+#include "wire/wire.h"
 
 #include <stdbool.h>
 #include <stddef.h>

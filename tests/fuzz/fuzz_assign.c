@@ -7,10 +7,10 @@
     few hundred tasks, so that each run stays fast.
 */
 
-#include "fuzz.h"
+#include "tests/fuzz/fuzz.h"
 
-#include "assign_json.h"
-#include "assignor.h"
+#include "rebalance/assign_json.h"
+#include "rebalance/assignor.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,7 @@
     the bound wire.h documents, SHOAL_DECODE_ARENA.
 */
 
-#include "fuzz.h"
+#include "tests/fuzz/fuzz.h"
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

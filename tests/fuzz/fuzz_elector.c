@@ -22,9 +22,9 @@
     while next is not later than now, settles within TICKS_MAX calls.
 */
 
-#include "fuzz.h"
+#include "tests/fuzz/fuzz.h"
 
-#include "elector.h"
+#include "election/elector.h"
 
 #include <inttypes.h>
 #include <string.h>

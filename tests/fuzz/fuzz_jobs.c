@@ -41,9 +41,9 @@
     The seeds are written by make_corpus.
 */
 
-#include "fuzz.h"
+#include "tests/fuzz/fuzz.h"
 
-#include "jobs.h"
+#include "rebalance/jobs.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -6,7 +6,7 @@
     same key. A text that does not parse leaves the key zeroed.
 */
 
-#include "fuzz.h"
+#include "tests/fuzz/fuzz.h"
 
 #include "shoal.h"
 

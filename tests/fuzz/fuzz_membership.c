@@ -10,9 +10,9 @@
     fills), health within its bound, and next is never in the past.
 */
 
-#include "fuzz.h"
+#include "tests/fuzz/fuzz.h"
 
-#include "membership.h"
+#include "gossip/membership.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -16,7 +16,7 @@
     past the buffer and without being counted as seen.
 */
 
-#include "fuzz.h"
+#include "tests/fuzz/fuzz.h"
 
 #include <stdlib.h>
 #include <string.h>

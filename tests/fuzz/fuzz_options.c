@@ -9,9 +9,9 @@
     always be given back.
 */
 
-#include "fuzz.h"
+#include "tests/fuzz/fuzz.h"
 
-#include "options.h"
+#include "node/options.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -14,9 +14,9 @@
     is unfinished.
 */
 
-#include "fuzz.h"
+#include "tests/fuzz/fuzz.h"
 
-#include "child.h"
+#include "worker/child.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

@@ -14,9 +14,9 @@
     of a value.
 */
 
-#include "fuzz.h"
+#include "tests/fuzz/fuzz.h"
 
-#include "persist.h"
+#include "node/persist.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

@@ -18,9 +18,9 @@
     most INPUT_MAX bytes, that stays small.
 */
 
-#include "fuzz.h"
+#include "tests/fuzz/fuzz.h"
 
-#include "reader.h"
+#include "wire/reader.h"
 
 #include <msgpack.h>
 #include <string.h>

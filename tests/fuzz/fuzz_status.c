@@ -11,9 +11,9 @@
     nothing else is refused but what says none of these.
 */
 
-#include "fuzz.h"
+#include "tests/fuzz/fuzz.h"
 
-#include "child.h"
+#include "worker/child.h"
 
 #include <stdbool.h>
 #include <string.h>

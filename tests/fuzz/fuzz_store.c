@@ -9,9 +9,9 @@
     the same bytes, and reading those gives the same payload.
 */
 
-#include "fuzz.h"
+#include "tests/fuzz/fuzz.h"
 
-#include "store.h"
+#include "node/store.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -63,9 +63,9 @@
     an active given up on after its one restart, then dropped (gave-up).
 */
 
-#include "fuzz.h"
+#include "tests/fuzz/fuzz.h"
 
-#include "tasks.h"
+#include "rebalance/tasks.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -9,13 +9,13 @@
     no longer written are not deleted; remove DIR first for a clean slate.
 */
 
-#include "fuzz.h"
+#include "tests/fuzz/fuzz.h"
 
-#include "bigendian.h"
-#include "persist.h"
-#include "samples.h"
+#include "wire/bigendian.h"
+#include "node/persist.h"
+#include "tests/samples.h"
 #include "shoal.h"
-#include "wire.h"
+#include "wire/wire.h"
 
 #include <errno.h>
 #include <msgpack.h>

@@ -1,4 +1,4 @@
-/*  gossip/bigendian.h: big-endian integers in byte buffers, the network's
+/*  wire/bigendian.h: big-endian integers in byte buffers, the network's
     order, as the envelope header and msgpack both use. Width is in bytes,
     1 to 8; the caller has checked that the bytes are there.
 */

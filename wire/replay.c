@@ -1,11 +1,11 @@
-/*  gossip/replay.c: which envelopes a node has already accepted.
+/*  wire/replay.c: which envelopes a node has already accepted.
 
     An open-addressing hash table with linear probing, at most half full, so
     a lookup touches few slots. Removal (on eviction) shifts the entries that
     follow back into place instead of leaving tombstones.
 */
 
-#include "replay.h"
+#include "wire/replay.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

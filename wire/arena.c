@@ -1,6 +1,6 @@
-/*  gossip/arena.c: a bump allocator with a hard cap. */
+/*  wire/arena.c: a bump allocator with a hard cap. */
 
-#include "arena.h"
+#include "wire/arena.h"
 
 #include <stdlib.h>
 #include <string.h>

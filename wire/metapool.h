@@ -1,4 +1,4 @@
-/*  gossip/metapool.h: member metas kept once per content, shared.
+/*  wire/metapool.h: member metas kept once per content, shared.
 
     Every membership table holds the meta of every member. A simulator runs
     thousands of tables in one process, so the same meta would be copied
@@ -12,7 +12,7 @@
 #ifndef SHOAL_METAPOOL_H
 #define SHOAL_METAPOOL_H
 
-#include "wire.h"
+#include "wire/wire.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
-/*  gossip/envelope.c: sealed envelopes around every message. */
+/*  wire/envelope.c: sealed envelopes around every message. */
 
-#include "envelope.h"
+#include "wire/envelope.h"
 
-#include "bigendian.h"
+#include "wire/bigendian.h"
 
 #include <sodium.h>
 #include <stdbool.h>

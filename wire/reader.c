@@ -1,13 +1,13 @@
-/*  gossip/reader.c: a bounded pull reader for msgpack.
+/*  wire/reader.c: a bounded pull reader for msgpack.
 
     Format reference: the msgpack specification. Only the families shoal's
     schema uses are read (nil, bool, integers, str, bin, array, map); floats
     and extensions are always "wrong type".
 */
 
-#include "reader.h"
+#include "wire/reader.h"
 
-#include "bigendian.h"
+#include "wire/bigendian.h"
 
 void
 shoal_reader_init (shoal_reader_t *self, const uint8_t *data, size_t size)

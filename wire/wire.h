@@ -1,4 +1,4 @@
-/*  gossip/wire.h: every message shoal sends, defined once.
+/*  wire/wire.h: every message shoal sends, defined once.
 
     A message is a msgpack array led by the protocol version and the message
     type, then the fields of that type in the order given here. The structs
@@ -15,9 +15,9 @@
 #ifndef SHOAL_WIRE_H
 #define SHOAL_WIRE_H
 
-#include "arena.h"
-#include "envelope.h"
-#include "reader.h"
+#include "wire/arena.h"
+#include "wire/envelope.h"
+#include "wire/reader.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/*  gossip/envelope.h: sealed envelopes around every message.
+/*  wire/envelope.h: sealed envelopes around every message.
 
     Layout (big-endian; docs/wire.md has the full spec):
 
@@ -38,8 +38,8 @@
 #ifndef SHOAL_ENVELOPE_H
 #define SHOAL_ENVELOPE_H
 
-#include "keyring.h"
-#include "replay.h"
+#include "wire/keyring.h"
+#include "wire/replay.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/*  gossip/keyring.h: the cluster keys a node holds.
+/*  wire/keyring.h: the cluster keys a node holds.
 
     A keyring holds up to SHOAL_KEYRING_MAX keys. Every installed key opens
     envelopes; exactly one, the primary, seals them. Rotating a key without

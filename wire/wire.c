@@ -1,4 +1,4 @@
-/*  gossip/wire.c: the schema of every message, and the one encoder and one
+/*  wire/wire.c: the schema of every message, and the one encoder and one
     decoder that walk it.
 
     Each message and each value inside one is described by a table of fields
@@ -9,9 +9,9 @@
     node decodes.
 */
 
-#include "wire.h"
+#include "wire/wire.h"
 
-#include "reader.h"
+#include "wire/reader.h"
 
 #include <msgpack.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/*  gossip/metapool.c: member metas kept once per content, shared.
+/*  wire/metapool.c: member metas kept once per content, shared.
 
     Each meta lives in one block with its header: the chain link, its hash
     and its holder count, then the meta, its label and handle arrays and
@@ -8,9 +8,9 @@
     more metas than it has chains.
 */
 
-#include "metapool.h"
+#include "wire/metapool.h"
 
-#include "splitmix.h"
+#include "wire/splitmix.h"
 
 #include <stdbool.h>
 #include <stddef.h>

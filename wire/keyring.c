@@ -1,8 +1,8 @@
-/*  gossip/keyring.c: the cluster keys a node holds. */
+/*  wire/keyring.c: the cluster keys a node holds. */
 
-#include "keyring.h"
+#include "wire/keyring.h"
 
-#include "bigendian.h"
+#include "wire/bigendian.h"
 
 #include <sodium.h>
 #include <stdbool.h>

@@ -1,4 +1,4 @@
-/*  gossip/splitmix.h: seeded random numbers, the same on every machine.
+/*  wire/splitmix.h: seeded random numbers, the same on every machine.
 
     splitmix64 (Steele, Lea and Flood): one 64-bit state, a good spread,
     and the same sequence for the same seed on every machine, so a run of

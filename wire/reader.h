@@ -1,4 +1,4 @@
-/*  gossip/reader.h: a bounded pull reader for msgpack.
+/*  wire/reader.h: a bounded pull reader for msgpack.
 
     The reader walks the bytes of one message and hands out one value at a
     time. It never allocates and never recurses, and it checks every container

@@ -1,4 +1,4 @@
-/*  gossip/arena.h: a bump allocator with a hard cap.
+/*  wire/arena.h: a bump allocator with a hard cap.
 
     Every decode writes into an arena that the caller created once, so the
     memory one untrusted message can take is bounded by construction: when the

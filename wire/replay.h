@@ -1,4 +1,4 @@
-/*  gossip/replay.h: which envelopes a node has already accepted.
+/*  wire/replay.h: which envelopes a node has already accepted.
 
     For every sender and purpose the table keeps the sender's life (see envelope.h), the
     highest sequence number accepted and a bitmap of the SHOAL_REPLAY_WINDOW

@@ -1,0 +1,4 @@
+/*  cmake/pure/microhttpd.h: stands first on the pure cores' include path (wire/,
+    gossip/, election/, rebalance/, peer/), so that a core that includes the
+    shell's libraries fails to build: the cores do no I/O. */
+#error "a pure core includes microhttpd.h: sockets, threads and clocks belong to node/"
