@@ -1822,6 +1822,58 @@ shoal_handoff_unplaced (shoal_handoff_t *self, const shoal_unplaced_t **unplaced
     return self->unplaced_count;
 }
 
+//  The placements of task into *move: the active, and how many learners.
+static void
+s_move_placed (const shoal_handoff_t *self, const char *task, shoal_handoff_move_t *move)
+{
+    for (size_t i = s_first_placement (self, task);
+         i < self->placement_count && strcmp (self->placements[i].task, task) == 0; i++) {
+        const s_placement_t *placement = &self->placements[i];
+        if (placement->role == SHOAL_ROLE_LEARNER)
+            move->learners++;
+        else if (placement->role == SHOAL_ROLE_ACTIVE) {
+            move->has_active = true;
+            move->active = placement->node;
+            move->epoch = placement->epoch;
+        }
+    }
+}
+
+//  The target and the claim of task into *move.
+static void
+s_move_pending (const shoal_handoff_t *self, const char *task, shoal_handoff_move_t *move)
+{
+    for (size_t i = 0; i < self->target_count && !move->has_target; i++)
+        if (strcmp (self->targets[i].task, task) == 0) {
+            move->has_target = true;
+            move->target = self->targets[i].node;
+        }
+    for (size_t i = 0; i < self->claim_count && !move->claimed; i++)
+        if (strcmp (self->claims[i].task, task) == 0) {
+            move->claimed = true;
+            move->claimer = self->claims[i].node;
+        }
+}
+
+int
+shoal_handoff_phase (const shoal_handoff_t *self, const char *task, shoal_handoff_move_t *move)
+{
+    if (!task || !move || !s_task (self, task))
+        return -1;
+    *move = (shoal_handoff_move_t){ 0 };
+    s_move_placed (self, task, move);
+    s_move_pending (self, task, move);
+    if (move->has_active && move->epoch.term == self->term && move->epoch.version == self->version)
+        move->phase = SHOAL_PHASE_GRANTED;
+    else if (move->has_active)
+        move->phase = move->learners ? SHOAL_PHASE_WARMING : SHOAL_PHASE_PLACED;
+    else if (move->has_target || move->claimed)
+        move->phase = SHOAL_PHASE_REVOKED;
+    else
+        move->phase = SHOAL_PHASE_UNPLACED;
+    return 0;
+}
+
 uint64_t
 shoal_handoff_version (const shoal_handoff_t *self)
 {
