@@ -229,4 +229,13 @@ void shoal_handoff_stats (const shoal_handoff_t *self, shoal_handoff_stats_t *st
 //  a job without tasks here). For the rescales of rebalance/jobs.h.
 uint32_t shoal_handoff_capacity (const shoal_handoff_t *self, const char *job);
 
+//  Debug: checks the handoff's own invariants: its tables sorted and
+//  unique (members, tasks, placements, targets, failed tasks, each member's
+//  reports), every placement on a known member in a role, at most one
+//  active per task, one claim per (task, member). Returns 0, or -1 with *reason (unless reason is
+//  NULL) naming the invariant broken. For tests, fuzzers and the simulator,
+//  after any input (cheap: one pass over the tables); the node never calls
+//  it. Compiled to return 0 when SHOAL_NO_CHECKS is defined.
+int shoal_handoff_check (const shoal_handoff_t *self, const char **reason);
+
 #endif
