@@ -92,10 +92,14 @@ s_role (shoal_handoff_t *handoff, const char *task, int index)
 }
 
 //  No task has two actives, and (when placed) every one of count tasks has
-//  one: returns how many have one.
+//  one: returns how many have one. The handoff's own invariants hold.
 static int
 s_check_actives (shoal_handoff_t *handoff, int count)
 {
+    const char *why = "";
+    CHECK_EQ (shoal_handoff_check (handoff, &why), 0);
+    if (*why)
+        fprintf (stderr, "shoal_handoff_check: %s\n", why);
     int placed = 0;
     for (int i = 0; i < count; i++) {
         char task[16];
