@@ -837,9 +837,6 @@ s_stand_in_for (const shoal_handoff_t *self, const char *task)
     return false;
 }
 
-//  The assignor's input from the members heard from, the tasks, the
-//  published assignment and the reported lags. Arrays in *input are
-//  allocated here; s_input_free releases them.
 //  A member the assignor may place tasks on: live in the view, and heard
 //  from within a lease (its own lease holds, as far as the leader knows).
 static bool
@@ -1007,6 +1004,9 @@ s_input_withdrawn (const shoal_handoff_t *self, shoal_assign_input_t *input,
     }
 }
 
+//  The assignor's input from the members heard from, the tasks, the
+//  published assignment and the reported lags. Arrays in *input are
+//  allocated here; s_input_free releases them.
 static int
 s_input (shoal_handoff_t *self, uint64_t now, shoal_assign_input_t *input)
 {
