@@ -1440,6 +1440,8 @@ shoal_elector_stats (const shoal_elector_t *self, shoal_elector_stats_t *stats)
 //  ---------------------------------------------------------------------
 //  Invariants (debug)
 
+#ifndef SHOAL_NO_CHECKS
+
 //  Says why, for shoal_elector_check.
 static int
 s_broken (const char **reason, const char *why)
@@ -1491,13 +1493,19 @@ s_check_role (const shoal_elector_t *self, const char **reason)
 int
 shoal_elector_check (const shoal_elector_t *self, const char **reason)
 {
-#ifdef SHOAL_NO_CHECKS
-    (void) self;
-    (void) reason;
-    return 0;
-#else
     if (!self)
         return s_broken (reason, "elector: NULL");
     return s_check_tables (self, reason) ? -1 : s_check_role (self, reason);
-#endif
 }
+
+#else
+
+int
+shoal_elector_check (const shoal_elector_t *self, const char **reason)
+{
+    (void) self;
+    (void) reason;
+    return 0;
+}
+
+#endif
