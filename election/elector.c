@@ -368,6 +368,83 @@ s_answer (shoal_elector_t *self, const shoal_id_t *to, uint64_t term)
 }
 
 //  ---------------------------------------------------------------------
+//  Transitions: the only writers of role. Each sets what its role reads
+//  (docs/election.md, section "Roles and transitions", has the table).
+
+//  Stops leading; the application hears of it if it heard this node led.
+static void
+s_step_down (shoal_elector_t *self)
+{
+    if (self->role == S_LEADING) {
+        self->acting = false;
+        s_lost (self);
+    }
+}
+
+//  Listens for a leader until deadline: at start (settle_ms), or when a
+//  first voter set cannot be made yet (too few live members).
+static void
+s_become_settling (shoal_elector_t *self, uint64_t deadline)
+{
+    self->role = S_SETTLING;
+    self->deadline_ms = deadline;
+}
+
+//  Follows leader, which this node just acknowledged: its lease and its
+//  promise run from now.
+static void
+s_become_following (shoal_elector_t *self, uint64_t now, const shoal_id_t *leader)
+{
+    s_step_down (self);
+    self->role = S_FOLLOWING;
+    self->leader_seen_ms = now;
+    self->bound = *leader;
+    self->promise_until_ms = now + self->config.lease_ms;
+    self->lost = s_nobody;
+}
+
+//  Asked asking (ELECTION): waits answer_timeout_ms for its ANSWER.
+static void
+s_become_electing (shoal_elector_t *self, uint64_t now, const shoal_id_t *asking)
+{
+    s_step_down (self);
+    self->role = S_ELECTING;
+    self->asking = *asking;
+    self->deadline_ms = now + self->config.answer_timeout_ms;
+}
+
+//  Answered: waits coordinator_timeout_ms for someone's COORDINATOR.
+static void
+s_become_waiting (shoal_elector_t *self, uint64_t now)
+{
+    self->role = S_WAITING;
+    self->deadline_ms = now + self->config.coordinator_timeout_ms;
+}
+
+//  Leads (its term already set by s_proclaim): uncontested, nothing
+//  pending, nobody lost; gives up after two leases without a majority.
+static void
+s_become_leading (shoal_elector_t *self, uint64_t now)
+{
+    self->contested = false;
+    self->role = S_LEADING;
+    self->pending.held = false;
+    self->lost = s_nobody;
+    self->deadline_ms = now + 2 * (uint64_t) self->config.lease_ms;
+}
+
+//  Left the view: no part in any election in this life, no deadline.
+static void
+s_become_left (shoal_elector_t *self)
+{
+    self->leaving = true;
+    self->acting = false;
+    self->role = S_LEFT;
+    self->pending.held = false;
+    self->deadline_ms = UINT64_MAX;
+}
+
+//  ---------------------------------------------------------------------
 //  Leading
 
 //  Acknowledgements of rounds kept in the ring, counted again from the
@@ -523,8 +600,7 @@ s_proclaim (shoal_elector_t *self, uint64_t now)
         for (size_t i = 0; i < self->member_count && live < SHOAL_VOTERS_MAX; i++)
             live += self->members[i].live;
         if (live < self->config.expect) {
-            self->role = S_SETTLING;
-            self->deadline_ms = now + self->config.heartbeat_ms;
+            s_become_settling (self, now + self->config.heartbeat_ms);
             return;
         }
         shoal_id_t *ids = malloc (live * sizeof *ids);
@@ -561,11 +637,7 @@ s_proclaim (shoal_elector_t *self, uint64_t now)
         self->dirty = true;
         self->stats.proclaimed++;
     }
-    self->contested = false;
-    self->role = S_LEADING;
-    self->pending.held = false;
-    self->lost = s_nobody;
-    self->deadline_ms = now + 2 * (uint64_t) self->config.lease_ms;
+    s_become_leading (self, now);
     s_heartbeat (self, now);
     s_acting_update (self, now);
 }
@@ -659,17 +731,6 @@ s_voters_review (shoal_elector_t *self, uint64_t now)
     free (ids);
 }
 
-//  Stops leading; the application hears of it if it heard this node led.
-static void
-s_step_down (shoal_elector_t *self)
-{
-    if (self->role == S_LEADING) {
-        self->role = S_FOLLOWING;
-        self->acting = false;
-        s_lost (self);
-    }
-}
-
 //  ---------------------------------------------------------------------
 //  Electing
 
@@ -693,10 +754,7 @@ s_ask (shoal_elector_t *self, uint64_t now, const s_member_t *below)
         s_proclaim (self, now);
         return;
     }
-    s_step_down (self);
-    self->role = S_ELECTING;
-    self->asking = best->id;
-    self->deadline_ms = now + self->config.answer_timeout_ms;
+    s_become_electing (self, now, &best->id);
     shoal_elector_send_t *send = s_send (self, &best->id, SHOAL_MSG_ELECTION);
     if (send)
         send->msg.u.election = (shoal_election_t){ self->term_seen, self->priority };
@@ -740,16 +798,11 @@ s_follow (shoal_elector_t *self, uint64_t now, const shoal_id_t *from, uint64_t 
 {
     bool news = !self->has_leader || self->role == S_LEADING ||
                 !s_id_equal (&self->promised, from) || self->promised_term != term;
-    s_step_down (self);
     if (self->promised_term != term || !s_id_equal (&self->promised, from))
         self->dirty = true;
     self->promised_term = term;
     self->promised = *from;
-    self->role = S_FOLLOWING;
-    self->leader_seen_ms = now;
-    self->bound = *from;
-    self->promise_until_ms = now + self->config.lease_ms;
-    self->lost = s_nobody;
+    s_become_following (self, now, from);
     if (self->pending.held && s_id_equal (&self->pending.from, from))
         self->pending.held = false;
     if (news) {
@@ -935,10 +988,9 @@ s_on_answer (shoal_elector_t *self, uint64_t now, const s_member_t *from,
 {
     if (answer->term > self->term_seen)
         self->term_seen = answer->term;
-    if (self->role == S_ELECTING && s_id_equal (&from->id, &self->asking)) {
-        self->role = S_WAITING;
-        self->deadline_ms = now + self->config.coordinator_timeout_ms;
-    } else if (self->role == S_LEADING && answer->term >= self->lead_term) {
+    if (self->role == S_ELECTING && s_id_equal (&from->id, &self->asking))
+        s_become_waiting (self, now);
+    else if (self->role == S_LEADING && answer->term >= self->lead_term) {
         //  A member refused this term: it holds it for another (two nodes
         //  proclaimed at once, with views that differed, or an ELECTION was
         //  lost) or a newer one. A leader that acts takes a term above, so
@@ -1011,8 +1063,7 @@ shoal_elector_new (const shoal_elector_config_t *config, const shoal_id_t *id, u
     self->id = *id;
     self->priority = priority;
     self->started_ms = now_ms;
-    self->role = S_SETTLING;
-    self->deadline_ms = now_ms + config->settle_ms;
+    s_become_settling (self, now_ms + config->settle_ms);
     if (saved) {
         self->term_seen = saved->term;
         self->promised_term = saved->term;
@@ -1126,11 +1177,7 @@ shoal_elector_retire (shoal_elector_t *self, uint64_t now_ms)
     //  view, and they obey only the leader they know. Any other role ends.
     bool follows = self->role == S_FOLLOWING && self->has_leader &&
                    now_ms < self->leader_seen_ms + self->config.lease_ms;
-    self->leaving = true;
-    self->acting = false;
-    self->role = S_LEFT;
-    self->pending.held = false;
-    self->deadline_ms = UINT64_MAX;
+    s_become_left (self);
     if (!follows)
         s_lost (self);
     s_finish (self);
@@ -1389,3 +1436,76 @@ shoal_elector_stats (const shoal_elector_t *self, shoal_elector_stats_t *stats)
 {
     *stats = self->stats;
 }
+
+//  ---------------------------------------------------------------------
+//  Invariants (debug)
+
+#ifndef SHOAL_NO_CHECKS
+
+//  Says why, for shoal_elector_check.
+static int
+s_broken (const char **reason, const char *why)
+{
+    if (reason)
+        *reason = why;
+    return -1;
+}
+
+static int
+s_check_tables (const shoal_elector_t *self, const char **reason)
+{
+    if (self->member_count > self->member_capacity || self->voter_count > SHOAL_VOTERS_MAX)
+        return s_broken (reason, "elector: a table holds more than its capacity");
+    for (size_t i = 0; i < self->member_count; i++) {
+        if (s_id_equal (&self->members[i].id, &self->id))
+            return s_broken (reason, "elector: this node is in its own member table");
+        if (i && s_id_compare (&self->members[i - 1].id, &self->members[i].id) >= 0)
+            return s_broken (reason, "elector: members not sorted by id, or repeated");
+    }
+    for (size_t i = 1; i < self->voter_count; i++)
+        if (s_id_compare (&self->voters[i - 1], &self->voters[i]) >= 0)
+            return s_broken (reason, "elector: voters not sorted by id, or repeated");
+    return 0;
+}
+
+static int
+s_check_role (const shoal_elector_t *self, const char **reason)
+{
+    if (self->role > S_LEFT)
+        return s_broken (reason, "elector: no such role");
+    if (self->promised_term > self->term_seen || self->acted_term > self->term_seen)
+        return s_broken (reason, "elector: a term above the highest seen");
+    if (self->acting && self->role != S_LEADING)
+        return s_broken (reason, "elector: acting, but not leading");
+    if (self->role == S_LEADING &&
+        (!s_id_equal (&self->promised, &self->id) || self->promised_term != self->lead_term ||
+         self->lead_first_term > self->lead_term || self->acting_term > self->lead_term))
+        return s_broken (reason, "elector: a leader without its own promise at its term");
+    if (self->role == S_FOLLOWING &&
+        (!s_id_equal (&self->promised, &self->bound) || s_id_equal (&self->promised, &self->id)))
+        return s_broken (reason, "elector: a follower not bound to the leader it promised");
+    if (self->event_count > sizeof self->events / sizeof self->events[0] ||
+        self->send_count > self->send_capacity)
+        return s_broken (reason, "elector: more outputs than room");
+    return 0;
+}
+
+int
+shoal_elector_check (const shoal_elector_t *self, const char **reason)
+{
+    if (!self)
+        return s_broken (reason, "elector: NULL");
+    return s_check_tables (self, reason) ? -1 : s_check_role (self, reason);
+}
+
+#else
+
+int
+shoal_elector_check (const shoal_elector_t *self, const char **reason)
+{
+    (void) self;
+    (void) reason;
+    return 0;
+}
+
+#endif

@@ -206,4 +206,13 @@ uint64_t shoal_elector_term (const shoal_elector_t *self);
 
 void shoal_elector_stats (const shoal_elector_t *self, shoal_elector_stats_t *stats);
 
+//  Debug: checks the elector's own invariants: members and voters
+//  sorted, no term above the highest seen, and the role's: a leader holds
+//  its own promise at its term, a follower's promise is to the leader it
+//  is bound to, only a leader acts. Returns 0, or -1 with *reason (unless reason is
+//  NULL) naming the invariant broken. For tests, fuzzers and the simulator,
+//  after any input (cheap: one pass over the tables); the node never calls
+//  it. Compiled to return 0 when SHOAL_NO_CHECKS is defined.
+int shoal_elector_check (const shoal_elector_t *self, const char **reason);
+
 #endif

@@ -331,4 +331,12 @@ int shoal_membership_digest (const shoal_membership_t *self, uint32_t bucket_cou
 
 void shoal_membership_stats (const shoal_membership_t *self, shoal_membership_stats_t *stats);
 
+//  Debug: checks the membership's own invariants: the dense list and the
+//  slots agree, the counts per state are true, every member used has its
+//  meta, and every running suspicion points back at its member. Returns 0,
+//  or -1 with *reason (unless reason is NULL) naming the invariant broken.
+//  For tests, fuzzers and the simulator, after any input (one pass over
+//  the table); the node never calls it. Compiled to return 0 when
+//  SHOAL_NO_CHECKS is defined.
+int shoal_membership_check (const shoal_membership_t *self, const char **reason);
 #endif

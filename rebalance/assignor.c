@@ -252,8 +252,10 @@ s_label (const shoal_assign_node_t *node, const char *key)
     return NULL;
 }
 
-static bool
-s_may_hold (const shoal_assign_node_t *node, const shoal_assign_task_t *task)
+//  The eligibility rule, one copy for the assignor and the handoff
+//  (assignor.h).
+bool
+shoal_assign_may_hold (const shoal_assign_node_t *node, const shoal_assign_task_t *task)
 {
     if (!node->handles_all) {
         bool handles = false;
@@ -572,7 +574,7 @@ s_setup_classes (s_state_t *self)
                     break;
                 }
                 for (uint32_t n = 0; n < self->nodes; n++) {
-                    if (!s_may_hold (self->node[n], self->task[order[k]]))
+                    if (!shoal_assign_may_hold (self->node[n], self->task[order[k]]))
                         continue;
                     if (k >= shared && s_avoided (self, order[k], n)) {
                         class->avoided_count++;

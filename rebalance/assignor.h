@@ -117,4 +117,11 @@ int shoal_assign (const shoal_assign_input_t *input, shoal_assign_output_t *outp
 
 void shoal_assign_output_release (shoal_assign_output_t *output);
 
+//  The eligibility rule: true when node may hold task in some role. It
+//  handles the task's job (handles_all, or the job is among its handles)
+//  and carries every label the task requires (the value of its label of
+//  that key is the one required). The handoff's capacity for rescales
+//  applies the same rule.
+bool shoal_assign_may_hold (const shoal_assign_node_t *node, const shoal_assign_task_t *task);
+
 #endif

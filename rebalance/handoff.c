@@ -837,9 +837,6 @@ s_stand_in_for (const shoal_handoff_t *self, const char *task)
     return false;
 }
 
-//  The assignor's input from the members heard from, the tasks, the
-//  published assignment and the reported lags. Arrays in *input are
-//  allocated here; s_input_free releases them.
 //  A member the assignor may place tasks on: live in the view, and heard
 //  from within a lease (its own lease holds, as far as the leader knows).
 static bool
@@ -849,26 +846,59 @@ s_countable (const shoal_handoff_t *self, const s_node_t *node, uint64_t now)
            now < node->heard_ms + self->config.lease_ms;
 }
 
+//  The assignor's view of node (its strings point into node).
+static shoal_assign_node_t
+s_assign_node (const s_node_t *node)
+{
+    return (shoal_assign_node_t){
+        .id = node->name,
+        .capacity = node->capacity ? node->capacity : 1,
+        .slots = node->slots,
+        .label_count = node->label_count,
+        .labels = node->labels,
+        .handles_all = node->handle_count == 0,
+        .handle_count = node->handle_count,
+        .handles = (const char *const *) node->handles,
+    };
+}
+
+//  The assignor's view of task (its strings point into task).
+static shoal_assign_task_t
+s_assign_task (const s_task_t *task)
+{
+    return (shoal_assign_task_t){
+        task->id,
+        task->job,
+        task->stateful,
+        task->weight ? task->weight : 1,
+        task->require_count,
+        task->require,
+    };
+}
+
+//  Allocates the arrays of *input, each for the most entries it can get.
 static int
-s_input (shoal_handoff_t *self, uint64_t now, shoal_assign_input_t *input)
+s_input_alloc (const shoal_handoff_t *self, shoal_assign_input_t *input)
 {
     *input = (shoal_assign_input_t){ .config = self->config.assign };
     size_t lags = 0;
     for (size_t n = 0; n < self->node_count; n++)
         lags += self->nodes[n].report_count;
-    shoal_assign_node_t *nodes = calloc (self->node_count ? self->node_count : 1, sizeof *nodes);
-    shoal_assign_task_t *tasks = calloc (self->task_count ? self->task_count : 1, sizeof *tasks);
     size_t holdings = self->placement_count + self->claim_count + self->target_count;
-    shoal_assign_holding_t *current = calloc (holdings ? holdings : 1, sizeof *current);
-    shoal_assign_lag_t *lag = calloc (lags ? lags : 1, sizeof *lag);
-    shoal_assign_avoid_t *avoid = calloc (self->avoid_count ? self->avoid_count : 1, sizeof *avoid);
-    input->nodes = nodes;
-    input->tasks = tasks;
-    input->current = current;
-    input->lags = lag;
-    input->avoid = avoid;
-    if (!nodes || !tasks || !current || !lag || !avoid)
-        return -1;
+    input->nodes = calloc (self->node_count ? self->node_count : 1, sizeof *input->nodes);
+    input->tasks = calloc (self->task_count ? self->task_count : 1, sizeof *input->tasks);
+    input->current = calloc (holdings ? holdings : 1, sizeof *input->current);
+    input->lags = calloc (lags ? lags : 1, sizeof *input->lags);
+    input->avoid = calloc (self->avoid_count ? self->avoid_count : 1, sizeof *input->avoid);
+    return input->nodes && input->tasks && input->current && input->lags && input->avoid ? 0 : -1;
+}
+
+//  The members counted now (marking who is counted, and who returned), and
+//  the lags of every learner and standby reported.
+static void
+s_input_nodes (shoal_handoff_t *self, uint64_t now, shoal_assign_input_t *input,
+               shoal_assign_node_t *nodes, shoal_assign_lag_t *lag)
+{
     for (size_t n = 0; n < self->node_count; n++) {
         s_node_t *node = &self->nodes[n];
         bool countable = s_countable (self, node, now);
@@ -876,16 +906,7 @@ s_input (shoal_handoff_t *self, uint64_t now, shoal_assign_input_t *input)
         node->counted = countable;
         node->was_counted |= node->counted;
         if (node->counted)
-            nodes[input->node_count++] = (shoal_assign_node_t){
-                .id = node->name,
-                .capacity = node->capacity ? node->capacity : 1,
-                .slots = node->slots,
-                .label_count = node->label_count,
-                .labels = node->labels,
-                .handles_all = node->handle_count == 0,
-                .handle_count = node->handle_count,
-                .handles = (const char *const *) node->handles,
-            };
+            nodes[input->node_count++] = s_assign_node (node);
         for (size_t r = 0; r < node->report_count; r++) {
             const s_report_t *report = &node->reports[r];
             if (report->role == SHOAL_ROLE_LEARNER || report->role == SHOAL_ROLE_STANDBY)
@@ -893,40 +914,44 @@ s_input (shoal_handoff_t *self, uint64_t now, shoal_assign_input_t *input)
                     (shoal_assign_lag_t){ node->name, report->task, report->lag };
         }
     }
-    for (size_t t = 0; t < self->task_count; t++) {
-        const s_task_t *task = &self->tasks[t];
-        tasks[input->task_count++] = (shoal_assign_task_t){
-            task->id,
-            task->job,
-            task->stateful,
-            task->weight ? task->weight : 1,
-            task->require_count,
-            task->require,
-        };
-    }
+}
+
+//  Every task, and the (counted member, task) pairs to hold in no role.
+static void
+s_input_tasks (const shoal_handoff_t *self, shoal_assign_input_t *input, shoal_assign_task_t *tasks,
+               shoal_assign_avoid_t *avoid)
+{
+    for (size_t t = 0; t < self->task_count; t++)
+        tasks[input->task_count++] = s_assign_task (&self->tasks[t]);
     for (size_t i = 0; i < self->avoid_count; i++) {
         const s_node_t *node = s_node (self, &self->avoids[i].node);
         if (node && node->counted)
             avoid[input->avoid_count++] =
                 (shoal_assign_avoid_t){ node->name, self->avoids[i].task };
     }
-    //  The assignor is shown its own plan where a move is half done: the
-    //  active where the last computation meant it to be. Shown the old state
-    //  of some moves and the new state of others, it could find a plan that
-    //  differed from the last one, then, shown that one half done, the last
-    //  one again: two plans published in turn, each answered by every
-    //  member's STATUS, a storm (random-tasks seed 943 with submits).
-    //  - A caught-up learner that stands in for an active held back by a
-    //    claim or by the lease wait is shown as that active. Shown as a
-    //    learner beside no active, it was kept active by the assignor's
-    //    second pass while the first one sent the task's target from one
-    //    light node to another at each computation (seed 1899: 52 warm-ups
-    //    flipped between two nodes at one instant while a new leader waited
-    //    out the leases). One not caught up stays a learner: no node was
-    //    caught up when it was chosen, and the assignor may choose again.
-    //  - Otherwise, or when the old owner was not counted when the plan was
-    //    made, an old owner that has not confirmed its stop is still the
-    //    active, for the assignor to decide on it again.
+}
+
+//  The assignor is shown its own plan where a move is half done: the
+//  active where the last computation meant it to be. Shown the old state
+//  of some moves and the new state of others, it could find a plan that
+//  differed from the last one, then, shown that one half done, the last
+//  one again: two plans published in turn, each answered by every
+//  member's STATUS, a storm (random-tasks seed 943 with submits).
+//  - A caught-up learner that stands in for an active held back by a
+//    claim or by the lease wait is shown as that active. Shown as a
+//    learner beside no active, it was kept active by the assignor's
+//    second pass while the first one sent the task's target from one
+//    light node to another at each computation (seed 1899: 52 warm-ups
+//    flipped between two nodes at one instant while a new leader waited
+//    out the leases). One not caught up stays a learner: no node was
+//    caught up when it was chosen, and the assignor may choose again.
+//  - Otherwise, or when the old owner was not counted when the plan was
+//    made, an old owner that has not confirmed its stop is still the
+//    active, for the assignor to decide on it again.
+static void
+s_input_placed (const shoal_handoff_t *self, shoal_assign_input_t *input,
+                shoal_assign_holding_t *current)
+{
     const char *promoted = NULL;
     for (size_t p = 0; p < self->placement_count; p++) {
         const s_placement_t *placement = &self->placements[p];
@@ -947,14 +972,20 @@ s_input (shoal_handoff_t *self, uint64_t now, shoal_assign_input_t *input)
             current[input->current_count++] =
                 (shoal_assign_holding_t){ node->name, placement->task, role };
     }
-    //  A stateless task withdrawn from its active and not granted again has
-    //  no placement. The assignor is shown it where the last computation
-    //  sent it, as above, or, when that member is not counted, or the member
-    //  that still claims it was not counted when the plan was made (it
-    //  restarted, say), on that member.
-    //  Shown nowhere, it would be placed afresh, maybe where it was, and the
-    //  next computation would move it again: withdrawn, placed back,
-    //  withdrawn, without end (the simulator spun so, random-tasks seed 1).
+}
+
+//  A stateless task withdrawn from its active and not granted again has
+//  no placement. The assignor is shown it where the last computation
+//  sent it, as above, or, when that member is not counted, or the member
+//  that still claims it was not counted when the plan was made (it
+//  restarted, say), on that member.
+//  Shown nowhere, it would be placed afresh, maybe where it was, and the
+//  next computation would move it again: withdrawn, placed back,
+//  withdrawn, without end (the simulator spun so, random-tasks seed 1).
+static void
+s_input_withdrawn (const shoal_handoff_t *self, shoal_assign_input_t *input,
+                   shoal_assign_holding_t *current)
+{
     size_t shown_from = input->current_count;
     for (size_t i = 0; i < self->target_count + self->claim_count; i++) {
         bool claim = i >= self->target_count;
@@ -971,6 +1002,24 @@ s_input (shoal_handoff_t *self, uint64_t now, shoal_assign_input_t *input)
             current[input->current_count++] =
                 (shoal_assign_holding_t){ node->name, task, SHOAL_ROLE_ACTIVE };
     }
+}
+
+//  The assignor's input from the members heard from, the tasks, the
+//  published assignment and the reported lags. Arrays in *input are
+//  allocated here; s_input_free releases them.
+static int
+s_input (shoal_handoff_t *self, uint64_t now, shoal_assign_input_t *input)
+{
+    if (s_input_alloc (self, input) != 0)
+        return -1;
+    //  The arrays, writable: input holds them as const.
+    shoal_assign_holding_t *current = (shoal_assign_holding_t *) input->current;
+    s_input_nodes (self, now, input, (shoal_assign_node_t *) input->nodes,
+                   (shoal_assign_lag_t *) input->lags);
+    s_input_tasks (self, input, (shoal_assign_task_t *) input->tasks,
+                   (shoal_assign_avoid_t *) input->avoid);
+    s_input_placed (self, input, current);
+    s_input_withdrawn (self, input, current);
     return 0;
 }
 
@@ -1773,6 +1822,58 @@ shoal_handoff_unplaced (shoal_handoff_t *self, const shoal_unplaced_t **unplaced
     return self->unplaced_count;
 }
 
+//  The placements of task into *move: the active, and how many learners.
+static void
+s_move_placed (const shoal_handoff_t *self, const char *task, shoal_handoff_move_t *move)
+{
+    for (size_t i = s_first_placement (self, task);
+         i < self->placement_count && strcmp (self->placements[i].task, task) == 0; i++) {
+        const s_placement_t *placement = &self->placements[i];
+        if (placement->role == SHOAL_ROLE_LEARNER)
+            move->learners++;
+        else if (placement->role == SHOAL_ROLE_ACTIVE) {
+            move->has_active = true;
+            move->active = placement->node;
+            move->epoch = placement->epoch;
+        }
+    }
+}
+
+//  The target and the claim of task into *move.
+static void
+s_move_pending (const shoal_handoff_t *self, const char *task, shoal_handoff_move_t *move)
+{
+    for (size_t i = 0; i < self->target_count && !move->has_target; i++)
+        if (strcmp (self->targets[i].task, task) == 0) {
+            move->has_target = true;
+            move->target = self->targets[i].node;
+        }
+    for (size_t i = 0; i < self->claim_count && !move->claimed; i++)
+        if (strcmp (self->claims[i].task, task) == 0) {
+            move->claimed = true;
+            move->claimer = self->claims[i].node;
+        }
+}
+
+int
+shoal_handoff_phase (const shoal_handoff_t *self, const char *task, shoal_handoff_move_t *move)
+{
+    if (!task || !move || !s_task (self, task))
+        return -1;
+    *move = (shoal_handoff_move_t){ 0 };
+    s_move_placed (self, task, move);
+    s_move_pending (self, task, move);
+    if (move->has_active && move->epoch.term == self->term && move->epoch.version == self->version)
+        move->phase = SHOAL_PHASE_GRANTED;
+    else if (move->has_active)
+        move->phase = move->learners ? SHOAL_PHASE_WARMING : SHOAL_PHASE_PLACED;
+    else if (move->has_target || move->claimed)
+        move->phase = SHOAL_PHASE_REVOKED;
+    else
+        move->phase = SHOAL_PHASE_UNPLACED;
+    return 0;
+}
+
 uint64_t
 shoal_handoff_version (const shoal_handoff_t *self)
 {
@@ -1801,22 +1902,14 @@ shoal_handoff_stats (const shoal_handoff_t *self, shoal_handoff_stats_t *stats)
 //  ---------------------------------------------------------------------
 //  Capacity, for rescales
 
-//  True when node may hold tasks of task's job: it handles the job and has
-//  every label the task requires.
+//  True when node may hold tasks of task's job: the assignor's rule
+//  (shoal_assign_may_hold), on the node and the task as s_input shows them.
 static bool
 s_eligible (const s_node_t *node, const s_task_t *task)
 {
-    bool handles = node->handle_count == 0;
-    for (uint32_t h = 0; h < node->handle_count && !handles; h++)
-        handles = strcmp (node->handles[h], task->job) == 0;
-    for (uint32_t r = 0; r < task->require_count && handles; r++) {
-        bool found = false;
-        for (uint32_t l = 0; l < node->label_count && !found; l++)
-            found = strcmp (node->labels[l].key, task->require[r].key) == 0 &&
-                    strcmp (node->labels[l].value, task->require[r].value) == 0;
-        handles = found;
-    }
-    return handles;
+    shoal_assign_node_t as_node = s_assign_node (node);
+    shoal_assign_task_t as_task = s_assign_task (task);
+    return shoal_assign_may_hold (&as_node, &as_task);
 }
 
 uint32_t
@@ -1851,3 +1944,87 @@ shoal_handoff_capacity (const shoal_handoff_t *self, const char *job)
     }
     return total > UINT32_MAX ? UINT32_MAX : (uint32_t) total;
 }
+
+//  ---------------------------------------------------------------------
+//  Invariants (debug)
+
+#ifndef SHOAL_NO_CHECKS
+
+//  Says why, for shoal_handoff_check.
+static int
+s_broken (const char **reason, const char *why)
+{
+    if (reason)
+        *reason = why;
+    return -1;
+}
+
+static int
+s_check_nodes (const shoal_handoff_t *self, const char **reason)
+{
+    for (size_t n = 0; n < self->node_count; n++) {
+        const s_node_t *node = &self->nodes[n];
+        if (n && s_id_compare (&self->nodes[n - 1].id, &node->id) >= 0)
+            return s_broken (reason, "handoff: members not sorted by id, or repeated");
+        for (size_t r = 1; r < node->report_count; r++)
+            if (strcmp (node->reports[r - 1].task, node->reports[r].task) >= 0)
+                return s_broken (reason, "handoff: a member's reports not sorted, or repeated");
+    }
+    for (size_t t = 1; t < self->task_count; t++)
+        if (strcmp (self->tasks[t - 1].id, self->tasks[t].id) >= 0)
+            return s_broken (reason, "handoff: tasks not sorted by id, or repeated");
+    for (size_t f = 1; f < self->failed_count; f++)
+        if (strcmp (self->failed[f - 1], self->failed[f]) >= 0)
+            return s_broken (reason, "handoff: failed tasks not sorted, or repeated");
+    return 0;
+}
+
+static int
+s_check_placements (const shoal_handoff_t *self, const char **reason)
+{
+    size_t actives = 0; //  of the task of the placement before
+    for (size_t p = 0; p < self->placement_count; p++) {
+        const s_placement_t *placement = &self->placements[p];
+        bool same_task = p && strcmp (self->placements[p - 1].task, placement->task) == 0;
+        if (p && s_placement_compare (&self->placements[p - 1], placement) >= 0)
+            return s_broken (reason, "handoff: placements not sorted, or repeated");
+        if (placement->role < SHOAL_ROLE_ACTIVE || placement->role > SHOAL_ROLE_LEARNER)
+            return s_broken (reason, "handoff: a placement in no role");
+        if (!s_node (self, &placement->node))
+            return s_broken (reason, "handoff: a placement on an unknown member");
+        actives = (same_task ? actives : 0) + (placement->role == SHOAL_ROLE_ACTIVE);
+        if (actives > 1)
+            return s_broken (reason, "handoff: two actives published for one task");
+    }
+    for (size_t i = 1; i < self->target_count; i++)
+        if (s_pair_compare (&self->targets[i - 1], &self->targets[i]) >= 0)
+            return s_broken (reason, "handoff: targets not sorted, or repeated");
+    for (size_t i = 0; i < self->claim_count; i++)
+        for (size_t j = i + 1; j < self->claim_count; j++)
+            if (strcmp (self->claims[i].task, self->claims[j].task) == 0 &&
+                s_id_compare (&self->claims[i].node, &self->claims[j].node) == 0)
+                return s_broken (reason, "handoff: two claims of one member on one task");
+    return 0;
+}
+
+int
+shoal_handoff_check (const shoal_handoff_t *self, const char **reason)
+{
+    if (!self)
+        return s_broken (reason, "handoff: NULL");
+    if (self->send_count > self->send_capacity)
+        return s_broken (reason, "handoff: more sends than room");
+    return s_check_nodes (self, reason) ? -1 : s_check_placements (self, reason);
+}
+
+#else
+
+int
+shoal_handoff_check (const shoal_handoff_t *self, const char **reason)
+{
+    (void) self;
+    (void) reason;
+    return 0;
+}
+
+#endif

@@ -27,6 +27,7 @@
              shoal_handoff_reported (what a member said of a task),
              shoal_handoff_failed (the tasks that failed everywhere),
              shoal_handoff_unplaced (the tasks placed nowhere, and why),
+             shoal_handoff_phase (where a task's move stands),
              shoal_handoff_version, shoal_handoff_adopted, shoal_handoff_stats.
 
     The rules, in short:
@@ -186,6 +187,37 @@ typedef struct {
 //  strings point into this object: valid until the next input or call.
 //  Returns 0 when memory is short.
 size_t shoal_handoff_unplaced (shoal_handoff_t *self, const shoal_unplaced_t **unplaced);
+//  Where a task's move stands: its phase, named for tests and the status.
+//  A move of an active from M to N goes placed (on M) -> revoked (M's
+//  role is published without the active, and M claims the task until it
+//  confirms its stop or its lease ends) -> granted (active on N under a new
+//  epoch) -> placed (on N, from the next publication on). A stateful task
+//  first warms a learner up on N while M stays active (warming), and N
+//  holds the learner while the task is revoked.
+typedef enum {
+    SHOAL_PHASE_UNPLACED = 1, //  no active published, none planned
+    SHOAL_PHASE_PLACED,       //  one active published, nothing moving
+    SHOAL_PHASE_WARMING,      //  one active published, and a learner warming up
+    SHOAL_PHASE_REVOKED,      //  no active published: the active planned (target) waits
+                              //  for the claim of its old owner to end (claimed), or for
+                              //  a new leader's lease wait
+    SHOAL_PHASE_GRANTED,      //  one active, granted by the last publication
+} shoal_handoff_phase_t;
+
+typedef struct {
+    uint8_t phase; //  shoal_handoff_phase_t
+    bool has_active;
+    shoal_id_t active; //  PLACED, WARMING, GRANTED: the published active
+    shoal_epoch_t epoch;
+    bool has_target;
+    shoal_id_t target; //  REVOKED: where the last computation meant the active to be
+    bool claimed;
+    shoal_id_t claimer; //  REVOKED: the old owner that may still run it
+    uint32_t learners;  //  learners published for the task
+} shoal_handoff_move_t;
+
+//  Fills *move for task. Returns 0, or -1 when task is not one of the tasks.
+int shoal_handoff_phase (const shoal_handoff_t *self, const char *task, shoal_handoff_move_t *move);
 uint64_t shoal_handoff_version (const shoal_handoff_t *self);
 bool shoal_handoff_adopted (const shoal_handoff_t *self);
 void shoal_handoff_stats (const shoal_handoff_t *self, shoal_handoff_stats_t *stats);
@@ -196,5 +228,14 @@ void shoal_handoff_stats (const shoal_handoff_t *self, shoal_handoff_stats_t *st
 //  job's weight (UINT32_MAX when such a member has unlimited slots; 0 for
 //  a job without tasks here). For the rescales of rebalance/jobs.h.
 uint32_t shoal_handoff_capacity (const shoal_handoff_t *self, const char *job);
+
+//  Debug: checks the handoff's own invariants: its tables sorted and
+//  unique (members, tasks, placements, targets, failed tasks, each member's
+//  reports), every placement on a known member in a role, at most one
+//  active per task, one claim per (task, member). Returns 0, or -1 with *reason (unless reason is
+//  NULL) naming the invariant broken. For tests, fuzzers and the simulator,
+//  after any input (cheap: one pass over the tables); the node never calls
+//  it. Compiled to return 0 when SHOAL_NO_CHECKS is defined.
+int shoal_handoff_check (const shoal_handoff_t *self, const char **reason);
 
 #endif

@@ -182,4 +182,13 @@ size_t shoal_jobs_waiting (const shoal_jobs_t *self, const shoal_jobs_wait_t **w
 
 void shoal_jobs_stats (const shoal_jobs_t *self, shoal_jobs_stats_t *stats);
 
+//  Debug: checks the jobs' own invariants: the specs held sorted and
+//  unique under a version that cannot wrap, the peers sorted and never this
+//  node, pending requests and forwards within max_pending, the tasks sorted
+//  and unique. Returns 0, or -1 with *reason (unless reason is
+//  NULL) naming the invariant broken. For tests, fuzzers and the simulator,
+//  after any input (cheap: one pass over the tables); the node never calls
+//  it. Compiled to return 0 when SHOAL_NO_CHECKS is defined.
+int shoal_jobs_check (const shoal_jobs_t *self, const char **reason);
+
 #endif

@@ -1020,3 +1020,64 @@ shoal_tasks_version (const shoal_tasks_t *self)
 {
     return self->version;
 }
+
+//  ---------------------------------------------------------------------
+//  Invariants (debug)
+
+#ifndef SHOAL_NO_CHECKS
+
+//  Says why, for shoal_tasks_check.
+static int
+s_broken (const char **reason, const char *why)
+{
+    if (reason)
+        *reason = why;
+    return -1;
+}
+
+static int
+s_check_counts (const shoal_tasks_t *self, const char **reason)
+{
+    size_t held = 0, acting = 0;
+    for (size_t i = 0; i < self->task_count; i++) {
+        held += self->tasks[i].held;
+        acting += s_acting (&self->tasks[i]);
+    }
+    if (held != self->held_count)
+        return s_broken (reason, "tasks: held_count is not the tasks held");
+    if (acting != self->acting_count)
+        return s_broken (reason, "tasks: acting_count is not the tasks acting");
+    if (held > SHOAL_TASKS_MAX)
+        return s_broken (reason, "tasks: more than SHOAL_TASKS_MAX held");
+    return 0;
+}
+
+int
+shoal_tasks_check (const shoal_tasks_t *self, const char **reason)
+{
+    if (!self)
+        return s_broken (reason, "tasks: NULL");
+    for (size_t i = 1; i < self->task_count; i++)
+        if (strcmp (self->tasks[i - 1].name, self->tasks[i].name) >= 0)
+            return s_broken (reason, "tasks: not sorted by name, or repeated");
+    for (size_t i = 1; i < self->stateful_count; i++)
+        if (strcmp (self->stateful[i - 1], self->stateful[i]) >= 0)
+            return s_broken (reason, "tasks: stateful jobs not sorted, or repeated");
+    if (self->version.term > self->term_seen)
+        return s_broken (reason, "tasks: the assignment held is of a term above the newest seen");
+    if (self->command_count > self->command_capacity || self->list_count > self->list_capacity)
+        return s_broken (reason, "tasks: more outputs than room");
+    return s_check_counts (self, reason);
+}
+
+#else
+
+int
+shoal_tasks_check (const shoal_tasks_t *self, const char **reason)
+{
+    (void) self;
+    (void) reason;
+    return 0;
+}
+
+#endif

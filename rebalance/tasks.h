@@ -211,4 +211,13 @@ uint64_t shoal_tasks_lease_end (const shoal_tasks_t *self);
 //  The (term, version) of the assignment the node holds; (0, 0) before any.
 shoal_epoch_t shoal_tasks_version (const shoal_tasks_t *self);
 
+//  Debug: checks the node's tasks' own invariants: tasks sorted and
+//  unique, the counts of held and acting tasks true, at most
+//  SHOAL_TASKS_MAX held, the assignment held of no term above the newest
+//  seen, the stateful jobs sorted. Returns 0, or -1 with *reason (unless reason is
+//  NULL) naming the invariant broken. For tests, fuzzers and the simulator,
+//  after any input (cheap: one pass over the tables); the node never calls
+//  it. Compiled to return 0 when SHOAL_NO_CHECKS is defined.
+int shoal_tasks_check (const shoal_tasks_t *self, const char **reason);
+
 #endif

@@ -1165,11 +1165,61 @@ clusters_that_formed_apart_meet_and_settle (void)
     }
 }
 
+//  Runs the network to until, checking every node's invariants
+//  (shoal_elector_check) after every millisecond: returns how many broke.
+static int
+s_run_checked (s_net_t *net, uint64_t until)
+{
+    int broken = 0;
+    while (net->now < until) {
+        s_run_until (net, net->now + 1);
+        for (int i = 0; i < net->count; i++) {
+            const char *why = "";
+            if (net->nodes[i].core && shoal_elector_check (net->nodes[i].core, &why) != 0) {
+                if (!broken)
+                    fprintf (stderr, "node %d at %llu ms: %s\n", i, (unsigned long long) net->now,
+                             why);
+                broken++;
+            }
+        }
+    }
+    return broken;
+}
+
+//  Every node keeps its invariants through a first election, a crashed
+//  leader, a split and its heal, and a restart.
+static void
+the_invariants_hold_through_crashes_and_splits (void)
+{
+    shoal_elector_config_t config = s_config ();
+    s_net_t *net = s_started (&config, 5);
+    CHECK_EQ (s_run_checked (net, net->now + config.settle_ms + 2 * config.lease_ms), 0);
+    int leader = s_leader (net);
+    CHECK (leader >= 0);
+    if (leader >= 0)
+        s_stop (net, leader);
+    CHECK_EQ (s_run_checked (net, net->now + 4 * config.lease_ms), 0);
+    net->split = true;
+    for (int i = 0; i < 5; i++)
+        net->nodes[i].group = i >= 2;
+    s_views (net);
+    CHECK_EQ (s_run_checked (net, net->now + 6 * config.lease_ms), 0);
+    net->split = false;
+    s_views (net);
+    if (leader >= 0)
+        s_start (net, leader);
+    CHECK_EQ (s_run_checked (net, net->now + 6 * config.lease_ms), 0);
+    CHECK (s_leader (net) >= 0);
+    CHECK_EQ (net->two_acting, 0);
+    s_net_destroy (&net);
+}
+
 int
 main (void)
 {
     RUN (configs_are_checked);
     RUN (the_highest_rank_leads_after_settle);
+    RUN (the_invariants_hold_through_crashes_and_splits);
     RUN (a_crashed_leader_is_replaced_with_few_messages);
     RUN (two_candidates_of_one_term_settle_at_once);
     RUN (a_higher_rank_that_comes_back_does_not_depose);

@@ -92,10 +92,14 @@ s_role (shoal_handoff_t *handoff, const char *task, int index)
 }
 
 //  No task has two actives, and (when placed) every one of count tasks has
-//  one: returns how many have one.
+//  one: returns how many have one. The handoff's own invariants hold.
 static int
 s_check_actives (shoal_handoff_t *handoff, int count)
 {
+    const char *why = "";
+    CHECK_EQ (shoal_handoff_check (handoff, &why), 0);
+    if (*why)
+        fprintf (stderr, "shoal_handoff_check: %s\n", why);
     int placed = 0;
     for (int i = 0; i < count; i++) {
         char task[16];
@@ -568,6 +572,92 @@ a_stateful_task_warms_a_learner_first (void)
     CHECK_EQ (s_actives (handoff, learning, &where, &epoch), 1);
     CHECK_EQ (where, 2);
     CHECK_EQ (epoch.term, TERM);
+    shoal_handoff_destroy (&handoff);
+}
+
+//  The phase of task, as shoal_handoff_phase names it (0 when it fails).
+static int
+s_phase (shoal_handoff_t *handoff, const char *task, shoal_handoff_move_t *move)
+{
+    shoal_handoff_move_t scratch;
+    if (!move)
+        move = &scratch;
+    return shoal_handoff_phase (handoff, task, move) == 0 ? move->phase : 0;
+}
+
+//  One stateful move, walked through its phases as the query names them:
+//  unplaced before the leader adopts, granted by the publication that
+//  placed it, warming while a learner catches up on the newcomer, revoked
+//  (and claimed by its owner) once the learner caught up, granted to the
+//  newcomer once the owner stopped.
+static void
+a_stateful_move_walks_through_its_phases (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    uint64_t now = 1000;
+    s_member_t members[3];
+    //  Before the leader takes office: placed nowhere, and no such task.
+    shoal_handoff_t *handoff = shoal_handoff_new (&config, TERM, 0, now);
+    s_tasks (handoff, now, 1, true);
+    CHECK_EQ (s_phase (handoff, "web/0", NULL), SHOAL_PHASE_UNPLACED);
+    shoal_handoff_move_t move;
+    CHECK_EQ (shoal_handoff_phase (handoff, "web/9", &move), -1);
+    CHECK_EQ (shoal_handoff_phase (handoff, NULL, &move), -1);
+    shoal_handoff_destroy (&handoff);
+
+    handoff = s_placed (&config, members, 2, 4, true, &now);
+    CHECK_EQ (s_phase (handoff, "web/0", &move), SHOAL_PHASE_GRANTED);
+    CHECK (move.has_active && !move.has_target && !move.claimed);
+    CHECK_EQ (move.epoch.term, TERM);
+    //  A newcomer: one task warms a learner up there, the others hold still.
+    members[2] = (s_member_t){ shoal_sample_index_id (2), 0, 0 };
+    s_join (handoff, now, 2);
+    s_report_empty (handoff, members, now, 2, 0, 0);
+    const char *learning = NULL;
+    char task[16], name[16];
+    for (int i = 0; i < 4; i++) {
+        snprintf (task, sizeof task, "web/%d", i);
+        if (s_role (handoff, task, 2) == SHOAL_ROLE_LEARNER && !learning) {
+            snprintf (name, sizeof name, "%s", task);
+            learning = name;
+            continue;
+        }
+        CHECK_EQ (s_phase (handoff, task, NULL), SHOAL_PHASE_PLACED);
+    }
+    CHECK (learning != NULL);
+    if (!learning) {
+        shoal_handoff_destroy (&handoff);
+        return;
+    }
+    CHECK_EQ (s_phase (handoff, learning, &move), SHOAL_PHASE_WARMING);
+    CHECK_EQ (move.learners, 1);
+    CHECK (move.has_active);
+    int owner = move.active.bytes[0] - 1;
+    CHECK (owner == 0 || owner == 1);
+    if (owner != 0 && owner != 1) {
+        shoal_handoff_destroy (&handoff);
+        return;
+    }
+    //  Caught up: revoked from the owner, which claims it; the learner is
+    //  where the active goes.
+    shoal_task_status_t warming = {
+        learning, SHOAL_ROLE_LEARNER, SHOAL_TASK_RUNNING, 0, { 0, 0 }, 0, 0, ""
+    };
+    shoal_status_t status = { TERM, shoal_handoff_version (handoff), 1, &warming,
+                              ++members[2].seq };
+    CHECK_EQ (shoal_handoff_status (handoff, now + 1, &members[2].id, members[2].life, &status), 0);
+    CHECK_EQ (s_phase (handoff, learning, &move), SHOAL_PHASE_REVOKED);
+    CHECK (!move.has_active);
+    CHECK (move.claimed && move.claimer.bytes[0] == owner + 1);
+    CHECK (move.has_target && move.target.bytes[0] == 3);
+    //  The owner stopped: granted to the newcomer under a new epoch.
+    uint64_t revoked = shoal_handoff_version (handoff);
+    s_report_published (handoff, members, now + 2, owner, NULL);
+    CHECK_EQ (s_phase (handoff, learning, &move), SHOAL_PHASE_GRANTED);
+    CHECK (move.has_active && move.active.bytes[0] == 3);
+    CHECK (!move.claimed && !move.has_target);
+    CHECK_EQ (move.epoch.term, TERM);
+    CHECK (move.epoch.version > revoked);
     shoal_handoff_destroy (&handoff);
 }
 
@@ -1352,6 +1442,7 @@ main (void)
     RUN (an_active_moves_in_two_steps);
     RUN (an_unreachable_owner_is_replaced_after_its_lease);
     RUN (a_stateful_task_warms_a_learner_first);
+    RUN (a_stateful_move_walks_through_its_phases);
     RUN (caught_up_stand_ins_hold_still_during_the_lease_wait);
     RUN (an_acknowledgement_alone_is_not_news);
     RUN (keepalives_echo_the_last_status_and_laggards_get_a_snapshot);

@@ -180,6 +180,9 @@ s_check_saved (const shoal_elector_t *core)
 static void
 s_check (const shoal_elector_t *core, uint64_t now, bool ticked)
 {
+    //  The core's own invariants, after every input (election/elector.h).
+    const char *broken = "";
+    FUZZ_REQUIRE (shoal_elector_check (core, &broken) == 0, "%s", broken);
     s_check_outbox (core);
     s_check_events (core, now);
     s_check_saved (core);

@@ -779,6 +779,9 @@ s_check_stats (const shoal_jobs_t *core, const s_step_t *step, bool ready, uint6
 static void
 s_check (const shoal_jobs_t *core, uint64_t now, const s_step_t *step)
 {
+    //  The core's own invariants, after every input (rebalance/jobs.h).
+    const char *broken = "";
+    FUZZ_REQUIRE (shoal_jobs_check (core, &broken) == 0, "%s", broken);
     const shoal_jobspec_t *specs;
     size_t count = shoal_jobs_specs (core, &specs);
     uint64_t digest;

@@ -64,6 +64,9 @@ s_life (int peer)
 static void
 s_check (shoal_membership_t *core, uint64_t now)
 {
+    //  The core's own invariants, after every input (gossip/membership.h).
+    const char *broken = "";
+    FUZZ_REQUIRE (shoal_membership_check (core, &broken) == 0, "%s", broken);
     const shoal_membership_send_t *sends;
     size_t count = shoal_membership_outbox (core, &sends);
     for (size_t i = 0; i < count; i++) {

@@ -407,6 +407,9 @@ s_check_outbox (const shoal_tasks_t *core, uint64_t now, bool news)
 static void
 s_check (const shoal_tasks_t *core, uint64_t now)
 {
+    //  The core's own invariants, after every input (rebalance/tasks.h).
+    const char *broken = "";
+    FUZZ_REQUIRE (shoal_tasks_check (core, &broken) == 0, "%s", broken);
     s_check_commands (core);
     uint64_t report = s_check_list (core, now);
     s_check_outbox (core, now, report != s_last.report);
