@@ -31,7 +31,8 @@ s_new_leader (sim_run_t *run)
     return run->leaders.new_ms != 0;
 }
 
-//  Groups 0 and 1 cannot reach each other for --duration; then they can.
+//  Groups 0 and 1 cannot reach each other for --duration (leaders_during:
+//  how many act at its end); then they can.
 static void
 s_cut_for_duration (sim_run_t *run)
 {
@@ -98,7 +99,8 @@ s_flapping_fault (sim_run_t *run)
     run->healed = shoal_sim_now (run->sim);
 }
 
-//  Groups from and to, blocked one way or both, for --duration.
+//  Group 1 cannot reach group 0 for --duration, nor group 0 group 1 when
+//  both_ways; then every node is back in group 0, nothing blocked.
 static void
 s_block_for_duration (sim_run_t *run, bool both_ways)
 {
