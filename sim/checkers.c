@@ -217,22 +217,26 @@ sim_check_stall (sim_run_t *run)
     }
 }
 
-//  Incarnations never go back.
+//  Node n's incarnation never goes back.
 static void
-s_check_incarnations (sim_run_t *run)
+s_check_incarnation (sim_run_t *run, uint32_t n)
 {
-    shoal_sim_t *sim = run->sim;
-    uint64_t *incarnations = run->checks.incarnations;
-    for (uint32_t n = 0; n < shoal_sim_size (sim); n++) {
-        shoal_membership_t *core = shoal_sim_node (sim, n);
-        if (!core)
-            continue;
-        uint64_t incarnation = shoal_membership_incarnation (core);
-        if (incarnation < incarnations[n])
-            sim_violation (run, "node %u: incarnation went back from %llu to %llu", n,
-                           (unsigned long long) incarnations[n], (unsigned long long) incarnation);
-        incarnations[n] = incarnation;
-    }
+    shoal_membership_t *core = shoal_sim_node (run->sim, n);
+    if (!core)
+        return;
+    uint64_t *last = &run->checks.incarnations[n];
+    uint64_t incarnation = shoal_membership_incarnation (core);
+    if (incarnation < *last)
+        sim_violation (run, "node %u: incarnation went back from %llu to %llu", n,
+                       (unsigned long long) *last, (unsigned long long) incarnation);
+    *last = incarnation;
+}
+
+void
+sim_check_node (void *arg, uint64_t now_ms, uint32_t node)
+{
+    (void) now_ms;
+    s_check_incarnation (arg, node);
 }
 
 //  A dead verdict about a node up and reachable lasts at most run->bound.
@@ -275,6 +279,9 @@ sim_check_step (sim_run_t *run)
     sim_check_stall (run);
     if (run->checks.election)
         s_check_election (run);
-    s_check_incarnations (run);
+    //  Every node, as a restart between steps gives a node a new life
+    //  before any event at it.
+    for (uint32_t n = 0; n < shoal_sim_size (run->sim); n++)
+        s_check_incarnation (run, n);
     s_check_verdicts (run);
 }

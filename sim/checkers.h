@@ -9,9 +9,12 @@
     violation. Each broken invariant is added to the run's violations
     (the first 100).
 
-    sim_check_step is the one place where the checks that look at every
-    node run: every 100 simulated ms, at every step of sim_run_until. The
-    observers check what they see as it happens.
+    Two places run them: sim_check_node, after every event the simulator
+    runs at a node (shoal_sim_observe_steps), checks that node's own
+    invariants, and is where the cores' own checks of their state belong;
+    sim_check_step, every 100 simulated ms (every step of sim_run_until),
+    runs the checks across nodes, and that node's ones again for every
+    node. The observers check what they see as it happens.
 */
 #ifndef SHOAL_SIM_CHECKERS_H
 #define SHOAL_SIM_CHECKERS_H
@@ -29,6 +32,10 @@ void sim_check_member_event (void *arg, uint64_t now_ms, uint32_t observer, uint
                              const shoal_membership_event_t *event);
 void sim_check_leader_event (void *arg, uint64_t now_ms, uint32_t node,
                              const shoal_elector_event_t *event);
+
+//  One node's invariants, after every event at it (the simulator's step
+//  observer, shoal_sim_observe_steps; arg is the run).
+void sim_check_node (void *arg, uint64_t now_ms, uint32_t node);
 
 //  Every node's invariants, now; called after every step of the run.
 void sim_check_step (sim_run_t *run);

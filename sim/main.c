@@ -158,6 +158,7 @@ s_run_new (sim_run_t *run, const sim_options_t *options, shoal_sim_config_t *con
         return -1;
     shoal_sim_observe (run->sim, sim_check_member_event, run);
     shoal_sim_observe_leaders (run->sim, sim_check_leader_event, run);
+    shoal_sim_observe_steps (run->sim, sim_check_node, run);
     return 0;
 }
 

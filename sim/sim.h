@@ -132,6 +132,14 @@ typedef void (shoal_sim_leader_fn) (void *arg, uint64_t now_ms, uint32_t node,
 
 void shoal_sim_observe_leaders (shoal_sim_t *self, shoal_sim_leader_fn *observer, void *arg);
 
+//  Called after every event the simulator runs at a node that is up (a
+//  message arriving, its timer, the end of its pause, a step of its
+//  application), when the node's peer has taken in whatever the event gave
+//  it: the moment to check the invariants of that node's cores.
+typedef void (shoal_sim_step_fn) (void *arg, uint64_t now_ms, uint32_t node);
+
+void shoal_sim_observe_steps (shoal_sim_t *self, shoal_sim_step_fn *observer, void *arg);
+
 //  Starts node (again, after a crash: with the next incarnation and life)
 //  and, unless seed is SHOAL_SIM_NONE, has it join through node seed's
 //  address. Returns 0, or -1 when node is up already or out of range.
