@@ -32,7 +32,8 @@ void
 sim_crash (sim_run_t *run, uint32_t n)
 {
     shoal_sim_crash (run->sim, n);
-    run->checks.acting[n] = 0;
+    if (n < shoal_sim_size (run->sim)) //  SHOAL_SIM_NONE, when no leader acted
+        run->checks.acting[n] = 0;
 }
 
 void

@@ -200,8 +200,11 @@ s_liveness (sim_run_t *run)
     sim_measure (run, run->healed ? "ms_to_one_leader_after" : "ms_to_one_leader",
                  shoal_sim_now (sim) - from);
     sim_measure (run, "leader_changes", run->leaders.starts);
+    //  (0 when no node acts alone: a run that did not finish.)
+    uint32_t leader = sim_acting_leader (run);
     sim_measure (run, "term",
-                 shoal_elector_term (shoal_sim_elector (sim, sim_acting_leader (run))));
+                 leader == SHOAL_SIM_NONE ? 0
+                                          : shoal_elector_term (shoal_sim_elector (sim, leader)));
     if (!run->finished)
         sim_violation (run, "no single leader followed by all within %llu s after the faults",
                        (unsigned long long) SIM_LIMIT_MS / 1000);
