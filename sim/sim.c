@@ -99,6 +99,8 @@ struct _shoal_sim_t {
     void *observer_arg;
     shoal_sim_leader_fn *leader_observer;
     void *leader_observer_arg;
+    shoal_sim_step_fn *step_observer;
+    void *step_observer_arg;
     shoal_sim_stats_t stats;
 
     //  Tasks: the list handed to every handoff, sorted by id, and what
@@ -330,6 +332,13 @@ shoal_sim_observe_leaders (shoal_sim_t *self, shoal_sim_leader_fn *observer, voi
 {
     self->leader_observer = observer;
     self->leader_observer_arg = arg;
+}
+
+void
+shoal_sim_observe_steps (shoal_sim_t *self, shoal_sim_step_fn *observer, void *arg)
+{
+    self->step_observer = observer;
+    self->step_observer_arg = arg;
 }
 
 //  Sends one message from node from to node to (SHOAL_SIM_NONE: nowhere)
@@ -1006,6 +1015,8 @@ shoal_sim_run (shoal_sim_t *self, uint64_t until_ms)
             node->tick_at = UINT64_MAX;
             shoal_peer_tick (node->peer, self->now);
         }
+        if (self->step_observer && node->peer)
+            self->step_observer (self->step_observer_arg, self->now, event.node);
     }
     if (until_ms > self->now)
         self->now = until_ms;

@@ -1,28 +1,37 @@
-/*  sim/sim.h: many nodes' cores on a virtual clock and network.
+/*  sim/sim.h: many whole nodes on a virtual clock and network.
 
-    The simulator runs, for every node in one process, the shipped cores
-    wired as a real node wires them (peer/peer.h): the membership of
-    gossip/membership.h and, when configured, the elector, the tasks, the
-    handoff and the jobs. Time is virtual (milliseconds); the network
-    is a queue of messages in flight, each one encoded and decoded by the
-    real codec of wire/wire.h, with per-message latency and jitter,
-    datagram loss, one-way blocks between groups of nodes (partitions),
-    pauses (a paused node's clock stops: messages wait in its socket's
-    backlog and its timers fire late when it resumes, as after a GC pause
-    or SIGSTOP), crashes and restarts (a new incarnation and life). Every
-    choice comes from one seed: the same seed gives the same run, byte for
-    byte.
+    The simulator runs, for every node in one process, a peer (peer/peer.h):
+    the same wiring of the shipped cores that the node runtime runs, fed
+    the same inputs in the same order. A peer holds the membership of
+    gossip/membership.h and, when configured, the elector of
+    election/elector.h, the tasks of rebalance/tasks.h, the job specs of
+    rebalance/jobs.h and, while its elector acts, the handoff of
+    rebalance/handoff.h. The simulator keeps only what lies around a node:
+    the network its peer sends into, the timer its peer's deadline arms,
+    the application that carries out the tasks' commands, the node's disk
+    (what its peer persists survives its crashes and restarts: incarnation,
+    life, the elector's state, the job specs), and the account of who runs
+    which task as active.
+
+    Time is virtual (milliseconds); the network is a queue of messages in
+    flight, each one encoded and decoded by the real codec of
+    wire/wire.h, with per-message latency and jitter, datagram loss,
+    one-way blocks between groups of nodes (partitions), pauses (a paused
+    node's clock stops: messages wait in its socket's backlog and its timers
+    fire late when it resumes, as after a GC pause or SIGSTOP), crashes and
+    restarts (a new peer, with the next incarnation and life). Every choice
+    comes from one seed: the same seed gives the same run, byte for byte.
 
     Envelopes are not sealed here: sealing is proven by its own tests, and
-    the membership core sees the opened header (sender and recipient lives)
-    that the shell would hand it. Datagrams (PING, ACK, PING-REQ, NACK) may
-    be lost; frames (DIGEST, SYNC-*) travel as over TCP: late, never lost,
-    but blocked by partitions like everything else.
+    the peer sees the opened header (sender and recipient lives) that the
+    shell would hand it. Datagrams (PING, ACK, PING-REQ, NACK) may be lost;
+    frames (every other message: DIGEST, SYNC-*, the election's, the tasks'
+    and the jobs') travel as over TCP: late, never lost, never overtaking an
+    earlier frame of the same sender, but blocked by partitions like
+    everything else.
 
-    With an election configured, every node also runs the shipped elector
-    of election/elector.h, fed by its membership events (alive and suspect
-    members are live, dead and left ones are not); its messages travel as
-    frames, and what it persists survives the node's crashes and restarts.
+    shoal-sim (main.c and the scenarios_*.c files) plays scenarios on it;
+    see sim/README.md and docs/sim.md.
 */
 #ifndef SHOAL_SIM_H
 #define SHOAL_SIM_H
@@ -123,6 +132,14 @@ typedef void (shoal_sim_leader_fn) (void *arg, uint64_t now_ms, uint32_t node,
 
 void shoal_sim_observe_leaders (shoal_sim_t *self, shoal_sim_leader_fn *observer, void *arg);
 
+//  Called after every event the simulator runs at a node that is up (a
+//  message arriving, its timer, the end of its pause, a step of its
+//  application), when the node's peer has taken in whatever the event gave
+//  it: the moment to check the invariants of that node's cores.
+typedef void (shoal_sim_step_fn) (void *arg, uint64_t now_ms, uint32_t node);
+
+void shoal_sim_observe_steps (shoal_sim_t *self, shoal_sim_step_fn *observer, void *arg);
+
 //  Starts node (again, after a crash: with the next incarnation and life)
 //  and, unless seed is SHOAL_SIM_NONE, has it join through node seed's
 //  address. Returns 0, or -1 when node is up already or out of range.
@@ -168,10 +185,10 @@ uint64_t shoal_sim_now (const shoal_sim_t *self);
 
 uint32_t shoal_sim_size (const shoal_sim_t *self);
 
-//  The node's state machine, or NULL when it is down.
+//  The node's membership core (its peer's), or NULL when it is down.
 shoal_membership_t *shoal_sim_node (const shoal_sim_t *self, uint32_t node);
 
-//  The node's elector, or NULL when it is down or runs none.
+//  The node's elector (its peer's), or NULL when it is down or runs none.
 shoal_elector_t *shoal_sim_elector (const shoal_sim_t *self, uint32_t node);
 
 bool shoal_sim_paused (const shoal_sim_t *self, uint32_t node);

@@ -10,8 +10,8 @@
 */
 
 #include "../election/elector.c"
-#include "samples.h"
-#include "test.h"
+#include "tests/samples.h"
+#include "tests/test.h"
 
 //  An elector of id 9 told of members 1 to 4 (all below it), run until it
 //  leads alone: a real state of each role on the way, checked after every

@@ -10,8 +10,8 @@
 */
 
 #include "../rebalance/handoff.c"
-#include "samples.h"
-#include "test.h"
+#include "tests/samples.h"
+#include "tests/test.h"
 
 #define T_TERM 2
 

@@ -9,8 +9,8 @@
 */
 
 #include "../rebalance/jobs.c"
-#include "samples.h"
-#include "test.h"
+#include "tests/samples.h"
+#include "tests/test.h"
 
 //  A node of id 5 that restored two jobs, with four peers and a voter set,
 //  told it leads: real states, checked after every input.

@@ -9,8 +9,8 @@
 */
 
 #include "../gossip/membership.c"
-#include "samples.h"
-#include "test.h"
+#include "tests/samples.h"
+#include "tests/test.h"
 
 #define T_PEERS 6
 

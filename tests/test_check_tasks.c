@@ -9,8 +9,8 @@
 */
 
 #include "../rebalance/tasks.c"
-#include "samples.h"
-#include "test.h"
+#include "tests/samples.h"
+#include "tests/test.h"
 
 //  A node given three tasks by its leader (two actives, one learner),
 //  each reported running: real states, checked after every input.
