@@ -10,6 +10,7 @@
 */
 
 #include "elector.h"
+#include "ids.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -190,37 +191,16 @@ shoal_elector_config_check (const shoal_elector_config_t *config)
 //  ---------------------------------------------------------------------
 //  Members, ranks and voters
 
-static bool
-s_id_equal (const shoal_id_t *a, const shoal_id_t *b)
-{
-    return memcmp (a->bytes, b->bytes, SHOAL_ID_SIZE) == 0;
-}
-
-static int
-s_id_compare (const void *a, const void *b)
-{
-    return memcmp (((const shoal_id_t *) a)->bytes, ((const shoal_id_t *) b)->bytes, SHOAL_ID_SIZE);
-}
+_Static_assert(offsetof (s_member_t, id) == 0, "a member begins with its id");
 
 //  The index of id in the member table, or where it would go (found false).
 static size_t
 s_member_index (const shoal_elector_t *self, const shoal_id_t *id, bool *found)
 {
-    size_t low = 0, high = self->member_count;
-    while (low < high) {
-        size_t mid = low + (high - low) / 2;
-        int order = s_id_compare (&self->members[mid].id, id);
-        if (order == 0) {
-            *found = true;
-            return mid;
-        }
-        if (order < 0)
-            low = mid + 1;
-        else
-            high = mid;
-    }
-    *found = false;
-    return low;
+    size_t at = shoal_lower_bound (self->members, self->member_count, sizeof *self->members, id,
+                                   shoal_id_order);
+    *found = at < self->member_count && shoal_id_equal (&self->members[at].id, id);
+    return at;
 }
 
 static s_member_t *
@@ -263,14 +243,14 @@ s_outranks (uint32_t priority_a, const shoal_id_t *a, uint32_t priority_b, const
 {
     if (priority_a != priority_b)
         return priority_a > priority_b;
-    return s_id_compare (a, b) > 0;
+    return shoal_id_compare (a, b) > 0;
 }
 
 static bool
 s_is_voter (const shoal_elector_t *self, const shoal_id_t *id)
 {
     return self->voter_count &&
-           bsearch (id, self->voters, self->voter_count, sizeof *self->voters, s_id_compare);
+           bsearch (id, self->voters, self->voter_count, sizeof *self->voters, shoal_id_order);
 }
 
 static size_t
@@ -294,10 +274,10 @@ s_voters_set (shoal_elector_t *self, uint64_t now, uint64_t version, const shoal
     }
     if (ids != self->voters)
         memmove (self->voters, ids, count * sizeof *ids);
-    qsort (self->voters, count, sizeof *self->voters, s_id_compare);
+    qsort (self->voters, count, sizeof *self->voters, shoal_id_order);
     size_t kept = 0;
     for (size_t i = 0; i < count; i++)
-        if (kept == 0 || !s_id_equal (&self->voters[kept - 1], &self->voters[i]))
+        if (kept == 0 || !shoal_id_equal (&self->voters[kept - 1], &self->voters[i]))
             self->voters[kept++] = self->voters[i];
     self->voter_count = kept;
     self->voters_version = version;
@@ -311,7 +291,7 @@ s_voters_set (shoal_elector_t *self, uint64_t now, uint64_t version, const shoal
             self->members[members++] = self->members[i];
     self->member_count = members;
     for (size_t i = 0; i < self->voter_count; i++)
-        if (!s_id_equal (&self->voters[i], &self->id))
+        if (!shoal_id_equal (&self->voters[i], &self->id))
             s_member_add (self, now, &self->voters[i]);
     return 0;
 }
@@ -394,7 +374,7 @@ s_rounds_recount (shoal_elector_t *self)
 static bool
 s_free (const shoal_elector_t *self, uint64_t now, const shoal_id_t *leader)
 {
-    return now >= self->promise_until_ms || s_id_equal (&self->bound, leader);
+    return now >= self->promise_until_ms || shoal_id_equal (&self->bound, leader);
 }
 
 static s_round_t *
@@ -512,8 +492,8 @@ s_proclaim (shoal_elector_t *self, uint64_t now)
     //  the unreachable leader and proclaims after each silence took a new
     //  term every candidacy, up to 10 in 60 s, and the leader one above it
     //  at the heal.
-    bool mine = s_id_equal (&self->promised, &self->id) && self->promised_term == self->lead_term &&
-                self->acted_term < self->lead_term;
+    bool mine = shoal_id_equal (&self->promised, &self->id) &&
+                self->promised_term == self->lead_term && self->acted_term < self->lead_term;
     bool renew =
         !self->contested && self->lead_term == self->term_seen && (self->role == S_LEADING || mine);
     if (self->voters_version == 0) {
@@ -648,7 +628,7 @@ s_voters_review (shoal_elector_t *self, uint64_t now)
         return;
     size_t count = 0;
     for (size_t i = 0; i < self->voter_count; i++)
-        if (!leaves || !s_id_equal (&self->voters[i], leaves))
+        if (!leaves || !shoal_id_equal (&self->voters[i], leaves))
             ids[count++] = self->voters[i];
     if (joins)
         ids[count++] = *joins;
@@ -682,7 +662,7 @@ s_ask (shoal_elector_t *self, uint64_t now, const s_member_t *below)
     const s_member_t *best = NULL;
     for (size_t i = 0; i < self->member_count; i++) {
         const s_member_t *member = &self->members[i];
-        if (!member->live || s_id_equal (&member->id, &self->lost) ||
+        if (!member->live || shoal_id_equal (&member->id, &self->lost) ||
             !s_outranks (member->priority, &member->id, self->priority, &self->id) ||
             (below && !s_outranks (below->priority, &below->id, member->priority, &member->id)) ||
             (best && !s_outranks (member->priority, &member->id, best->priority, &best->id)))
@@ -739,9 +719,9 @@ s_follow (shoal_elector_t *self, uint64_t now, const shoal_id_t *from, uint64_t 
           uint64_t round, uint64_t their_voters_version)
 {
     bool news = !self->has_leader || self->role == S_LEADING ||
-                !s_id_equal (&self->promised, from) || self->promised_term != term;
+                !shoal_id_equal (&self->promised, from) || self->promised_term != term;
     s_step_down (self);
-    if (self->promised_term != term || !s_id_equal (&self->promised, from))
+    if (self->promised_term != term || !shoal_id_equal (&self->promised, from))
         self->dirty = true;
     self->promised_term = term;
     self->promised = *from;
@@ -750,7 +730,7 @@ s_follow (shoal_elector_t *self, uint64_t now, const shoal_id_t *from, uint64_t 
     self->bound = *from;
     self->promise_until_ms = now + self->config.lease_ms;
     self->lost = s_nobody;
-    if (self->pending.held && s_id_equal (&self->pending.from, from))
+    if (self->pending.held && shoal_id_equal (&self->pending.from, from))
         self->pending.held = false;
     if (news) {
         s_event (self, SHOAL_ELECTOR_LEADER, from, term);
@@ -816,7 +796,7 @@ s_on_coordinator (shoal_elector_t *self, uint64_t now, const s_member_t *sender,
     uint64_t term = coordinator->term;
     if (term > self->term_seen)
         self->term_seen = term;
-    bool same = self->role != S_LEADING && s_id_equal (&self->promised, &from->id) &&
+    bool same = self->role != S_LEADING && shoal_id_equal (&self->promised, &from->id) &&
                 term == self->promised_term;
     bool outranked = s_outranks (coordinator->priority, &from->id, self->priority, &self->id);
     bool accept;
@@ -826,7 +806,7 @@ s_on_coordinator (shoal_elector_t *self, uint64_t now, const s_member_t *sender,
         //  Stale. Told so, unless it is an older round of the leader this
         //  node follows (it would read as a contest of its own term).
         accept = false;
-        if (!s_id_equal (&self->promised, &from->id))
+        if (!shoal_id_equal (&self->promised, &from->id))
             s_answer (self, &from->id, self->promised_term);
     } else if (term == self->promised_term) {
         //  Taken by another. Available mode breaks the tie by rank.
@@ -935,7 +915,7 @@ s_on_answer (shoal_elector_t *self, uint64_t now, const s_member_t *from,
 {
     if (answer->term > self->term_seen)
         self->term_seen = answer->term;
-    if (self->role == S_ELECTING && s_id_equal (&from->id, &self->asking)) {
+    if (self->role == S_ELECTING && shoal_id_equal (&from->id, &self->asking)) {
         self->role = S_WAITING;
         self->deadline_ms = now + self->config.coordinator_timeout_ms;
     } else if (self->role == S_LEADING && answer->term >= self->lead_term) {
@@ -1047,7 +1027,7 @@ static int
 s_member_update (shoal_elector_t *self, uint64_t now_ms, const shoal_id_t *id, uint32_t priority,
                  bool live, bool left)
 {
-    if (s_id_equal (id, &self->id))
+    if (shoal_id_equal (id, &self->id))
         return 0;
     s_member_t *member = s_member_add (self, now_ms, id);
     if (!member)
@@ -1059,7 +1039,7 @@ s_member_update (shoal_elector_t *self, uint64_t now_ms, const shoal_id_t *id, u
     //  is (a left record is overridden by nothing but an alive one).
     member->left = left || (member->left && !live);
     member->priority = priority;
-    if (!live && self->role == S_FOLLOWING && s_id_equal (id, &self->promised)) {
+    if (!live && self->role == S_FOLLOWING && shoal_id_equal (id, &self->promised)) {
         //  The view says the leader is gone (left, or dead): look now.
         s_leader_lost (self, now_ms);
     } else if (live && self->role == S_LEADING)
@@ -1170,7 +1150,7 @@ static bool
 s_still_follows (const shoal_elector_t *self, const s_member_t *from, const shoal_msg_t *msg)
 {
     return self->has_leader && msg->type == SHOAL_MSG_COORDINATOR &&
-           s_id_equal (&from->id, &self->promised) &&
+           shoal_id_equal (&from->id, &self->promised) &&
            msg->u.coordinator.term == self->promised_term;
 }
 
