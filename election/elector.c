@@ -10,6 +10,7 @@
 */
 
 #include "election/elector.h"
+#include "wire/ids.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -190,37 +191,16 @@ shoal_elector_config_check (const shoal_elector_config_t *config)
 //  ---------------------------------------------------------------------
 //  Members, ranks and voters
 
-static bool
-s_id_equal (const shoal_id_t *a, const shoal_id_t *b)
-{
-    return memcmp (a->bytes, b->bytes, SHOAL_ID_SIZE) == 0;
-}
-
-static int
-s_id_compare (const void *a, const void *b)
-{
-    return memcmp (((const shoal_id_t *) a)->bytes, ((const shoal_id_t *) b)->bytes, SHOAL_ID_SIZE);
-}
+_Static_assert(offsetof (s_member_t, id) == 0, "a member begins with its id");
 
 //  The index of id in the member table, or where it would go (found false).
 static size_t
 s_member_index (const shoal_elector_t *self, const shoal_id_t *id, bool *found)
 {
-    size_t low = 0, high = self->member_count;
-    while (low < high) {
-        size_t mid = low + (high - low) / 2;
-        int order = s_id_compare (&self->members[mid].id, id);
-        if (order == 0) {
-            *found = true;
-            return mid;
-        }
-        if (order < 0)
-            low = mid + 1;
-        else
-            high = mid;
-    }
-    *found = false;
-    return low;
+    size_t at = shoal_lower_bound (self->members, self->member_count, sizeof *self->members, id,
+                                   shoal_id_order);
+    *found = at < self->member_count && shoal_id_equal (&self->members[at].id, id);
+    return at;
 }
 
 static s_member_t *
@@ -263,14 +243,14 @@ s_outranks (uint32_t priority_a, const shoal_id_t *a, uint32_t priority_b, const
 {
     if (priority_a != priority_b)
         return priority_a > priority_b;
-    return s_id_compare (a, b) > 0;
+    return shoal_id_compare (a, b) > 0;
 }
 
 static bool
 s_is_voter (const shoal_elector_t *self, const shoal_id_t *id)
 {
     return self->voter_count &&
-           bsearch (id, self->voters, self->voter_count, sizeof *self->voters, s_id_compare);
+           bsearch (id, self->voters, self->voter_count, sizeof *self->voters, shoal_id_order);
 }
 
 static size_t
@@ -294,10 +274,10 @@ s_voters_set (shoal_elector_t *self, uint64_t now, uint64_t version, const shoal
     }
     if (ids != self->voters)
         memmove (self->voters, ids, count * sizeof *ids);
-    qsort (self->voters, count, sizeof *self->voters, s_id_compare);
+    qsort (self->voters, count, sizeof *self->voters, shoal_id_order);
     size_t kept = 0;
     for (size_t i = 0; i < count; i++)
-        if (kept == 0 || !s_id_equal (&self->voters[kept - 1], &self->voters[i]))
+        if (kept == 0 || !shoal_id_equal (&self->voters[kept - 1], &self->voters[i]))
             self->voters[kept++] = self->voters[i];
     self->voter_count = kept;
     self->voters_version = version;
@@ -311,7 +291,7 @@ s_voters_set (shoal_elector_t *self, uint64_t now, uint64_t version, const shoal
             self->members[members++] = self->members[i];
     self->member_count = members;
     for (size_t i = 0; i < self->voter_count; i++)
-        if (!s_id_equal (&self->voters[i], &self->id))
+        if (!shoal_id_equal (&self->voters[i], &self->id))
             s_member_add (self, now, &self->voters[i]);
     return 0;
 }
@@ -471,7 +451,7 @@ s_rounds_recount (shoal_elector_t *self)
 static bool
 s_free (const shoal_elector_t *self, uint64_t now, const shoal_id_t *leader)
 {
-    return now >= self->promise_until_ms || s_id_equal (&self->bound, leader);
+    return now >= self->promise_until_ms || shoal_id_equal (&self->bound, leader);
 }
 
 static s_round_t *
@@ -589,8 +569,8 @@ s_proclaim (shoal_elector_t *self, uint64_t now)
     //  the unreachable leader and proclaims after each silence took a new
     //  term every candidacy, up to 10 in 60 s, and the leader one above it
     //  at the heal.
-    bool mine = s_id_equal (&self->promised, &self->id) && self->promised_term == self->lead_term &&
-                self->acted_term < self->lead_term;
+    bool mine = shoal_id_equal (&self->promised, &self->id) &&
+                self->promised_term == self->lead_term && self->acted_term < self->lead_term;
     bool renew =
         !self->contested && self->lead_term == self->term_seen && (self->role == S_LEADING || mine);
     if (self->voters_version == 0) {
@@ -720,7 +700,7 @@ s_voters_review (shoal_elector_t *self, uint64_t now)
         return;
     size_t count = 0;
     for (size_t i = 0; i < self->voter_count; i++)
-        if (!leaves || !s_id_equal (&self->voters[i], leaves))
+        if (!leaves || !shoal_id_equal (&self->voters[i], leaves))
             ids[count++] = self->voters[i];
     if (joins)
         ids[count++] = *joins;
@@ -743,7 +723,7 @@ s_ask (shoal_elector_t *self, uint64_t now, const s_member_t *below)
     const s_member_t *best = NULL;
     for (size_t i = 0; i < self->member_count; i++) {
         const s_member_t *member = &self->members[i];
-        if (!member->live || s_id_equal (&member->id, &self->lost) ||
+        if (!member->live || shoal_id_equal (&member->id, &self->lost) ||
             !s_outranks (member->priority, &member->id, self->priority, &self->id) ||
             (below && !s_outranks (below->priority, &below->id, member->priority, &member->id)) ||
             (best && !s_outranks (member->priority, &member->id, best->priority, &best->id)))
@@ -797,13 +777,13 @@ s_follow (shoal_elector_t *self, uint64_t now, const shoal_id_t *from, uint64_t 
           uint64_t round, uint64_t their_voters_version)
 {
     bool news = !self->has_leader || self->role == S_LEADING ||
-                !s_id_equal (&self->promised, from) || self->promised_term != term;
-    if (self->promised_term != term || !s_id_equal (&self->promised, from))
+                !shoal_id_equal (&self->promised, from) || self->promised_term != term;
+    if (self->promised_term != term || !shoal_id_equal (&self->promised, from))
         self->dirty = true;
     self->promised_term = term;
     self->promised = *from;
     s_become_following (self, now, from);
-    if (self->pending.held && s_id_equal (&self->pending.from, from))
+    if (self->pending.held && shoal_id_equal (&self->pending.from, from))
         self->pending.held = false;
     if (news) {
         s_event (self, SHOAL_ELECTOR_LEADER, from, term);
@@ -869,7 +849,7 @@ s_on_coordinator (shoal_elector_t *self, uint64_t now, const s_member_t *sender,
     uint64_t term = coordinator->term;
     if (term > self->term_seen)
         self->term_seen = term;
-    bool same = self->role != S_LEADING && s_id_equal (&self->promised, &from->id) &&
+    bool same = self->role != S_LEADING && shoal_id_equal (&self->promised, &from->id) &&
                 term == self->promised_term;
     bool outranked = s_outranks (coordinator->priority, &from->id, self->priority, &self->id);
     bool accept;
@@ -879,7 +859,7 @@ s_on_coordinator (shoal_elector_t *self, uint64_t now, const s_member_t *sender,
         //  Stale. Told so, unless it is an older round of the leader this
         //  node follows (it would read as a contest of its own term).
         accept = false;
-        if (!s_id_equal (&self->promised, &from->id))
+        if (!shoal_id_equal (&self->promised, &from->id))
             s_answer (self, &from->id, self->promised_term);
     } else if (term == self->promised_term) {
         //  Taken by another. Available mode breaks the tie by rank.
@@ -988,7 +968,7 @@ s_on_answer (shoal_elector_t *self, uint64_t now, const s_member_t *from,
 {
     if (answer->term > self->term_seen)
         self->term_seen = answer->term;
-    if (self->role == S_ELECTING && s_id_equal (&from->id, &self->asking))
+    if (self->role == S_ELECTING && shoal_id_equal (&from->id, &self->asking))
         s_become_waiting (self, now);
     else if (self->role == S_LEADING && answer->term >= self->lead_term) {
         //  A member refused this term: it holds it for another (two nodes
@@ -1098,7 +1078,7 @@ static int
 s_member_update (shoal_elector_t *self, uint64_t now_ms, const shoal_id_t *id, uint32_t priority,
                  bool live, bool left)
 {
-    if (s_id_equal (id, &self->id))
+    if (shoal_id_equal (id, &self->id))
         return 0;
     s_member_t *member = s_member_add (self, now_ms, id);
     if (!member)
@@ -1110,7 +1090,7 @@ s_member_update (shoal_elector_t *self, uint64_t now_ms, const shoal_id_t *id, u
     //  is (a left record is overridden by nothing but an alive one).
     member->left = left || (member->left && !live);
     member->priority = priority;
-    if (!live && self->role == S_FOLLOWING && s_id_equal (id, &self->promised)) {
+    if (!live && self->role == S_FOLLOWING && shoal_id_equal (id, &self->promised)) {
         //  The view says the leader is gone (left, or dead): look now.
         s_leader_lost (self, now_ms);
     } else if (live && self->role == S_LEADING)
@@ -1217,7 +1197,7 @@ static bool
 s_still_follows (const shoal_elector_t *self, const s_member_t *from, const shoal_msg_t *msg)
 {
     return self->has_leader && msg->type == SHOAL_MSG_COORDINATOR &&
-           s_id_equal (&from->id, &self->promised) &&
+           shoal_id_equal (&from->id, &self->promised) &&
            msg->u.coordinator.term == self->promised_term;
 }
 
@@ -1457,13 +1437,13 @@ s_check_tables (const shoal_elector_t *self, const char **reason)
     if (self->member_count > self->member_capacity || self->voter_count > SHOAL_VOTERS_MAX)
         return s_broken (reason, "elector: a table holds more than its capacity");
     for (size_t i = 0; i < self->member_count; i++) {
-        if (s_id_equal (&self->members[i].id, &self->id))
+        if (shoal_id_equal (&self->members[i].id, &self->id))
             return s_broken (reason, "elector: this node is in its own member table");
-        if (i && s_id_compare (&self->members[i - 1].id, &self->members[i].id) >= 0)
+        if (i && shoal_id_compare (&self->members[i - 1].id, &self->members[i].id) >= 0)
             return s_broken (reason, "elector: members not sorted by id, or repeated");
     }
     for (size_t i = 1; i < self->voter_count; i++)
-        if (s_id_compare (&self->voters[i - 1], &self->voters[i]) >= 0)
+        if (shoal_id_compare (&self->voters[i - 1], &self->voters[i]) >= 0)
             return s_broken (reason, "elector: voters not sorted by id, or repeated");
     return 0;
 }
@@ -1478,11 +1458,11 @@ s_check_role (const shoal_elector_t *self, const char **reason)
     if (self->acting && self->role != S_LEADING)
         return s_broken (reason, "elector: acting, but not leading");
     if (self->role == S_LEADING &&
-        (!s_id_equal (&self->promised, &self->id) || self->promised_term != self->lead_term ||
+        (!shoal_id_equal (&self->promised, &self->id) || self->promised_term != self->lead_term ||
          self->lead_first_term > self->lead_term || self->acting_term > self->lead_term))
         return s_broken (reason, "elector: a leader without its own promise at its term");
-    if (self->role == S_FOLLOWING &&
-        (!s_id_equal (&self->promised, &self->bound) || s_id_equal (&self->promised, &self->id)))
+    if (self->role == S_FOLLOWING && (!shoal_id_equal (&self->promised, &self->bound) ||
+                                      shoal_id_equal (&self->promised, &self->id)))
         return s_broken (reason, "elector: a follower not bound to the leader it promised");
     if (self->event_count > sizeof self->events / sizeof self->events[0] ||
         self->send_count > self->send_capacity)

@@ -24,6 +24,7 @@
 #include "wire/bigendian.h"
 #include "wire/metapool.h"
 #include "wire/splitmix.h"
+#include "wire/ids.h"
 
 #include <assert.h>
 #include <sodium.h>
@@ -227,15 +228,9 @@ struct _shoal_membership_t {
 static const shoal_id_t s_zero_id;
 
 static bool
-s_id_equal (const shoal_id_t *a, const shoal_id_t *b)
-{
-    return memcmp (a->bytes, b->bytes, SHOAL_ID_SIZE) == 0;
-}
-
-static bool
 s_id_zero (const shoal_id_t *id)
 {
-    return s_id_equal (id, &s_zero_id);
+    return shoal_id_equal (id, &s_zero_id);
 }
 
 static shoal_id_t
@@ -572,7 +567,7 @@ s_lookup (const shoal_membership_t *self, const shoal_id_t *id)
 {
     for (size_t i = s_home (self, id); self->index[i]; i = (i + 1) & self->index_mask) {
         uint32_t slot = self->index[i] - 1;
-        if (s_id_equal (&self->members[slot].id, id))
+        if (shoal_id_equal (&self->members[slot].id, id))
             return slot;
     }
     return NONE;
@@ -1000,7 +995,7 @@ s_confirm_maybe (shoal_membership_t *self, uint32_t slot, const shoal_id_t *accu
 {
     uint64_t k = self->suspicions[self->members[slot].suspicion].k;
     size_t live = self->state_count[SHOAL_MEMBER_ALIVE] + self->state_count[SHOAL_MEMBER_SUSPECT];
-    if (k == 0 || self->confirm_wanted || s_id_equal (accuser, &self->id) ||
+    if (k == 0 || self->confirm_wanted || shoal_id_equal (accuser, &self->id) ||
         s_random_below (self, live) >= S_CONFIRM_PROBERS * k)
         return;
     self->confirm = self->members[slot].id;
@@ -1047,7 +1042,7 @@ s_suspicion_confirm (shoal_membership_t *self, uint32_t slot, const shoal_id_t *
     if (s_id_zero (accuser) || suspicion->confirmations >= suspicion->k)
         return false;
     for (uint32_t i = 0; i <= suspicion->confirmations; i++)
-        if (s_id_equal (&suspicion->accusers[i], accuser))
+        if (shoal_id_equal (&suspicion->accusers[i], accuser))
             return false;
     suspicion->accusers[++suspicion->confirmations] = *accuser;
     suspicion->deadline_ms =
@@ -1132,7 +1127,8 @@ s_event_type (uint8_t was, uint8_t state, bool meta_changed)
 static bool
 s_doubt (const shoal_membership_t *self, uint64_t now, uint32_t slot, const shoal_update_t *update)
 {
-    if (slot == NONE || update->state != SHOAL_MEMBER_DEAD || s_id_equal (&update->by, &self->id))
+    if (slot == NONE || update->state != SHOAL_MEMBER_DEAD ||
+        shoal_id_equal (&update->by, &self->id))
         return false;
     const s_member_t *member = &self->members[slot];
     return member->heard_ms != 0 &&
@@ -1148,7 +1144,7 @@ s_apply (shoal_membership_t *self, uint64_t now, const shoal_update_t *update)
         self->stats.updates_refused++;
         return;
     }
-    if (s_id_equal (&update->node, &self->id)) {
+    if (shoal_id_equal (&update->node, &self->id)) {
         s_about_self (self, update);
         return;
     }
@@ -1294,7 +1290,7 @@ s_held (const s_held_t *held, const s_member_t *member)
 {
     for (uint32_t i = 0; held && i < held->count; i++) {
         const shoal_update_t *update = &held->updates[i];
-        if (s_id_equal (&update->node, &member->id) &&
+        if (shoal_id_equal (&update->node, &member->id) &&
             !s_newer (member->incarnation, member->state, update->incarnation, update->state))
             return true;
     }
@@ -1632,7 +1628,7 @@ static bool
 s_probe_target_holds (const shoal_membership_t *self)
 {
     const s_member_t *member = &self->members[self->probe.slot];
-    return member->used && s_id_equal (&member->id, &self->probe.target) &&
+    return member->used && shoal_id_equal (&member->id, &self->probe.target) &&
            (member->state == SHOAL_MEMBER_ALIVE || member->state == SHOAL_MEMBER_SUSPECT);
 }
 
@@ -1679,7 +1675,7 @@ static int
 s_probe_relay (const s_probe_t *probe, const shoal_id_t *id)
 {
     for (uint32_t i = 0; i < probe->relay_count; i++)
-        if (s_id_equal (&probe->relays[i], id))
+        if (shoal_id_equal (&probe->relays[i], id))
             return (int) i;
     return -1;
 }
@@ -1769,7 +1765,7 @@ s_corrections (const shoal_membership_t *self, const shoal_update_t *updates, ui
 {
     size_t added = 0;
     for (uint32_t i = 0; i < update_count && count + added < max; i++) {
-        uint32_t slot = s_id_equal (&updates[i].node, &self->id)
+        uint32_t slot = shoal_id_equal (&updates[i].node, &self->id)
                             ? self->self_slot
                             : s_lookup (self, &updates[i].node);
         if (slot == NONE || !s_newer (self->members[slot].incarnation, self->members[slot].state,
@@ -1787,7 +1783,7 @@ s_corrections (const shoal_membership_t *self, const shoal_update_t *updates, ui
 static void
 s_on_ping (shoal_membership_t *self, uint64_t now, const s_incoming_t *in, const shoal_ping_t *ping)
 {
-    if (!s_id_zero (&ping->target) && !s_id_equal (&ping->target, &self->id))
+    if (!s_id_zero (&ping->target) && !shoal_id_equal (&ping->target, &self->id))
         return; //  a probe of someone else: not ours to answer
     const char *addr = s_reply_addr (self, in);
     if (!addr)
@@ -1825,14 +1821,15 @@ s_on_ack (shoal_membership_t *self, const s_incoming_t *in, const shoal_ack_t *a
     bool matched = false, contacted = false;
     s_probe_t *probe = &self->probe;
     if (probe->active && !probe->acked && ack->seq == probe->seq &&
-        (s_id_equal (&in->sender, &probe->target) || s_probe_relay (probe, &in->sender) >= 0)) {
+        (shoal_id_equal (&in->sender, &probe->target) || s_probe_relay (probe, &in->sender) >= 0)) {
         probe->acked = true;
         s_health_add (self, -1);
         matched = true;
     }
     for (size_t i = 0; i < SHOAL_MEMBERSHIP_RELAYS_MAX; i++) {
         s_relay_t *relay = &self->relays[i];
-        if (relay->used && relay->our_seq == ack->seq && s_id_equal (&relay->target, &in->sender)) {
+        if (relay->used && relay->our_seq == ack->seq &&
+            shoal_id_equal (&relay->target, &in->sender)) {
             s_answer (self, SHOAL_MSG_ACK, &relay->requester, relay->addr, relay->their_seq, NULL,
                       0, NULL);
             relay->used = false;
@@ -1843,7 +1840,7 @@ s_on_ack (shoal_membership_t *self, const s_incoming_t *in, const shoal_ack_t *a
         s_contact_t *contact = &self->contacts[i];
         shoal_id_t expected = s_life_id (&contact->node);
         if (contact->used && contact->seq == ack->seq &&
-            (contact->seed || s_id_equal (&expected, &in->sender))) {
+            (contact->seed || shoal_id_equal (&expected, &in->sender))) {
             contact->used = false;
             matched = contacted = true;
         }
@@ -1874,8 +1871,8 @@ static void
 s_on_ping_req (shoal_membership_t *self, uint64_t now, const s_incoming_t *in,
                const shoal_ping_req_t *request)
 {
-    if (s_id_zero (&request->target) || s_id_equal (&request->target, &self->id) ||
-        s_id_equal (&request->target, &in->sender))
+    if (s_id_zero (&request->target) || shoal_id_equal (&request->target, &self->id) ||
+        shoal_id_equal (&request->target, &in->sender))
         return;
     const char *addr = s_reply_addr (self, in);
     if (!addr)
@@ -1946,9 +1943,10 @@ s_receive (shoal_membership_t *self, uint64_t now, const shoal_envelope_t *envel
     };
     shoal_id_t recipient = s_life_id (&envelope->recipient);
     in.addressed = !s_id_zero (&recipient);
-    if (s_id_zero (&in.sender) || envelope->sender.life == 0 || s_id_equal (&in.sender, &self->id))
+    if (s_id_zero (&in.sender) || envelope->sender.life == 0 ||
+        shoal_id_equal (&in.sender, &self->id))
         return -1;
-    if (in.addressed && (!s_id_equal (&recipient, &self->id) ||
+    if (in.addressed && (!shoal_id_equal (&recipient, &self->id) ||
                          envelope->recipient.life != self->members[self->self_slot].life))
         return -1;
     if (!in.addressed && msg->type != SHOAL_MSG_PING)
@@ -2348,7 +2346,7 @@ shoal_membership_introduce (shoal_membership_t *self, uint64_t now_ms, const sho
     shoal_id_t id = s_life_id (node);
     uint32_t slot = s_lookup (self, &id);
     bool news = slot == NONE || (!s_is_live (self, slot) && node->life >= self->members[slot].life);
-    if (!(flags & SHOAL_BEACON_LEAVING) && !s_id_zero (&id) && !s_id_equal (&id, &self->id) &&
+    if (!(flags & SHOAL_BEACON_LEAVING) && !s_id_zero (&id) && !shoal_id_equal (&id, &self->id) &&
         node->life > 0 && news)
         rc = s_contact_add (self, now_ms, node, addr);
     (void) incarnation; //  only a live member's own ACK counts

@@ -42,6 +42,7 @@
 #include "rebalance/assignor.h"
 #include "rebalance/node_heap.h"
 #include "rebalance/pair_count.h"
+#include "wire/ids.h"
 
 #include <limits.h>
 #include <stddef.h>
@@ -197,21 +198,17 @@ _Static_assert(offsetof (shoal_assign_task_t, id) == 0, "a task begins with its 
 
 //  Finds id in items sorted by id; nodes, tasks and strings all begin with
 //  their id.
+static int
+s_item_id_order (const void *item, const void *id)
+{
+    return strcmp (**(const char *const *const *) item, id);
+}
+
 static uint32_t
 s_find (const void *const *items, uint32_t count, const char *id)
 {
-    uint32_t low = 0, high = count;
-    while (low < high) {
-        uint32_t mid = low + (high - low) / 2;
-        int c = strcmp (*(const char *const *) items[mid], id);
-        if (c == 0)
-            return mid;
-        if (c < 0)
-            low = mid + 1;
-        else
-            high = mid;
-    }
-    return NONE;
+    size_t at = shoal_lower_bound (items, count, sizeof *items, id, s_item_id_order);
+    return at < count && strcmp (*(const char *const *) items[at], id) == 0 ? (uint32_t) at : NONE;
 }
 
 static uint32_t

@@ -17,6 +17,7 @@
 */
 
 #include "rebalance/handoff.h"
+#include "wire/ids.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -193,12 +194,6 @@ shoal_handoff_config_check (const shoal_handoff_config_t *config)
 //  Small things
 
 static int
-s_id_compare (const shoal_id_t *a, const shoal_id_t *b)
-{
-    return memcmp (a->bytes, b->bytes, SHOAL_ID_SIZE);
-}
-
-static int
 s_epoch_compare (shoal_epoch_t a, shoal_epoch_t b)
 {
     if (a.term != b.term)
@@ -206,25 +201,16 @@ s_epoch_compare (shoal_epoch_t a, shoal_epoch_t b)
     return a.version < b.version ? -1 : a.version > b.version ? 1 : 0;
 }
 
+_Static_assert(offsetof (s_node_t, id) == 0, "a node begins with its id");
+
 //  The index of id in the node table, or where it would go (found false).
 static size_t
 s_node_index (const shoal_handoff_t *self, const shoal_id_t *id, bool *found)
 {
-    size_t low = 0, high = self->node_count;
-    while (low < high) {
-        size_t mid = low + (high - low) / 2;
-        int order = s_id_compare (&self->nodes[mid].id, id);
-        if (order == 0) {
-            *found = true;
-            return mid;
-        }
-        if (order < 0)
-            low = mid + 1;
-        else
-            high = mid;
-    }
-    *found = false;
-    return low;
+    size_t at =
+        shoal_lower_bound (self->nodes, self->node_count, sizeof *self->nodes, id, shoal_id_order);
+    *found = at < self->node_count && shoal_id_equal (&self->nodes[at].id, id);
+    return at;
 }
 
 static s_node_t *
@@ -379,7 +365,7 @@ s_placement_compare (const void *a, const void *b)
 {
     const s_placement_t *x = a, *y = b;
     int order = strcmp (x->task, y->task);
-    return order ? order : s_id_compare (&x->node, &y->node);
+    return order ? order : shoal_id_compare (&x->node, &y->node);
 }
 
 static int
@@ -387,7 +373,7 @@ s_pair_compare (const void *a, const void *b)
 {
     const s_pair_t *x = a, *y = b;
     int order = strcmp (x->task, y->task);
-    return order ? order : s_id_compare (&x->node, &y->node);
+    return order ? order : shoal_id_compare (&x->node, &y->node);
 }
 
 //  ---------------------------------------------------------------------
@@ -496,7 +482,7 @@ s_claim_add (shoal_handoff_t *self, const char *task, const shoal_id_t *node, ui
 {
     for (size_t i = 0; i < self->claim_count; i++)
         if (strcmp (self->claims[i].task, task) == 0 &&
-            s_id_compare (&self->claims[i].node, node) == 0) {
+            shoal_id_compare (&self->claims[i].node, node) == 0) {
             self->claims[i].version = version; //  revoked again: this version counts
             return 0;
         }
@@ -517,7 +503,7 @@ s_claimed_by (const shoal_handoff_t *self, const char *task, const shoal_id_t *n
 {
     for (size_t i = 0; i < self->claim_count; i++)
         if (strcmp (self->claims[i].task, task) == 0 &&
-            s_id_compare (&self->claims[i].node, node) == 0)
+            shoal_id_compare (&self->claims[i].node, node) == 0)
             return true;
     return false;
 }
@@ -529,7 +515,7 @@ s_claimed (const shoal_handoff_t *self, const char *task, const shoal_id_t *exce
 {
     for (size_t i = 0; i < self->claim_count; i++)
         if (strcmp (self->claims[i].task, task) == 0 &&
-            (!except || s_id_compare (&self->claims[i].node, except) != 0))
+            (!except || shoal_id_compare (&self->claims[i].node, except) != 0))
             return true;
     return false;
 }
@@ -561,7 +547,7 @@ s_avoiding (const shoal_handoff_t *self, const char *task, const shoal_id_t *nod
 {
     for (size_t i = 0; i < self->avoid_count; i++)
         if (strcmp (self->avoids[i].task, task) == 0 &&
-            s_id_compare (&self->avoids[i].node, node) == 0)
+            shoal_id_compare (&self->avoids[i].node, node) == 0)
             return true;
     return false;
 }
@@ -597,7 +583,7 @@ s_avoids_prune (shoal_handoff_t *self, const shoal_id_t *node)
     size_t kept = 0;
     for (size_t i = 0; i < self->avoid_count; i++) {
         s_pair_t *avoid = &self->avoids[i];
-        if ((node && s_id_compare (&avoid->node, node) == 0) || !s_task (self, avoid->task)) {
+        if ((node && shoal_id_compare (&avoid->node, node) == 0) || !s_task (self, avoid->task)) {
             free (avoid->task);
             free (avoid->error);
         } else
@@ -765,18 +751,17 @@ s_published (const shoal_handoff_t *self, const char *task, const shoal_id_t *no
 
 //  The index of the first published placement of task, or where it would
 //  be: the placements of one task are adjacent.
+static int
+s_placement_task_order (const void *placement, const void *task)
+{
+    return strcmp (((const s_placement_t *) placement)->task, task);
+}
+
 static size_t
 s_first_placement (const shoal_handoff_t *self, const char *task)
 {
-    size_t low = 0, high = self->placement_count;
-    while (low < high) {
-        size_t mid = low + (high - low) / 2;
-        if (strcmp (self->placements[mid].task, task) < 0)
-            low = mid + 1;
-        else
-            high = mid;
-    }
-    return low;
+    return shoal_lower_bound (self->placements, self->placement_count, sizeof *self->placements,
+                              task, s_placement_task_order);
 }
 
 static bool
@@ -793,7 +778,7 @@ s_active_elsewhere (const shoal_handoff_t *self, const char *task, const shoal_i
     for (size_t i = s_first_placement (self, task);
          i < self->placement_count && strcmp (self->placements[i].task, task) == 0; i++)
         if (self->placements[i].role == SHOAL_ROLE_ACTIVE &&
-            s_id_compare (&self->placements[i].node, except) != 0)
+            shoal_id_compare (&self->placements[i].node, except) != 0)
             return true;
     return false;
 }
@@ -1933,7 +1918,7 @@ shoal_handoff_capacity (const shoal_handoff_t *self, const char *job)
         for (size_t p = 0; p < self->placement_count; p++) {
             const s_placement_t *placement = &self->placements[p];
             const s_task_t *task = placement->role == SHOAL_ROLE_ACTIVE &&
-                                           s_id_compare (&placement->node, &node->id) == 0
+                                           shoal_id_compare (&placement->node, &node->id) == 0
                                        ? s_task (self, placement->task)
                                        : NULL;
             if (task && strcmp (task->job, job) != 0)
@@ -1964,7 +1949,7 @@ s_check_nodes (const shoal_handoff_t *self, const char **reason)
 {
     for (size_t n = 0; n < self->node_count; n++) {
         const s_node_t *node = &self->nodes[n];
-        if (n && s_id_compare (&self->nodes[n - 1].id, &node->id) >= 0)
+        if (n && shoal_id_compare (&self->nodes[n - 1].id, &node->id) >= 0)
             return s_broken (reason, "handoff: members not sorted by id, or repeated");
         for (size_t r = 1; r < node->report_count; r++)
             if (strcmp (node->reports[r - 1].task, node->reports[r].task) >= 0)
@@ -2002,7 +1987,7 @@ s_check_placements (const shoal_handoff_t *self, const char **reason)
     for (size_t i = 0; i < self->claim_count; i++)
         for (size_t j = i + 1; j < self->claim_count; j++)
             if (strcmp (self->claims[i].task, self->claims[j].task) == 0 &&
-                s_id_compare (&self->claims[i].node, &self->claims[j].node) == 0)
+                shoal_id_compare (&self->claims[i].node, &self->claims[j].node) == 0)
                 return s_broken (reason, "handoff: two claims of one member on one task");
     return 0;
 }

@@ -11,6 +11,7 @@
 */
 
 #include "rebalance/jobs.h"
+#include "wire/ids.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -193,24 +194,19 @@ s_set_clear (s_set_t *set)
 }
 
 //  Where name is in set, or would go.
+static int
+s_spec_name_order (const void *spec, const void *name)
+{
+    return strcmp (((const shoal_jobspec_t *) spec)->name, name);
+}
+
 static size_t
 s_set_find (const s_set_t *set, const char *name, bool *found)
 {
-    size_t low = 0, high = set->count;
-    while (low < high) {
-        size_t mid = low + (high - low) / 2;
-        int order = strcmp (set->specs[mid].name, name);
-        if (order == 0) {
-            *found = true;
-            return mid;
-        }
-        if (order < 0)
-            low = mid + 1;
-        else
-            high = mid;
-    }
-    *found = false;
-    return low;
+    size_t at =
+        shoal_lower_bound (set->specs, set->count, sizeof *set->specs, name, s_spec_name_order);
+    *found = at < set->count && strcmp (set->specs[at].name, name) == 0;
+    return at;
 }
 
 static const shoal_jobspec_t *
@@ -480,23 +476,13 @@ shoal_jobs_config_check (const shoal_jobs_config_t *config)
     return NULL;
 }
 
-static int
-s_id_compare (const void *a, const void *b)
-{
-    return memcmp (a, b, SHOAL_ID_SIZE);
-}
-
-static bool
-s_id_equal (const shoal_id_t *a, const shoal_id_t *b)
-{
-    return memcmp (a->bytes, b->bytes, SHOAL_ID_SIZE) == 0;
-}
+_Static_assert(offsetof (s_peer_t, id) == 0, "a peer begins with its id");
 
 static s_peer_t *
 s_peer (const shoal_jobs_t *self, const shoal_id_t *id)
 {
     return self->peer_count
-               ? bsearch (id, self->peers, self->peer_count, sizeof *self->peers, s_id_compare)
+               ? bsearch (id, self->peers, self->peer_count, sizeof *self->peers, shoal_id_order)
                : NULL;
 }
 
@@ -511,9 +497,7 @@ s_peer_make (shoal_jobs_t *self, const shoal_id_t *id)
     if (!peers)
         return NULL;
     self->peers = peers;
-    size_t at = 0;
-    while (at < self->peer_count && s_id_compare (&peers[at].id, id) < 0)
-        at++;
+    size_t at = shoal_lower_bound (peers, self->peer_count, sizeof *peers, id, shoal_id_order);
     memmove (&peers[at + 1], &peers[at], (self->peer_count - at) * sizeof *peers);
     peers[at] = (s_peer_t){ .id = *id };
     self->peer_count++;
@@ -1316,7 +1300,7 @@ shoal_jobs_leader (shoal_jobs_t *self, uint64_t now_ms, const shoal_id_t *leader
                    bool acting)
 {
     s_outputs_clear (self);
-    bool same = leader && self->has_leader && s_id_equal (leader, &self->leader);
+    bool same = leader && self->has_leader && shoal_id_equal (leader, &self->leader);
     //  Forwards wait for the leader they went to; held requests wait on.
     for (size_t i = 0; i < self->forward_count && !same;) {
         if (self->forwards[i].id == 0) {
@@ -1333,7 +1317,7 @@ shoal_jobs_leader (shoal_jobs_t *self, uint64_t now_ms, const shoal_id_t *leader
     self->has_leader = leader != NULL;
     self->leader = leader ? *leader : (shoal_id_t){ { 0 } };
     self->term = leader ? term : self->term;
-    bool leads = leader && s_id_equal (leader, &self->id);
+    bool leads = leader && shoal_id_equal (leader, &self->id);
     if (s_leads (self) && (!leads || term != self->lead_term)) {
         s_pending_fail (self, "leadership was lost");
         self->lead_term = 0;
@@ -1361,7 +1345,7 @@ shoal_jobs_voters (shoal_jobs_t *self, uint64_t now_ms, const shoal_id_t *voters
 {
     s_outputs_clear (self);
     for (size_t i = 0; i < count; i++)
-        if (!s_id_equal (&voters[i], &self->id) && !s_peer_make (self, &voters[i])) {
+        if (!shoal_id_equal (&voters[i], &self->id) && !s_peer_make (self, &voters[i])) {
             s_run (self, now_ms);
             return -1;
         }
@@ -1386,7 +1370,7 @@ shoal_jobs_member (shoal_jobs_t *self, uint64_t now_ms, const shoal_id_t *id, bo
 {
     s_outputs_clear (self);
     int rc = 0;
-    if (!s_id_equal (id, &self->id)) {
+    if (!shoal_id_equal (id, &self->id)) {
         s_peer_t *peer = live ? s_peer_make (self, id) : s_peer (self, id);
         if (live && !peer)
             rc = -1;
@@ -1405,7 +1389,7 @@ shoal_jobs_member (shoal_jobs_t *self, uint64_t now_ms, const shoal_id_t *id, bo
 static int
 s_take (shoal_jobs_t *self, const shoal_id_t *from, const shoal_msg_t *msg)
 {
-    if (s_leads (self) || !self->has_leader || !s_id_equal (from, &self->leader))
+    if (s_leads (self) || !self->has_leader || !shoal_id_equal (from, &self->leader))
         return -1;
     if (msg->type == SHOAL_MSG_JOB) {
         const shoal_job_t *job = &msg->u.job;
@@ -1482,7 +1466,7 @@ s_receive (shoal_jobs_t *self, uint64_t now_ms, const shoal_id_t *from, const sh
     case SHOAL_MSG_SYNC_REQ:
         if (!(msg->u.sync_req.want & SHOAL_SYNC_JOBS))
             return 0;
-        if (s_leads (self) || !self->has_leader || !s_id_equal (from, &self->leader))
+        if (s_leads (self) || !self->has_leader || !shoal_id_equal (from, &self->leader))
             return -1;
         s_send_snapshot (self, from);
         return 0;
@@ -1517,7 +1501,7 @@ s_receive (shoal_jobs_t *self, uint64_t now_ms, const shoal_id_t *from, const sh
         const shoal_control_rep_t *rep = &msg->u.control_rep;
         for (size_t i = 0; i < self->forward_count; i++) {
             s_forward_t *forward = &self->forwards[i];
-            if (forward->id == 0 || forward->id != rep->id || !s_id_equal (from, &forward->to))
+            if (forward->id == 0 || forward->id != rep->id || !shoal_id_equal (from, &forward->to))
                 continue;
             if (rep->code == SHOAL_REPLY_NO_LEADER && forward->deadline_ms > now_ms) {
                 //  Nothing was changed: ask again, once the leader had time
@@ -1731,9 +1715,9 @@ shoal_jobs_check (const shoal_jobs_t *self, const char **reason)
     if (s_check_set (&self->held, reason))
         return -1;
     for (size_t i = 0; i < self->peer_count; i++) {
-        if (s_id_equal (&self->peers[i].id, &self->id))
+        if (shoal_id_equal (&self->peers[i].id, &self->id))
             return s_broken (reason, "jobs: this node among its peers");
-        if (i && s_id_compare (&self->peers[i - 1].id, &self->peers[i].id) >= 0)
+        if (i && shoal_id_compare (&self->peers[i - 1].id, &self->peers[i].id) >= 0)
             return s_broken (reason, "jobs: peers not sorted by id, or repeated");
     }
     if (self->pending_count > self->config.max_pending ||

@@ -18,6 +18,7 @@
 */
 
 #include "rebalance/tasks.h"
+#include "wire/ids.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,12 +119,6 @@ static uint64_t
 s_add (uint64_t a, uint64_t b)
 {
     return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
-static bool
-s_id_equal (const shoal_id_t *a, const shoal_id_t *b)
-{
-    return memcmp (a->bytes, b->bytes, SHOAL_ID_SIZE) == 0;
 }
 
 static bool
@@ -446,7 +441,7 @@ static void
 s_renew (shoal_tasks_t *self, const shoal_id_t *from, uint64_t status_seq)
 {
     const s_sent_t *sent = &self->sent[status_seq % S_SENT];
-    if (status_seq == 0 || sent->seq != status_seq || !s_id_equal (&sent->to, from))
+    if (status_seq == 0 || sent->seq != status_seq || !shoal_id_equal (&sent->to, from))
         return;
     uint64_t lease = self->config.lease_ms;
     uint64_t until = s_add (sent->sent_ms, lease - lease * self->config.drift_percent / 100);
@@ -599,9 +594,9 @@ shoal_tasks_leader (shoal_tasks_t *self, uint64_t now_ms, const shoal_id_t *lead
     static const shoal_id_t nobody;
     s_begin (self);
     s_time (self, now_ms);
-    bool has = leader && !s_id_equal (leader, &nobody);
-    if (has &&
-        (!self->has_leader || !s_id_equal (leader, &self->leader) || term != self->leader_term)) {
+    bool has = leader && !shoal_id_equal (leader, &nobody);
+    if (has && (!self->has_leader || !shoal_id_equal (leader, &self->leader) ||
+                term != self->leader_term)) {
         //  A new leader knows nothing of this node yet.
         self->leader = *leader;
         self->leader_term = term;
@@ -685,7 +680,7 @@ s_mine (const shoal_tasks_t *self, const shoal_assign_t *assign, const shoal_pla
     *mine = NULL;
     size_t count = 0;
     for (uint32_t i = 0; i < assign->placement_count; i++)
-        count += s_id_equal (&assign->placements[i].node, &self->id);
+        count += shoal_id_equal (&assign->placements[i].node, &self->id);
     if (count == 0)
         return 0;
     const shoal_placement_t **sorted = malloc (count * sizeof *sorted);
@@ -694,7 +689,7 @@ s_mine (const shoal_tasks_t *self, const shoal_assign_t *assign, const shoal_pla
     size_t at = 0;
     for (uint32_t i = 0; i < assign->placement_count; i++) {
         const shoal_placement_t *placement = &assign->placements[i];
-        if (!s_id_equal (&placement->node, &self->id))
+        if (!shoal_id_equal (&placement->node, &self->id))
             continue;
         if (!placement->task || strnlen (placement->task, SHOAL_TASK_MAX + 1) > SHOAL_TASK_MAX ||
             placement->role > SHOAL_ROLE_LEARNER) {
@@ -835,21 +830,19 @@ shoal_tasks_assign (shoal_tasks_t *self, uint64_t now_ms, const shoal_id_t *from
 //  ---------------------------------------------------------------------
 //  Reports
 
+static int
+s_task_name_order (const void *task, const void *name)
+{
+    return strcmp (((const s_task_t *) task)->name, name);
+}
+
 static s_task_t *
 s_find (shoal_tasks_t *self, const char *name)
 {
-    size_t low = 0, high = self->task_count;
-    while (low < high) {
-        size_t middle = low + (high - low) / 2;
-        int order = strcmp (name, self->tasks[middle].name);
-        if (order == 0)
-            return &self->tasks[middle];
-        if (order < 0)
-            high = middle;
-        else
-            low = middle + 1;
-    }
-    return NULL;
+    size_t at = shoal_lower_bound (self->tasks, self->task_count, sizeof *self->tasks, name,
+                                   s_task_name_order);
+    return at < self->task_count && strcmp (self->tasks[at].name, name) == 0 ? &self->tasks[at]
+                                                                             : NULL;
 }
 
 static void

@@ -9,6 +9,7 @@
 */
 
 #include "tests/assign_check.h"
+#include "wire/ids.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -76,24 +77,20 @@ s_entry_compare (const void *a, const void *b)
     return 0;
 }
 
+static int
+s_name_order (const void *name, const void *id)
+{
+    return strcmp (((const s_name_t *) name)->id, id);
+}
+
 //  The index named by id in table (sorted), or S_NONE.
 static size_t
 s_find (const s_name_t *table, size_t count, const char *id)
 {
     if (!id)
         return S_NONE;
-    size_t low = 0, high = count;
-    while (low < high) {
-        size_t middle = low + (high - low) / 2;
-        int order = strcmp (table[middle].id, id);
-        if (order == 0)
-            return table[middle].index;
-        if (order < 0)
-            low = middle + 1;
-        else
-            high = middle;
-    }
-    return S_NONE;
+    size_t at = shoal_lower_bound (table, count, sizeof *table, id, s_name_order);
+    return at < count && strcmp (table[at].id, id) == 0 ? table[at].index : S_NONE;
 }
 
 static s_name_t *

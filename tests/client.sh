@@ -122,6 +122,20 @@ grep -Eq '^\{"result": ?"ok"' "$work/out" || fail "remove --json: $(cat "$work/o
 expect_status 2 "submit without parallelism" "$shoal" submit x "${a[@]}"
 expect_status 2 "submit: bad label" "$shoal" submit x --parallelism 1 --require zone "${a[@]}"
 expect_status 2 "unknown option" "$shoal" members --frobnicate "${a[@]}"
+grep -q 'unknown option --frobnicate' "$work/err" || fail "unknown option: names it ($(cat "$work/err"))"
+expect_status 2 "an option of another command" "$shoal" members --parallelism 3 "${a[@]}"
+grep -q 'unknown option --parallelism' "$work/err" || fail "members --parallelism: names it"
+expect_status 2 "an unknown short option" "$shoal" jobs -x "${a[@]}"
+grep -q 'unknown option -x$' "$work/err" || fail "jobs -x: names it ($(cat "$work/err"))"
+expect_status 2 "a value given to a flag" "$shoal" jobs --json=yes "${a[@]}"
+grep -q 'unknown option --json=yes' "$work/err" || fail "jobs --json=yes: names it"
+expect_status 2 "a missing value" "$shoal" jobs "${a[@]}" --timeout
+grep -q 'needs a value: --timeout' "$work/err" || fail "jobs --timeout: names the flag ($(cat "$work/err"))"
+expect_status 2 "one argument too many" "$shoal" remove x y "${a[@]}"
+grep -q 'one argument too many: y' "$work/err" || fail "remove x y: names y"
+expect_status 2 "after --, an argument" "$shoal" jobs -- --json "${a[@]}"
+grep -q 'one argument too many: --json' "$work/err" || fail "jobs -- --json: an argument ($(cat "$work/err"))"
+expect_status 0 "--flag=value" "$shoal" jobs --timeout=5s "${a[@]}"
 expect_status 0 "members --help" "$shoal" members --help
 grep -q -- '--data-dir' "$work/out" || fail "members --help: lists --data-dir"
 expect_status 1 "no node there" "$shoal" members --data-dir "$work/nowhere" --timeout 300ms

@@ -63,7 +63,7 @@ s_parse_all (shoal_status_parser_t *parser, const char *text, size_t size,
 }
 
 static void
-test_status_good_lines (void)
+status_lines_give_the_lag_and_readiness (void)
 {
     shoal_status_parser_t parser = { 0 };
     shoal_status_line_t statuses[4];
@@ -81,7 +81,7 @@ test_status_good_lines (void)
 }
 
 static void
-test_status_bad_lines_are_skipped (void)
+status_bad_lines_are_skipped (void)
 {
     const char *const bad[] = {
         "lag",     "lag ",     "lag x",   "lag -1", "lag 18446744073709551616",
@@ -103,7 +103,7 @@ test_status_bad_lines_are_skipped (void)
 }
 
 static void
-test_status_blank_lines_say_nothing (void)
+status_blank_lines_say_nothing (void)
 {
     shoal_status_parser_t parser = { 0 };
     shoal_status_line_t statuses[2];
@@ -115,7 +115,7 @@ test_status_blank_lines_say_nothing (void)
 //  A line of 256 bytes with its newline is read; one byte more is refused,
 //  once, as soon as it is too long, and never held whole.
 static void
-test_status_too_long (void)
+a_status_line_too_long_is_refused_then_skipped (void)
 {
     char text[600];
     memset (text, 'x', sizeof text);
@@ -155,7 +155,7 @@ test_status_too_long (void)
 
 //  A line split across reads, down to one byte each, reads as one.
 static void
-test_status_split_across_reads (void)
+status_split_across_reads (void)
 {
     const char text[] = "lag 123456\nready\n";
     shoal_status_parser_t parser = { 0 };
@@ -180,7 +180,7 @@ test_status_split_across_reads (void)
 //  Many lines in one read come one call each, in order, each call taking
 //  the bytes up to its line's end.
 static void
-test_status_many_lines_in_one_read (void)
+status_many_lines_in_one_read (void)
 {
     const char text[] = "lag 3\nlag 2\nlag 1\nready\nlag 7";
     shoal_status_parser_t parser = { 0 };
@@ -241,7 +241,7 @@ s_split_all (const char *text, size_t size, size_t step, shoal_output_line_t *li
 //  carriage return before the newline goes; an unfinished last line is
 //  said so; NUL bytes are kept, counted in the length.
 static void
-test_output_lines (void)
+output_is_split_into_lines_at_any_read_size (void)
 {
     static shoal_output_line_t lines[8];
     static char texts[8][SHOAL_OUTPUT_LINE_MAX + 1];
@@ -264,7 +264,7 @@ test_output_lines (void)
 //  before a character it would split; the rest is skipped to its newline,
 //  never held. A line of exactly the limit is whole.
 static void
-test_output_long_lines (void)
+long_output_lines_are_cut_at_the_limit (void)
 {
     static shoal_output_line_t lines[8];
     static char texts[8][SHOAL_OUTPUT_LINE_MAX + 1];
@@ -515,7 +515,7 @@ s_read_file (const char *name, char *text, size_t size)
 //  plus its task's variables; descriptor 3 is its status socket, input is
 //  /dev/null, and nothing else of the worker is open.
 static void
-test_child_environment (void)
+a_child_gets_the_shoal_environment_and_keeps_the_rest (void)
 {
     setenv ("SHOAL_CAPACITY", "3", 1);
     setenv ("SHOAL_DATA_DIR", "/somewhere", 1);
@@ -590,7 +590,7 @@ test_child_environment (void)
 //  A learner's lag comes line by line; a malformed line is skipped; a
 //  promotion reaches the same process, which goes on.
 static void
-test_child_lag_and_promote (void)
+child_lag_and_promote (void)
 {
     shoal_child_t *child =
         s_child (SHOAL_LEARNER,
@@ -636,7 +636,7 @@ test_child_lag_and_promote (void)
 //  A child that survives SIGTERM runs until the grace is over, then is
 //  killed: its whole group, and what left the group.
 static void
-test_child_stop_then_kill_after_grace (void)
+child_stop_then_kill_after_grace (void)
 {
     shoal_child_t *child =
         s_child (SHOAL_ACTIVE,
@@ -684,7 +684,7 @@ test_child_stop_then_kill_after_grace (void)
 //  What the command leaves behind when it exits on its own gets SIGTERM
 //  from the shim.
 static void
-test_child_leftovers_end_with_the_command (void)
+child_leftovers_end_with_the_command (void)
 {
     shoal_child_t *child = s_child (SHOAL_ACTIVE, "sleep 60 & echo $! > %1$s/left; exit 4", s_dir);
     if (!child)
@@ -699,7 +699,7 @@ test_child_leftovers_end_with_the_command (void)
 }
 
 static void
-test_child_exit_status_and_signal (void)
+child_exit_status_and_signal (void)
 {
     shoal_child_exit_t exit;
     char text[128];
@@ -746,7 +746,7 @@ s_next_output (shoal_child_t *child, int *stream, shoal_output_line_t *line)
 //  with its stream, and also what it left unfinished when it exited; a
 //  command the shell cannot find says so on standard error.
 static void
-test_child_output (void)
+a_childs_two_streams_come_back_as_lines (void)
 {
     shoal_child_t *child =
         s_child (SHOAL_ACTIVE, "echo out; echo err >&2; /nonexistent/shoal-test; printf partial");
@@ -786,7 +786,7 @@ test_child_output (void)
 //  most once and returns; the child waits on its pipe meanwhile. Every
 //  line comes, in order, and a line far over the limit comes cut.
 static void
-test_child_output_a_lot (void)
+child_output_a_lot (void)
 {
     shoal_child_t *child =
         s_child (SHOAL_ACTIVE, "head -c 1000000 /dev/zero | tr '\\0' x; echo; seq 1 100000");
@@ -824,7 +824,7 @@ test_child_output_a_lot (void)
 //  once the child is reaped (until a call finds no line): not left in the
 //  pipe behind the tail of a line cut at the limit, or behind blank lines.
 static void
-test_child_last_words_after_a_long_line (void)
+child_last_words_after_a_long_line (void)
 {
     shoal_child_t *child = s_child (SHOAL_ACTIVE, "head -c 10000 /dev/zero | tr '\\0' a; echo; "
                                                   "yes '' | head -5000; echo last-words");
@@ -863,7 +863,7 @@ s_proc_text (pid_t pid, const char *name, char *text, size_t size)
 //  A shim names its task where ps and top look (its command line, its
 //  thread name), not the worker's command line it was forked with.
 static void
-test_child_shim_is_named_for_its_task (void)
+child_shim_is_named_for_its_task (void)
 {
     shoal_child_t *child = s_child (SHOAL_ACTIVE, "exec sleep 60");
     char text[512] = "";
@@ -880,7 +880,7 @@ test_child_shim_is_named_for_its_task (void)
 
 //  The shell runs, but finds no such command: the child fails with 127.
 static void
-test_child_missing_command_fails (void)
+child_missing_command_fails (void)
 {
     shoal_child_t *child = s_child (SHOAL_ACTIVE, "/nonexistent/shoal-test-command --flag");
     shoal_child_exit_t exit;
@@ -919,7 +919,7 @@ s_stop_kills_at_once (shoal_child_t *child)
 //  A frozen child's group is stopped, and runs again when thawed; stopped
 //  while frozen, it is killed at once.
 static void
-test_child_freeze (void)
+a_child_freezes_and_thaws (void)
 {
     shoal_child_t *child = s_child (SHOAL_ACTIVE, "echo ready >&$SHOAL_STATUS_FD; exec sleep 60");
     if (!child)
@@ -943,7 +943,7 @@ test_child_freeze (void)
 //  once the deadline it was last given has passed, and thaws it when a
 //  later one comes.
 static void
-test_child_lease_binds_without_the_worker (void)
+child_lease_binds_without_the_worker (void)
 {
     shoal_child_spec_t spec = s_spec ("exec sleep 60", SHOAL_ACTIVE);
     spec.bound = true;
@@ -966,7 +966,7 @@ test_child_lease_binds_without_the_worker (void)
 //  A learner or standby is unbound: never frozen for the lease, until it
 //  is promoted and given a deadline, which then binds it.
 static void
-test_child_lease_binds_once_given (void)
+child_lease_binds_once_given (void)
 {
     shoal_child_spec_t spec = s_spec ("exec sleep 60", SHOAL_LEARNER);
     spec.until_ms = 1; //  not bound: passed over
@@ -988,7 +988,7 @@ test_child_lease_binds_once_given (void)
 //  stays frozen while its deadline has passed. A stop once the deadline
 //  has passed kills the child at once: it may not finish its work.
 static void
-test_child_lease_and_freeze_agree (void)
+child_lease_and_freeze_agree (void)
 {
     shoal_child_spec_t spec = s_spec ("exec sleep 60", SHOAL_ACTIVE);
     spec.bound = true;
@@ -1025,7 +1025,7 @@ test_child_lease_and_freeze_agree (void)
 //  What the command leaves behind, told to end and given the grace, ends at
 //  once when the deadline passes: it may not act past the lease either.
 static void
-test_child_leftovers_end_with_the_lease (void)
+child_leftovers_end_with_the_lease (void)
 {
     char command[512];
     snprintf (command, sizeof command,
@@ -1056,7 +1056,7 @@ test_child_leftovers_end_with_the_lease (void)
 
 //  A child that closes its status descriptor, or never uses it, is fine.
 static void
-test_child_closes_its_descriptor (void)
+child_closes_its_descriptor (void)
 {
     shoal_child_t *child = s_child (SHOAL_STANDBY, "exec 3>&-; exec sleep 60");
     if (!child)
@@ -1075,7 +1075,7 @@ test_child_closes_its_descriptor (void)
 //  The worker is SIGKILLed: the command, a grandchild that ignores SIGTERM
 //  and one that left the command's group and session all die with it.
 static void
-test_child_never_outlives_its_worker (void)
+child_never_outlives_its_worker (void)
 {
     int ready[2];
     CHECK_EQ (pipe (ready), 0);
@@ -1132,31 +1132,31 @@ main (int argc, char **argv)
         perror ("mkdtemp");
         return 1;
     }
-    RUN (test_status_good_lines);
-    RUN (test_status_bad_lines_are_skipped);
-    RUN (test_status_blank_lines_say_nothing);
-    RUN (test_status_too_long);
-    RUN (test_status_split_across_reads);
-    RUN (test_status_many_lines_in_one_read);
-    RUN (test_output_lines);
-    RUN (test_output_long_lines);
-    RUN (test_child_environment);
-    RUN (test_child_lag_and_promote);
-    RUN (test_child_stop_then_kill_after_grace);
-    RUN (test_child_leftovers_end_with_the_command);
-    RUN (test_child_exit_status_and_signal);
-    RUN (test_child_missing_command_fails);
-    RUN (test_child_output);
-    RUN (test_child_output_a_lot);
-    RUN (test_child_last_words_after_a_long_line);
-    RUN (test_child_shim_is_named_for_its_task);
-    RUN (test_child_freeze);
-    RUN (test_child_lease_binds_without_the_worker);
-    RUN (test_child_lease_binds_once_given);
-    RUN (test_child_lease_and_freeze_agree);
-    RUN (test_child_leftovers_end_with_the_lease);
-    RUN (test_child_closes_its_descriptor);
-    RUN (test_child_never_outlives_its_worker);
+    RUN (status_lines_give_the_lag_and_readiness);
+    RUN (status_bad_lines_are_skipped);
+    RUN (status_blank_lines_say_nothing);
+    RUN (a_status_line_too_long_is_refused_then_skipped);
+    RUN (status_split_across_reads);
+    RUN (status_many_lines_in_one_read);
+    RUN (output_is_split_into_lines_at_any_read_size);
+    RUN (long_output_lines_are_cut_at_the_limit);
+    RUN (a_child_gets_the_shoal_environment_and_keeps_the_rest);
+    RUN (child_lag_and_promote);
+    RUN (child_stop_then_kill_after_grace);
+    RUN (child_leftovers_end_with_the_command);
+    RUN (child_exit_status_and_signal);
+    RUN (child_missing_command_fails);
+    RUN (a_childs_two_streams_come_back_as_lines);
+    RUN (child_output_a_lot);
+    RUN (child_last_words_after_a_long_line);
+    RUN (child_shim_is_named_for_its_task);
+    RUN (a_child_freezes_and_thaws);
+    RUN (child_lease_binds_without_the_worker);
+    RUN (child_lease_binds_once_given);
+    RUN (child_lease_and_freeze_agree);
+    RUN (child_leftovers_end_with_the_lease);
+    RUN (child_closes_its_descriptor);
+    RUN (child_never_outlives_its_worker);
     char command[128];
     snprintf (command, sizeof command, "rm -rf %s", s_dir);
     if (system (command) != 0)

@@ -1,11 +1,10 @@
 /*  tests/test_elector.c: the election state machine, on a small network.
 
     Every node is a real elector; messages go through the real codec with
-    1 ms of latency. The membership view is given directly: a node is told
-    of every other as live while both run and can reach each other, and as
-    down when the other stops (as the membership layer would say, later).
-    The network checks, at every millisecond, that no two nodes act as
-    leader at once in quorum mode.
+    1 ms of latency, on the tests' network (tests/lib/net.h). The membership view is given directly:
+   a node is told of every other as live while both run and can reach each other, and as down when
+   the other stops (as the membership layer would say, later). The network checks, at every
+   millisecond, that no two nodes act as leader at once in quorum mode.
 */
 
 #include "tests/samples.h"
@@ -13,18 +12,12 @@
 #include "election/elector.h"
 #include "tests/test.h"
 #include "wire/wire.h"
+#include "tests/lib/net.h"
 
 #include <stdlib.h>
 
 #define NODES_MAX  12
 #define LATENCY_MS 1
-
-typedef struct {
-    uint64_t at;
-    int from, to;
-    size_t size;
-    uint8_t bytes[8192];
-} s_packet_t;
 
 typedef struct {
     shoal_elector_t *core; //  NULL while stopped
@@ -51,8 +44,7 @@ typedef struct {
     int count;
     uint64_t now;
     bool split;
-    s_packet_t *queue;
-    size_t queued, capacity;
+    test_net_t wire;
     int drop[NODES_MAX][NODES_MAX]; //  messages from a to b still to lose
     bool cut[NODES_MAX][NODES_MAX]; //  a's messages never reach b, though views say live
     uint64_t messages;              //  election messages sent
@@ -104,18 +96,8 @@ s_collect (s_net_t *net, int index)
             net->drop[index][to]--;
             continue;
         }
-        if (net->queued == net->capacity) {
-            net->capacity = net->capacity ? 2 * net->capacity : 64;
-            net->queue = realloc (net->queue, net->capacity * sizeof *net->queue);
-        }
-        s_packet_t *packet = &net->queue[net->queued++];
-        shoal_wire_error_t err;
-        long size = shoal_msg_encode (&sends[i].msg, packet->bytes, sizeof packet->bytes, &err);
-        CHECK (size > 0);
-        packet->at = net->now + LATENCY_MS;
-        packet->from = index;
-        packet->to = to;
-        packet->size = size > 0 ? (size_t) size : 0;
+        test_packet_t packet = { .at = net->now + LATENCY_MS, .from = index, .to = to };
+        CHECK (test_net_send (&net->wire, &packet, &sends[i].msg) > 0);
     }
 }
 
@@ -173,6 +155,7 @@ s_net_new (const shoal_elector_config_t *config, int count)
     net->config = *config;
     net->count = count;
     net->now = 1000;
+    CHECK_EQ (test_net_init (&net->wire), 0);
     for (int i = 0; i < count; i++)
         net->nodes[i].id = shoal_sample_index_id (i);
     return net;
@@ -184,7 +167,7 @@ s_net_destroy (s_net_t **net_p)
     s_net_t *net = *net_p;
     for (int i = 0; i < net->count; i++)
         shoal_elector_destroy (&net->nodes[i].core);
-    free (net->queue);
+    test_net_release (&net->wire);
     free (net);
     *net_p = NULL;
 }
@@ -202,28 +185,21 @@ s_acting_count (const s_net_t *net)
 static void
 s_run_until (s_net_t *net, uint64_t until)
 {
-    shoal_arena_t arena;
-    shoal_arena_init (&arena, 1 << 16);
     while (net->now < until) {
         net->now++;
-        for (size_t i = 0; i < net->queued;) {
-            if (net->queue[i].at > net->now) {
-                i++;
-                continue;
+        test_packet_t packet;
+        while (test_net_pop (&net->wire, net->now, &packet)) {
+            const shoal_msg_t *msg = NULL;
+            if (s_reach (net, packet.from, packet.to)) {
+                msg = test_net_decode (&net->wire, &packet);
+                CHECK (msg != NULL && packet.carrier == SHOAL_PURPOSE_FRAME);
             }
-            s_packet_t packet = net->queue[i];
-            net->queue[i] = net->queue[--net->queued];
-            if (!s_reach (net, packet.from, packet.to))
-                continue;
-            shoal_msg_t msg;
-            shoal_wire_error_t err;
-            shoal_arena_reset (&arena);
-            CHECK_EQ (shoal_msg_decode (packet.bytes, packet.size, SHOAL_PURPOSE_FRAME, &msg,
-                                        &arena, &err),
-                      0);
-            s_node_t *to = &net->nodes[packet.to];
-            shoal_elector_receive (to->core, net->now, &net->nodes[packet.from].id, &msg);
-            s_collect (net, packet.to);
+            if (msg) {
+                s_node_t *to = &net->nodes[packet.to];
+                shoal_elector_receive (to->core, net->now, &net->nodes[packet.from].id, msg);
+                s_collect (net, packet.to);
+            }
+            test_packet_free (&packet);
         }
         for (int i = 0; i < net->count; i++)
             if (net->nodes[i].core && shoal_elector_next (net->nodes[i].core) <= net->now) {
@@ -233,7 +209,6 @@ s_run_until (s_net_t *net, uint64_t until)
         if (net->config.quorum && s_acting_count (net) > 1)
             net->two_acting++;
     }
-    shoal_arena_release (&arena);
 }
 
 //  The one node acting as leader, or -1 (none, or several).

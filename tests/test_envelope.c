@@ -174,7 +174,7 @@ s_seal (shoal_sealer_t *sealer, shoal_purpose_t purpose, const uint8_t *payload,
 //  Sealing and opening
 
 static void
-test_seal_then_open_gives_back_payload_and_header (void)
+seal_then_open_gives_back_payload_and_header (void)
 {
     const shoal_purpose_t purposes[] = { SHOAL_PURPOSE_BEACON, SHOAL_PURPOSE_DATAGRAM,
                                          SHOAL_PURPOSE_FRAME };
@@ -221,7 +221,7 @@ test_seal_then_open_gives_back_payload_and_header (void)
 }
 
 static void
-test_plaintext_round_trip_without_keys (void)
+plaintext_round_trip_without_keys (void)
 {
     const shoal_purpose_t purposes[] = { SHOAL_PURPOSE_BEACON, SHOAL_PURPOSE_DATAGRAM,
                                          SHOAL_PURPOSE_FRAME };
@@ -262,7 +262,7 @@ test_plaintext_round_trip_without_keys (void)
 
 //  The header is read by other implementations: its bytes are pinned.
 static void
-test_header_layout_matches_the_spec (void)
+header_layout_matches_the_spec (void)
 {
     const uint8_t fills[] = { 2 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
@@ -309,7 +309,7 @@ test_header_layout_matches_the_spec (void)
 }
 
 static void
-test_ciphertext_does_not_show_the_payload (void)
+ciphertext_does_not_show_the_payload (void)
 {
     const uint8_t fills[] = { 3 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
@@ -376,7 +376,7 @@ static const uint8_t s_vector_plaintext[] = {
 };
 
 static void
-test_known_answers_match_the_spec (void)
+known_answers_match_the_spec (void)
 {
     uint8_t key[SHOAL_KEY_SIZE], prefix[SHOAL_ENVELOPE_NONCE];
     for (int i = 0; i < SHOAL_KEY_SIZE; i++)
@@ -440,7 +440,7 @@ test_known_answers_match_the_spec (void)
 //  Keys
 
 static void
-test_opener_without_the_key_says_unknown_key (void)
+opener_without_the_key_says_unknown_key (void)
 {
     const uint8_t mine[] = { 4 }, theirs[] = { 5 };
     shoal_keyring_t *sealing = s_keyring (mine, 1);
@@ -461,7 +461,7 @@ test_opener_without_the_key_says_unknown_key (void)
 //  An envelope relabelled with the id of another key the opener holds is
 //  opened with that key, and fails authentication.
 static void
-test_key_id_of_another_installed_key_is_forged (void)
+key_id_of_another_installed_key_is_forged (void)
 {
     const uint8_t both[] = { 6, 7 };
     shoal_keyring_t *keyring = s_keyring (both, 2);
@@ -490,7 +490,7 @@ test_key_id_of_another_installed_key_is_forged (void)
 //  and reflected back to its sender it is refused as the sender's own. An
 //  unaddressed envelope (a beacon) goes to any node but its sender.
 static void
-test_envelope_is_bound_to_its_recipient (void)
+envelope_is_bound_to_its_recipient (void)
 {
     const uint8_t fills[] = { 23 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
@@ -535,7 +535,7 @@ test_envelope_is_bound_to_its_recipient (void)
 //  refuses one written by someone else, at every life and before it
 //  authenticates anything.
 static void
-test_recipient_id_without_a_life_is_malformed (void)
+recipient_id_without_a_life_is_malformed (void)
 {
     const uint8_t fills[] = { 24 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
@@ -574,7 +574,7 @@ test_recipient_id_without_a_life_is_malformed (void)
 //  A node that restarts raises its life and starts with empty replay
 //  windows; an envelope addressed to its earlier life must not pass again.
 static void
-test_envelope_for_an_earlier_life_is_stale (void)
+envelope_for_an_earlier_life_is_stale (void)
 {
     const uint8_t fills[] = { 25 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
@@ -598,7 +598,7 @@ test_envelope_for_an_earlier_life_is_stale (void)
 //  All zero is "nobody"; a life of nobody means nothing. The sealer will
 //  not write one, and the opener refuses one written by someone else.
 static void
-test_zero_recipient_id_with_a_life_is_malformed (void)
+zero_recipient_id_with_a_life_is_malformed (void)
 {
     const uint8_t fills[] = { 26 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
@@ -635,7 +635,7 @@ test_zero_recipient_id_with_a_life_is_malformed (void)
 //  elsewhere, to make it unaddressed, or to move it to another life of
 //  its recipient fails authentication.
 static void
-test_readdressed_sealed_envelope_is_forged (void)
+readdressed_sealed_envelope_is_forged (void)
 {
     const uint8_t fills[] = { 27 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
@@ -754,7 +754,7 @@ s_flip_every_bit (const shoal_keyring_t *keyring, int *accepted, int *unexpected
 }
 
 static void
-test_every_flipped_bit_is_refused (void)
+every_flipped_bit_is_refused (void)
 {
     const uint8_t fills[] = { 8 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
@@ -769,7 +769,7 @@ test_every_flipped_bit_is_refused (void)
 //  checks of the header catch it, as they would in a sealed envelope, and
 //  is taken on trust otherwise.
 static void
-test_plaintext_flips_meet_the_header_checks (void)
+plaintext_flips_meet_the_header_checks (void)
 {
     int accepted, unexpected;
     s_flip_every_bit (NULL, &accepted, &unexpected);
@@ -778,7 +778,7 @@ test_plaintext_flips_meet_the_header_checks (void)
 }
 
 static void
-test_every_truncation_and_extension_is_refused (void)
+every_truncation_and_extension_is_refused (void)
 {
     const uint8_t fills[] = { 9 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
@@ -812,7 +812,7 @@ test_every_truncation_and_extension_is_refused (void)
 //  Only an authentic envelope moves the replay window: a forger cannot push
 //  it ahead and make the real envelopes look stale.
 static void
-test_forged_envelope_does_not_move_replay_window (void)
+forged_envelope_does_not_move_replay_window (void)
 {
     const uint8_t fills[] = { 10 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
@@ -855,7 +855,7 @@ test_forged_envelope_does_not_move_replay_window (void)
 //  Replays and ordering
 
 static void
-test_same_envelope_twice_is_replayed (void)
+same_envelope_twice_is_replayed (void)
 {
     const uint8_t fills[] = { 11 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
@@ -927,7 +927,7 @@ s_open_in_order (shoal_opener_t *opener, s_stored_t *stored, const int *order)
 }
 
 static void
-test_reordering_inside_window_loses_nothing (void)
+reordering_inside_window_loses_nothing (void)
 {
     const uint8_t fills[] = { 12 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
@@ -992,7 +992,7 @@ test_reordering_inside_window_loses_nothing (void)
 }
 
 static void
-test_envelope_older_than_window_is_stale (void)
+envelope_older_than_window_is_stale (void)
 {
     const uint8_t fills[] = { 13 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
@@ -1018,7 +1018,7 @@ test_envelope_older_than_window_is_stale (void)
 }
 
 static void
-test_new_sender_life_resets_the_window (void)
+new_sender_life_resets_the_window (void)
 {
     const uint8_t fills[] = { 14 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
@@ -1069,7 +1069,7 @@ test_new_sender_life_resets_the_window (void)
 //  would silence a peer. Replays in plaintext are the application's to
 //  tolerate, which is why a cluster that faces a network has a key.
 static void
-test_plaintext_keeps_no_replay_window (void)
+plaintext_keeps_no_replay_window (void)
 {
     shoal_sealer_t *plain = s_sealer (NULL, 35, 2);
     shoal_opener_t *opener = shoal_opener_new (NULL, &s_receiver, 16);
@@ -1098,7 +1098,7 @@ test_plaintext_keeps_no_replay_window (void)
 
 //  Each purpose keeps its own numbering, at the sealer and at the opener.
 static void
-test_purposes_are_numbered_apart (void)
+purposes_are_numbered_apart (void)
 {
     const uint8_t fills[] = { 15 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
@@ -1129,7 +1129,7 @@ test_purposes_are_numbered_apart (void)
 //  Carriers and modes
 
 static void
-test_envelope_for_another_carrier_is_refused (void)
+envelope_for_another_carrier_is_refused (void)
 {
     const uint8_t fills[] = { 16 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
@@ -1158,7 +1158,7 @@ test_envelope_for_another_carrier_is_refused (void)
 }
 
 static void
-test_keyed_node_refuses_plaintext (void)
+keyed_node_refuses_plaintext (void)
 {
     const uint8_t fills[] = { 17 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
@@ -1180,7 +1180,7 @@ test_keyed_node_refuses_plaintext (void)
 }
 
 static void
-test_unkeyed_node_refuses_sealed (void)
+unkeyed_node_refuses_sealed (void)
 {
     const uint8_t fills[] = { 18 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
@@ -1202,7 +1202,7 @@ test_unkeyed_node_refuses_sealed (void)
 //  The mode byte and the key id must agree; a mix of the two is neither
 //  a sealed nor a plaintext envelope.
 static void
-test_mode_and_key_id_must_agree (void)
+mode_and_key_id_must_agree (void)
 {
     const uint8_t fills[] = { 19 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
@@ -1252,7 +1252,7 @@ test_mode_and_key_id_must_agree (void)
 //  Sizes
 
 static void
-test_carrier_sizes (void)
+each_carrier_has_its_size_limit_and_name (void)
 {
     CHECK_EQ (shoal_envelope_size_max (SHOAL_PURPOSE_BEACON), SHOAL_BEACON_MAX);
     CHECK_EQ (shoal_envelope_size_max (SHOAL_PURPOSE_DATAGRAM), SHOAL_DATAGRAM_MAX);
@@ -1267,7 +1267,7 @@ test_carrier_sizes (void)
 }
 
 static void
-test_open_refuses_wrong_sizes (void)
+open_refuses_wrong_sizes (void)
 {
     const uint8_t fills[] = { 20 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
@@ -1316,7 +1316,7 @@ test_open_refuses_wrong_sizes (void)
 //  envelope, writes nothing past the buffer, and records nothing: given
 //  room, the same envelope then opens.
 static void
-test_open_refuses_output_too_small_and_records_nothing (void)
+open_refuses_output_too_small_and_records_nothing (void)
 {
     const uint8_t fills[] = { 21 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
@@ -1360,7 +1360,7 @@ test_open_refuses_output_too_small_and_records_nothing (void)
 }
 
 static void
-test_seal_refuses_what_does_not_fit (void)
+seal_refuses_what_does_not_fit (void)
 {
     const uint8_t fills[] = { 22 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
@@ -1463,7 +1463,7 @@ s_exchange (s_node_t *from, s_node_t *to, uint32_t expected_key_id)
 }
 
 static void
-test_key_rotation_loses_no_message (void)
+key_rotation_loses_no_message (void)
 {
     const uint32_t k1 = s_key_id (30), k2 = s_key_id (31);
     uint8_t key2[SHOAL_KEY_SIZE];
@@ -1517,7 +1517,7 @@ test_key_rotation_loses_no_message (void)
 }
 
 static void
-test_primary_key_cannot_be_removed (void)
+primary_key_cannot_be_removed (void)
 {
     const uint8_t fills[] = { 32, 33 };
     shoal_keyring_t *keyring = s_keyring (fills, 2);
@@ -1542,7 +1542,7 @@ test_primary_key_cannot_be_removed (void)
 //  Bookkeeping
 
 static void
-test_result_names_are_distinct (void)
+result_names_are_distinct (void)
 {
     for (int i = 0; i < SHOAL_OPEN_RESULT_COUNT; i++) {
         const char *name = shoal_open_result_name ((shoal_open_result_t) i);
@@ -1564,7 +1564,7 @@ test_result_names_are_distinct (void)
 }
 
 static void
-test_opener_counts_forgotten_senders (void)
+opener_counts_forgotten_senders (void)
 {
     const uint8_t fills[] = { 34 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
@@ -1595,7 +1595,7 @@ test_opener_counts_forgotten_senders (void)
 //  all zero, id and life, means "nobody", the recipient of an unaddressed
 //  envelope, and half of it names nothing, so neither can be a node's own.
 static void
-test_only_named_lives_seal_and_open (void)
+only_named_lives_seal_and_open (void)
 {
     uint8_t nonce[SHOAL_ENVELOPE_NONCE];
     s_nonce (nonce, 1);
@@ -1628,7 +1628,7 @@ test_only_named_lives_seal_and_open (void)
 //  A node does not seal to itself, at any of its lives: the receiver would
 //  refuse the envelope as its own.
 static void
-test_sealer_refuses_to_address_its_own_node (void)
+sealer_refuses_to_address_its_own_node (void)
 {
     const uint8_t fills[] = { 37 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
@@ -1650,7 +1650,7 @@ test_sealer_refuses_to_address_its_own_node (void)
 //  Sequence numbers start at 1, so an envelope numbered 0 is none a sealer
 //  wrote. It is refused on the claim, before anything is authenticated.
 static void
-test_sequence_number_zero_is_malformed (void)
+sequence_number_zero_is_malformed (void)
 {
     const uint8_t fills[] = { 38 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
@@ -1677,7 +1677,7 @@ test_sequence_number_zero_is_malformed (void)
 //  only that table: the windows of addressed traffic stay, and its replays
 //  are still refused.
 static void
-test_unaddressed_replays_cannot_evict_addressed_windows (void)
+unaddressed_replays_cannot_evict_addressed_windows (void)
 {
     const uint8_t fills[] = { 39 };
     shoal_keyring_t *keyring = s_keyring (fills, 1);
@@ -1726,43 +1726,43 @@ test_unaddressed_replays_cannot_evict_addressed_windows (void)
 int
 main (void)
 {
-    RUN (test_seal_then_open_gives_back_payload_and_header);
-    RUN (test_plaintext_round_trip_without_keys);
-    RUN (test_header_layout_matches_the_spec);
-    RUN (test_ciphertext_does_not_show_the_payload);
-    RUN (test_known_answers_match_the_spec);
-    RUN (test_opener_without_the_key_says_unknown_key);
-    RUN (test_key_id_of_another_installed_key_is_forged);
-    RUN (test_envelope_is_bound_to_its_recipient);
-    RUN (test_recipient_id_without_a_life_is_malformed);
-    RUN (test_envelope_for_an_earlier_life_is_stale);
-    RUN (test_zero_recipient_id_with_a_life_is_malformed);
-    RUN (test_sealer_refuses_to_address_its_own_node);
-    RUN (test_sequence_number_zero_is_malformed);
-    RUN (test_readdressed_sealed_envelope_is_forged);
-    RUN (test_every_flipped_bit_is_refused);
-    RUN (test_plaintext_flips_meet_the_header_checks);
-    RUN (test_every_truncation_and_extension_is_refused);
-    RUN (test_forged_envelope_does_not_move_replay_window);
-    RUN (test_same_envelope_twice_is_replayed);
-    RUN (test_reordering_inside_window_loses_nothing);
-    RUN (test_envelope_older_than_window_is_stale);
-    RUN (test_new_sender_life_resets_the_window);
-    RUN (test_plaintext_keeps_no_replay_window);
-    RUN (test_purposes_are_numbered_apart);
-    RUN (test_envelope_for_another_carrier_is_refused);
-    RUN (test_keyed_node_refuses_plaintext);
-    RUN (test_unkeyed_node_refuses_sealed);
-    RUN (test_mode_and_key_id_must_agree);
-    RUN (test_carrier_sizes);
-    RUN (test_open_refuses_wrong_sizes);
-    RUN (test_open_refuses_output_too_small_and_records_nothing);
-    RUN (test_seal_refuses_what_does_not_fit);
-    RUN (test_key_rotation_loses_no_message);
-    RUN (test_primary_key_cannot_be_removed);
-    RUN (test_result_names_are_distinct);
-    RUN (test_only_named_lives_seal_and_open);
-    RUN (test_opener_counts_forgotten_senders);
-    RUN (test_unaddressed_replays_cannot_evict_addressed_windows);
+    RUN (seal_then_open_gives_back_payload_and_header);
+    RUN (plaintext_round_trip_without_keys);
+    RUN (header_layout_matches_the_spec);
+    RUN (ciphertext_does_not_show_the_payload);
+    RUN (known_answers_match_the_spec);
+    RUN (opener_without_the_key_says_unknown_key);
+    RUN (key_id_of_another_installed_key_is_forged);
+    RUN (envelope_is_bound_to_its_recipient);
+    RUN (recipient_id_without_a_life_is_malformed);
+    RUN (envelope_for_an_earlier_life_is_stale);
+    RUN (zero_recipient_id_with_a_life_is_malformed);
+    RUN (sealer_refuses_to_address_its_own_node);
+    RUN (sequence_number_zero_is_malformed);
+    RUN (readdressed_sealed_envelope_is_forged);
+    RUN (every_flipped_bit_is_refused);
+    RUN (plaintext_flips_meet_the_header_checks);
+    RUN (every_truncation_and_extension_is_refused);
+    RUN (forged_envelope_does_not_move_replay_window);
+    RUN (same_envelope_twice_is_replayed);
+    RUN (reordering_inside_window_loses_nothing);
+    RUN (envelope_older_than_window_is_stale);
+    RUN (new_sender_life_resets_the_window);
+    RUN (plaintext_keeps_no_replay_window);
+    RUN (purposes_are_numbered_apart);
+    RUN (envelope_for_another_carrier_is_refused);
+    RUN (keyed_node_refuses_plaintext);
+    RUN (unkeyed_node_refuses_sealed);
+    RUN (mode_and_key_id_must_agree);
+    RUN (each_carrier_has_its_size_limit_and_name);
+    RUN (open_refuses_wrong_sizes);
+    RUN (open_refuses_output_too_small_and_records_nothing);
+    RUN (seal_refuses_what_does_not_fit);
+    RUN (key_rotation_loses_no_message);
+    RUN (primary_key_cannot_be_removed);
+    RUN (result_names_are_distinct);
+    RUN (only_named_lives_seal_and_open);
+    RUN (opener_counts_forgotten_senders);
+    RUN (unaddressed_replays_cannot_evict_addressed_windows);
     return TEST_DONE ();
 }

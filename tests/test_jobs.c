@@ -1,26 +1,20 @@
 /*  tests/test_jobs.c: the job specs as replicated cluster state.
 
-    A few nodes, each with its jobs state machine, talk through a network
-    that encodes every message, keeps it in order per link, and can cut a
-    link. The test plays the elector: it says who leads, with which term,
-    and who votes.
+    A few nodes, each with its jobs state machine, talk through the tests'
+    network (tests/lib/net.h), which encodes every message and keeps it in
+    order; this file's links deliver at once and can be cut. The test plays the elector: it says who
+   leads, with which term, and who votes.
 */
 
 #include "wire/arena.h"
 #include "rebalance/jobs.h"
 #include "tests/test.h"
+#include "tests/lib/net.h"
 
 #include <stdlib.h>
 
 #define NODES   5
-#define QUEUE   4096
 #define REPLIES 64
-
-typedef struct {
-    int from, to;
-    uint8_t bytes[65536];
-    long size;
-} s_frame_t;
 
 typedef struct {
     uint64_t ref;
@@ -41,11 +35,9 @@ typedef struct {
 typedef struct {
     s_node_t nodes[NODES];
     int count;
-    s_frame_t *queue;
-    int head, tail;
+    test_net_t wire;
     bool cut[NODES][NODES];
     uint64_t now;
-    shoal_arena_t arena;
 } s_net_t;
 
 static shoal_id_t
@@ -81,14 +73,8 @@ s_collect (s_net_t *net, int i)
         CHECK (to >= 0 && to != i);
         if (to < 0 || net->cut[i][to] || net->nodes[to].down)
             continue;
-        s_frame_t *frame = &net->queue[net->tail++ % QUEUE];
-        shoal_wire_error_t err;
-        frame->from = i;
-        frame->to = to;
-        frame->size = shoal_msg_encode (&sends[s].msg, frame->bytes, sizeof frame->bytes, &err);
-        CHECK (frame->size > 0);
-        if (frame->size <= 0)
-            fprintf (stderr, "encode: %s\n", err.text);
+        test_packet_t packet = { .at = net->now, .from = i, .to = to };
+        CHECK (test_net_send (&net->wire, &packet, &sends[s].msg) > 0);
     }
     const shoal_jobs_reply_t *replies;
     count = shoal_jobs_replies (node->jobs, &replies);
@@ -105,21 +91,19 @@ s_collect (s_net_t *net, int i)
 static void
 s_run (s_net_t *net)
 {
-    while (net->head != net->tail) {
-        s_frame_t *frame = &net->queue[net->head++ % QUEUE];
-        if (net->cut[frame->from][frame->to] || net->nodes[frame->to].down)
-            continue;
-        shoal_msg_t msg;
-        shoal_wire_error_t err;
-        shoal_arena_reset (&net->arena);
-        int rc = shoal_msg_decode (frame->bytes, (size_t) frame->size, SHOAL_PURPOSE_FRAME, &msg,
-                                   &net->arena, &err);
-        CHECK_EQ (rc, 0);
-        if (rc != 0)
-            fprintf (stderr, "decode: %s\n", err.text);
-        shoal_jobs_receive (net->nodes[frame->to].jobs, net->now, &net->nodes[frame->from].id,
-                            &msg);
-        s_collect (net, frame->to);
+    test_packet_t packet;
+    while (test_net_pop (&net->wire, UINT64_MAX, &packet)) {
+        const shoal_msg_t *msg = NULL;
+        if (!net->cut[packet.from][packet.to] && !net->nodes[packet.to].down) {
+            msg = test_net_decode (&net->wire, &packet);
+            CHECK (msg != NULL && packet.carrier == SHOAL_PURPOSE_FRAME);
+        }
+        if (msg) {
+            shoal_jobs_receive (net->nodes[packet.to].jobs, net->now, &net->nodes[packet.from].id,
+                                msg);
+            s_collect (net, packet.to);
+        }
+        test_packet_free (&packet);
     }
 }
 
@@ -143,9 +127,7 @@ static void
 s_net_init (s_net_t *net, int count)
 {
     memset (net, 0, sizeof *net);
-    net->queue = calloc (QUEUE, sizeof *net->queue);
-    CHECK (net->queue != NULL);
-    CHECK_EQ (shoal_arena_init (&net->arena, 1 << 20), 0);
+    CHECK_EQ (test_net_init (&net->wire), 0);
     net->count = count;
     net->now = 1000;
     shoal_jobs_config_t config;
@@ -171,8 +153,7 @@ s_net_free (s_net_t *net)
 {
     for (int i = 0; i < net->count; i++)
         shoal_jobs_destroy (&net->nodes[i].jobs);
-    free (net->queue);
-    shoal_arena_release (&net->arena);
+    test_net_release (&net->wire);
 }
 
 //  Every live node follows leader with term; the leader acts.

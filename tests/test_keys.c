@@ -56,7 +56,7 @@ s_key_text (uint32_t seed, char text[SHOAL_KEY_TEXT_BYTES])
 //  Text form
 
 static void
-test_format_then_parse_gives_back_the_key (void)
+format_then_parse_gives_back_the_key (void)
 {
     for (uint32_t seed = 0; seed < 64; seed++) {
         uint8_t key[SHOAL_KEY_BYTES], parsed[SHOAL_KEY_BYTES];
@@ -83,7 +83,7 @@ test_format_then_parse_gives_back_the_key (void)
 }
 
 static void
-test_parse_ignores_surrounding_whitespace (void)
+parse_ignores_surrounding_whitespace (void)
 {
     uint8_t key[SHOAL_KEY_BYTES], parsed[SHOAL_KEY_BYTES];
     char text[SHOAL_KEY_TEXT_BYTES];
@@ -112,7 +112,7 @@ test_parse_ignores_surrounding_whitespace (void)
 }
 
 static void
-test_parse_refuses_wrong_lengths (void)
+parse_refuses_wrong_lengths (void)
 {
     char text[SHOAL_KEY_TEXT_BYTES];
     s_key_text (11, text);
@@ -138,7 +138,7 @@ test_parse_refuses_wrong_lengths (void)
 }
 
 static void
-test_parse_refuses_very_long_text (void)
+parse_refuses_very_long_text (void)
 {
     char text[SHOAL_KEY_TEXT_BYTES];
     s_key_text (12, text);
@@ -158,7 +158,7 @@ test_parse_refuses_very_long_text (void)
 //  Whitespace is ignored only around the key: whatever follows the blanks
 //  must still make the text refused, however many blanks there are.
 static void
-test_parse_refuses_text_after_long_whitespace (void)
+parse_refuses_text_after_long_whitespace (void)
 {
     char text[SHOAL_KEY_TEXT_BYTES];
     s_key_text (13, text);
@@ -188,7 +188,7 @@ test_parse_refuses_text_after_long_whitespace (void)
 }
 
 static void
-test_parse_refuses_characters_outside_standard_base64 (void)
+parse_refuses_characters_outside_standard_base64 (void)
 {
     char text[SHOAL_KEY_TEXT_BYTES];
     s_key_text (14, text);
@@ -208,7 +208,7 @@ test_parse_refuses_characters_outside_standard_base64 (void)
 //  Bytes with the high bit set are not base64 either, whether they come as
 //  part of a UTF-8 character pasted by mistake or as plain noise.
 static void
-test_parse_refuses_non_ascii_bytes (void)
+parse_refuses_non_ascii_bytes (void)
 {
     char text[SHOAL_KEY_TEXT_BYTES];
     s_key_text (17, text);
@@ -231,7 +231,7 @@ test_parse_refuses_non_ascii_bytes (void)
 }
 
 static void
-test_parse_refuses_url_safe_variant (void)
+parse_refuses_url_safe_variant (void)
 {
     //  All ones is "/" throughout in standard base64 and "_" in URL-safe; a
     //  text that has '+' in standard form has '-' in URL-safe form.
@@ -243,7 +243,7 @@ test_parse_refuses_url_safe_variant (void)
 }
 
 static void
-test_parse_refuses_missing_or_wrong_padding (void)
+parse_refuses_missing_or_wrong_padding (void)
 {
     char text[SHOAL_KEY_TEXT_BYTES];
     s_key_text (15, text);
@@ -277,7 +277,7 @@ test_parse_refuses_missing_or_wrong_padding (void)
 }
 
 static void
-test_parse_refuses_embedded_space (void)
+parse_refuses_embedded_space (void)
 {
     char text[SHOAL_KEY_TEXT_BYTES];
     s_key_text (16, text);
@@ -300,7 +300,7 @@ test_parse_refuses_embedded_space (void)
 //  The last character before the padding carries two bits that no key uses;
 //  a text with them set is not the text of any key.
 static void
-test_parse_refuses_noncanonical_last_character (void)
+parse_refuses_noncanonical_last_character (void)
 {
     CHECK_REFUSED ("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB=");
     CHECK_REFUSED ("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAD=");
@@ -310,7 +310,7 @@ test_parse_refuses_noncanonical_last_character (void)
 }
 
 static void
-test_generate_gives_different_keys (void)
+generate_gives_different_keys (void)
 {
     uint8_t first[SHOAL_KEY_BYTES], second[SHOAL_KEY_BYTES];
     CHECK_EQ (shoal_key_generate (first), 0);
@@ -330,7 +330,7 @@ test_generate_gives_different_keys (void)
 //  Key ids
 
 static void
-test_key_id_is_stable_and_never_zero (void)
+key_id_is_stable_and_never_zero (void)
 {
     uint8_t key[SHOAL_KEY_BYTES];
     for (uint32_t seed = 0; seed < 300; seed++) {
@@ -344,7 +344,7 @@ test_key_id_is_stable_and_never_zero (void)
 }
 
 static void
-test_key_ids_differ_between_keys (void)
+key_ids_differ_between_keys (void)
 {
     enum { KEYS = 400 };
     static uint32_t ids[KEYS];
@@ -373,7 +373,7 @@ test_key_ids_differ_between_keys (void)
 //  Keyring
 
 static void
-test_new_keyring_is_empty (void)
+new_keyring_is_empty (void)
 {
     shoal_keyring_t *keyring = shoal_keyring_new ();
     CHECK (keyring != NULL);
@@ -385,7 +385,7 @@ test_new_keyring_is_empty (void)
 }
 
 static void
-test_first_installed_key_is_primary (void)
+first_installed_key_is_primary (void)
 {
     shoal_keyring_t *keyring = shoal_keyring_new ();
     uint8_t first[SHOAL_KEY_BYTES], second[SHOAL_KEY_BYTES];
@@ -400,7 +400,7 @@ test_first_installed_key_is_primary (void)
 }
 
 static void
-test_install_same_key_twice_fails (void)
+install_same_key_twice_fails (void)
 {
     shoal_keyring_t *keyring = shoal_keyring_new ();
     uint8_t key[SHOAL_KEY_BYTES];
@@ -413,7 +413,7 @@ test_install_same_key_twice_fails (void)
 }
 
 static void
-test_keyring_full_at_max (void)
+keyring_full_at_max (void)
 {
     shoal_keyring_t *keyring = shoal_keyring_new ();
     uint8_t key[SHOAL_KEY_BYTES];
@@ -437,7 +437,7 @@ test_keyring_full_at_max (void)
 }
 
 static void
-test_use_switches_primary_only_to_installed_keys (void)
+use_switches_primary_only_to_installed_keys (void)
 {
     shoal_keyring_t *keyring = shoal_keyring_new ();
     uint8_t first[SHOAL_KEY_BYTES], second[SHOAL_KEY_BYTES], stranger[SHOAL_KEY_BYTES];
@@ -461,7 +461,7 @@ test_use_switches_primary_only_to_installed_keys (void)
 }
 
 static void
-test_remove_refuses_primary_and_unknown_keys (void)
+remove_refuses_primary_and_unknown_keys (void)
 {
     shoal_keyring_t *keyring = shoal_keyring_new ();
     uint8_t first[SHOAL_KEY_BYTES], second[SHOAL_KEY_BYTES], stranger[SHOAL_KEY_BYTES];
@@ -493,7 +493,7 @@ test_remove_refuses_primary_and_unknown_keys (void)
 //  Removing a key in the middle must leave every other key's subkeys as
 //  they were, wherever the keyring keeps them.
 static void
-test_remove_keeps_other_keys_intact (void)
+remove_keeps_other_keys_intact (void)
 {
     enum { KEYS = 5 };
     shoal_keyring_t *keyring = shoal_keyring_new ();
@@ -525,7 +525,7 @@ test_remove_keeps_other_keys_intact (void)
 }
 
 static void
-test_subkeys_differ_by_purpose_and_key (void)
+subkeys_differ_by_purpose_and_key (void)
 {
     shoal_keyring_t *keyring = shoal_keyring_new ();
     uint8_t first[SHOAL_KEY_BYTES], second[SHOAL_KEY_BYTES];
@@ -564,7 +564,7 @@ test_subkeys_differ_by_purpose_and_key (void)
 //  Two nodes that install the same key derive the same subkeys, or they
 //  could not talk.
 static void
-test_subkeys_are_the_same_on_every_node (void)
+subkeys_are_the_same_on_every_node (void)
 {
     shoal_keyring_t *one = shoal_keyring_new ();
     shoal_keyring_t *other = shoal_keyring_new ();
@@ -584,7 +584,7 @@ test_subkeys_are_the_same_on_every_node (void)
 }
 
 static void
-test_destroy_nulls_pointer_and_is_idempotent (void)
+destroy_nulls_pointer_and_is_idempotent (void)
 {
     shoal_keyring_t *keyring = shoal_keyring_new ();
     uint8_t key[SHOAL_KEY_BYTES];
@@ -599,29 +599,29 @@ test_destroy_nulls_pointer_and_is_idempotent (void)
 int
 main (void)
 {
-    RUN (test_format_then_parse_gives_back_the_key);
-    RUN (test_parse_ignores_surrounding_whitespace);
-    RUN (test_parse_refuses_wrong_lengths);
-    RUN (test_parse_refuses_very_long_text);
-    RUN (test_parse_refuses_text_after_long_whitespace);
-    RUN (test_parse_refuses_characters_outside_standard_base64);
-    RUN (test_parse_refuses_non_ascii_bytes);
-    RUN (test_parse_refuses_url_safe_variant);
-    RUN (test_parse_refuses_missing_or_wrong_padding);
-    RUN (test_parse_refuses_embedded_space);
-    RUN (test_parse_refuses_noncanonical_last_character);
-    RUN (test_generate_gives_different_keys);
-    RUN (test_key_id_is_stable_and_never_zero);
-    RUN (test_key_ids_differ_between_keys);
-    RUN (test_new_keyring_is_empty);
-    RUN (test_first_installed_key_is_primary);
-    RUN (test_install_same_key_twice_fails);
-    RUN (test_keyring_full_at_max);
-    RUN (test_use_switches_primary_only_to_installed_keys);
-    RUN (test_remove_refuses_primary_and_unknown_keys);
-    RUN (test_remove_keeps_other_keys_intact);
-    RUN (test_subkeys_differ_by_purpose_and_key);
-    RUN (test_subkeys_are_the_same_on_every_node);
-    RUN (test_destroy_nulls_pointer_and_is_idempotent);
+    RUN (format_then_parse_gives_back_the_key);
+    RUN (parse_ignores_surrounding_whitespace);
+    RUN (parse_refuses_wrong_lengths);
+    RUN (parse_refuses_very_long_text);
+    RUN (parse_refuses_text_after_long_whitespace);
+    RUN (parse_refuses_characters_outside_standard_base64);
+    RUN (parse_refuses_non_ascii_bytes);
+    RUN (parse_refuses_url_safe_variant);
+    RUN (parse_refuses_missing_or_wrong_padding);
+    RUN (parse_refuses_embedded_space);
+    RUN (parse_refuses_noncanonical_last_character);
+    RUN (generate_gives_different_keys);
+    RUN (key_id_is_stable_and_never_zero);
+    RUN (key_ids_differ_between_keys);
+    RUN (new_keyring_is_empty);
+    RUN (first_installed_key_is_primary);
+    RUN (install_same_key_twice_fails);
+    RUN (keyring_full_at_max);
+    RUN (use_switches_primary_only_to_installed_keys);
+    RUN (remove_refuses_primary_and_unknown_keys);
+    RUN (remove_keeps_other_keys_intact);
+    RUN (subkeys_differ_by_purpose_and_key);
+    RUN (subkeys_are_the_same_on_every_node);
+    RUN (destroy_nulls_pointer_and_is_idempotent);
     return TEST_DONE ();
 }

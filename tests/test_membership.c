@@ -1,16 +1,17 @@
 /*  tests/test_membership.c: membership by SWIM and Lifeguard (gossip/membership.h).
 
-    The state machines run in a small deterministic network of this file's
-    own: a virtual clock, every message encoded and decoded by the real codec
-    (wire/wire.h) on its carrier, a fixed latency, seeded loss, partitions
-    and crashes. Besides real nodes, the network has stand-ins that only
-    answer PINGs, so that one node's timers can be checked to the
-    millisecond. Nothing here reads a clock: time is what the network says.
+    The state machines run in a small deterministic network: the tests'
+    (tests/lib/net.h), which encodes and decodes every message by the real
+    codec (wire/wire.h) on its carrier, and this file's virtual clock,
+    fixed latency, seeded loss, partitions and crashes. Besides real nodes, the network has
+   stand-ins that only answer PINGs, so that one node's timers can be checked to the millisecond.
+   Nothing here reads a clock: time is what the network says.
 */
 
 #include "gossip/membership.h"
 #include "wire/splitmix.h"
 #include "tests/test.h"
+#include "tests/lib/net.h"
 
 #include <sodium.h>
 #include <stdlib.h>
@@ -20,16 +21,6 @@
 
 //  ---------------------------------------------------------------------
 //  The network
-
-typedef struct {
-    uint64_t at;
-    uint64_t order; //  ties in delivery time keep the order of sending
-    int from, to;
-    shoal_envelope_t envelope;
-    shoal_purpose_t carrier;
-    size_t size;
-    uint8_t *bytes;
-} s_packet_t;
 
 typedef struct {
     uint64_t at;
@@ -65,14 +56,11 @@ typedef struct {
     uint32_t loss_percent; //  of datagrams
     bool partitioned;
     bool drop_datagrams;
-    s_packet_t *heap;
-    size_t queued, heap_capacity;
-    uint64_t sent;
+    test_net_t wire; //  every packet on its way, in order of arrival
     s_seen_t *seen;
     size_t seen_count, seen_capacity;
     crypto_generichash_state trace; //  every byte sent and every event
-    shoal_arena_t arena;
-    shoal_metapool_t *metas; //  shared by every node's core
+    shoal_metapool_t *metas;        //  shared by every node's core
     //  What went over the wire.
     uint64_t datagrams, frames;
     size_t datagram_size_max;
@@ -121,7 +109,7 @@ s_net_new (const shoal_membership_config_t *config, uint64_t seed)
     net->seed = seed;
     net->rng = seed ^ 0x5eed;
     crypto_generichash_init (&net->trace, NULL, 0, 32);
-    shoal_arena_init (&net->arena, SHOAL_DECODE_ARENA (SHOAL_FRAME_MAX));
+    CHECK_EQ (test_net_init (&net->wire), 0);
     net->metas = shoal_metapool_new (seed);
     CHECK (net->metas);
     return net;
@@ -133,11 +121,8 @@ s_net_destroy (s_net_t **net_p)
     s_net_t *net = *net_p;
     for (int i = 0; i < net->count; i++)
         shoal_membership_destroy (&net->nodes[i].core);
-    for (size_t i = 0; i < net->queued; i++)
-        free (net->heap[i].bytes);
-    free (net->heap);
+    test_net_release (&net->wire);
     free (net->seen);
-    shoal_arena_release (&net->arena);
     //  Every core gave back every meta it held.
     CHECK_EQ (shoal_metapool_size (net->metas), 0);
     shoal_metapool_destroy (&net->metas);
@@ -177,50 +162,6 @@ s_net_add (s_net_t *net, bool real)
         CHECK (node->core != NULL);
     }
     return index;
-}
-
-static void
-s_heap_push (s_net_t *net, s_packet_t packet)
-{
-    if (net->queued == net->heap_capacity) {
-        net->heap_capacity = net->heap_capacity ? net->heap_capacity * 2 : 256;
-        net->heap = realloc (net->heap, net->heap_capacity * sizeof (s_packet_t));
-    }
-    size_t i = net->queued++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        s_packet_t *up = &net->heap[parent];
-        if (up->at < packet.at || (up->at == packet.at && up->order < packet.order))
-            break;
-        net->heap[i] = *up;
-        i = parent;
-    }
-    net->heap[i] = packet;
-}
-
-static s_packet_t
-s_heap_pop (s_net_t *net)
-{
-    s_packet_t top = net->heap[0];
-    s_packet_t last = net->heap[--net->queued];
-    size_t i = 0;
-    for (;;) {
-        size_t child = 2 * i + 1;
-        if (child >= net->queued)
-            break;
-        s_packet_t *a = &net->heap[child];
-        if (child + 1 < net->queued) {
-            s_packet_t *b = &net->heap[child + 1];
-            if (b->at < a->at || (b->at == a->at && b->order < a->order))
-                a = b, child++;
-        }
-        if (last.at < a->at || (last.at == a->at && last.order < a->order))
-            break;
-        net->heap[i] = *a;
-        i = child;
-    }
-    net->heap[i] = last;
-    return top;
 }
 
 static bool
@@ -286,15 +227,12 @@ s_collect (s_net_t *net, int from)
     const shoal_membership_send_t *sends;
     size_t send_count = shoal_membership_outbox (node->core, &sends);
     for (size_t i = 0; i < send_count; i++) {
-        static uint8_t buffer[SHOAL_FRAME_MAX];
-        shoal_wire_error_t err;
         const shoal_msg_t *msg = &sends[i].msg;
-        long size = shoal_msg_encode (msg, buffer, sizeof buffer, &err);
+        long size = test_net_encode (&net->wire, msg);
+        const uint8_t *buffer = net->wire.buffer;
         CHECK (size > 0);
-        if (size <= 0) {
-            fprintf (stderr, "  encode: %s\n", err.text);
+        if (size <= 0)
             continue;
-        }
         CHECK (size <= (long) shoal_msg_size_max (msg->type));
         shoal_purpose_t carrier = shoal_msg_purpose (msg->type);
         crypto_generichash_update (&net->trace, buffer, (size_t) size);
@@ -327,18 +265,15 @@ s_collect (s_net_t *net, int from)
                      (net->drop_datagrams || splitmix_next (&net->rng) % 100 < net->loss_percent));
         if (lost)
             continue;
-        s_packet_t packet = { .at = net->now + LATENCY_MS,
-                              .order = net->sent++,
-                              .from = from,
-                              .to = to,
-                              .carrier = carrier,
-                              .size = (size_t) size };
+        test_packet_t packet = { .at = net->now + LATENCY_MS,
+                                 .from = from,
+                                 .to = to,
+                                 .carrier = carrier,
+                                 .size = (size_t) size };
         packet.envelope.purpose = (uint8_t) carrier;
         packet.envelope.sender = s_life (node);
         packet.envelope.recipient = sends[i].to;
-        packet.bytes = malloc ((size_t) size);
-        memcpy (packet.bytes, buffer, (size_t) size);
-        s_heap_push (net, packet);
+        CHECK_EQ (test_net_push (&net->wire, &packet, buffer), 0);
     }
 }
 
@@ -356,27 +291,17 @@ s_stand_in (s_net_t *net, int index, const shoal_envelope_t *envelope, const sho
         return;
     shoal_msg_t ack = { .type = SHOAL_MSG_ACK };
     ack.u.ack.seq = msg->u.ping.seq;
-    static uint8_t buffer[64];
-    shoal_wire_error_t err;
-    long size = shoal_msg_encode (&ack, buffer, sizeof buffer, &err);
-    s_packet_t packet = { .at = net->now + LATENCY_MS,
-                          .order = net->sent++,
-                          .from = index,
-                          .to = to,
-                          .carrier = SHOAL_PURPOSE_DATAGRAM,
-                          .size = (size_t) size };
+    test_packet_t packet = { .at = net->now + LATENCY_MS, .from = index, .to = to };
     packet.envelope.purpose = SHOAL_PURPOSE_DATAGRAM;
     packet.envelope.sender = s_life (node);
     packet.envelope.recipient = envelope->sender;
-    packet.bytes = malloc ((size_t) size);
-    memcpy (packet.bytes, buffer, (size_t) size);
-    s_heap_push (net, packet);
+    CHECK (test_net_send (&net->wire, &packet, &ack) > 0);
 }
 
 //  Delivers one packet as the shell would: the envelope checks of the
 //  opener, then the real decoder on the packet's carrier.
 static void
-s_deliver (s_net_t *net, s_packet_t *packet)
+s_deliver (s_net_t *net, const test_packet_t *packet)
 {
     s_node_t *node = &net->nodes[packet->to];
     const shoal_envelope_t *envelope = &packet->envelope;
@@ -386,21 +311,17 @@ s_deliver (s_net_t *net, s_packet_t *packet)
                        envelope->recipient.life == node->life);
     if (node->crashed || !for_this_life)
         return;
-    shoal_msg_t msg;
-    shoal_wire_error_t err;
-    shoal_arena_reset (&net->arena);
-    int rc =
-        shoal_msg_decode (packet->bytes, packet->size, packet->carrier, &msg, &net->arena, &err);
-    CHECK_EQ (rc, 0);
-    if (rc)
+    const shoal_msg_t *msg = test_net_decode (&net->wire, packet);
+    CHECK (msg != NULL);
+    if (!msg)
         return;
     if (!node->core) {
-        s_stand_in (net, packet->to, envelope, &msg);
+        s_stand_in (net, packet->to, envelope, msg);
         return;
     }
     const char *from_addr =
         packet->carrier == SHOAL_PURPOSE_DATAGRAM ? net->nodes[packet->from].addr : NULL;
-    shoal_membership_receive (node->core, net->now, envelope, &msg, from_addr);
+    shoal_membership_receive (node->core, net->now, envelope, msg, from_addr);
     s_collect (net, packet->to);
 }
 
@@ -417,7 +338,7 @@ s_run_until (s_net_t *net, uint64_t until)
 {
     int spins = 0;
     for (;;) {
-        uint64_t t = net->queued ? net->heap[0].at : UINT64_MAX;
+        uint64_t t = test_net_next (&net->wire);
         for (int i = 0; i < net->count; i++)
             if (s_runs (&net->nodes[i]))
                 t = t < shoal_membership_next (net->nodes[i].core)
@@ -430,10 +351,10 @@ s_run_until (s_net_t *net, uint64_t until)
         if (spins >= 100000)
             break;
         net->now = t > net->now ? t : net->now;
-        while (net->queued && net->heap[0].at <= net->now) {
-            s_packet_t packet = s_heap_pop (net);
+        test_packet_t packet;
+        while (test_net_pop (&net->wire, net->now, &packet)) {
             s_deliver (net, &packet);
-            free (packet.bytes);
+            test_packet_free (&packet);
         }
         for (int i = 0; i < net->count; i++)
             if (s_runs (&net->nodes[i]) && shoal_membership_next (net->nodes[i].core) <= net->now) {
@@ -448,19 +369,19 @@ s_run_until (s_net_t *net, uint64_t until)
 static int
 s_inject (s_net_t *net, int from, int to, const shoal_msg_t *msg)
 {
-    static uint8_t buffer[SHOAL_FRAME_MAX];
-    shoal_wire_error_t err;
-    long size = shoal_msg_encode (msg, buffer, sizeof buffer, &err);
+    long size = test_net_encode (&net->wire, msg);
     CHECK (size > 0);
-    shoal_envelope_t envelope = { .purpose = (uint8_t) shoal_msg_purpose (msg->type) };
+    test_packet_t packet = { .carrier = shoal_msg_purpose (msg->type),
+                             .size = size > 0 ? (size_t) size : 0,
+                             .bytes = net->wire.buffer };
+    const shoal_msg_t *decoded = test_net_decode (&net->wire, &packet);
+    CHECK (decoded != NULL);
+    if (!decoded)
+        return -1;
+    shoal_envelope_t envelope = { .purpose = (uint8_t) packet.carrier };
     envelope.sender = s_life (&net->nodes[from]);
     envelope.recipient = s_life (&net->nodes[to]);
-    shoal_msg_t decoded;
-    shoal_arena_reset (&net->arena);
-    CHECK_EQ (shoal_msg_decode (buffer, (size_t) size, shoal_msg_purpose (msg->type), &decoded,
-                                &net->arena, &err),
-              0);
-    int rc = shoal_membership_receive (net->nodes[to].core, net->now, &envelope, &decoded,
+    int rc = shoal_membership_receive (net->nodes[to].core, net->now, &envelope, decoded,
                                        net->nodes[from].addr);
     s_collect (net, to);
     return rc;
@@ -886,8 +807,8 @@ three_nodes_join_through_one_seed (void)
     CHECK_EQ (shoal_membership_join (net->nodes[2].core, 0, net->nodes[0].addr), 0);
     s_collect (net, 2);
     //  The seed is pinged unaddressed, with the joiner's own record.
-    CHECK (net->queued == 2);
-    CHECK_EQ (net->heap[0].envelope.recipient.life, 0);
+    CHECK (net->wire.queued == 2);
+    CHECK_EQ (test_net_first (&net->wire)->envelope.recipient.life, 0);
     uint64_t took = s_run_until_converged (net, 10, 10000);
     CHECK (took <= 1000); //  ten probe intervals
     for (int i = 0; i < 3; i++)
@@ -2059,7 +1980,7 @@ seeds_and_beacons_introduce_but_never_prove (void)
     CHECK_EQ (s_outbox (net, a, SHOAL_MSG_PING), 1);
     s_collect (net, a);
     CHECK_EQ (s_state (net, a, b), -1);
-    CHECK_EQ (net->heap[0].envelope.recipient.life, 1);
+    CHECK_EQ (test_net_first (&net->wire)->envelope.recipient.life, 1);
     s_run_until (net, 10);
     CHECK_EQ (s_state (net, a, b), SHOAL_MEMBER_ALIVE);
     //  Known and live now: a beacon changes nothing.

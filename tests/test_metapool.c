@@ -11,7 +11,7 @@
 #include <string.h>
 
 static void
-test_the_same_content_is_one_copy_until_the_last_holder_puts_it (void)
+the_same_content_is_one_copy_until_the_last_holder_puts_it (void)
 {
     shoal_metapool_t *pool = shoal_metapool_new (1);
     CHECK (pool);
@@ -86,7 +86,7 @@ test_the_same_content_is_one_copy_until_the_last_holder_puts_it (void)
 //  Thousands of metas through the table's growth: each found again, each
 //  freed with its last holder, and the pool destroyed with metas left in it.
 static void
-test_many_metas_through_growth (void)
+many_metas_through_growth (void)
 {
     shoal_metapool_t *pool = shoal_metapool_new (7);
     enum { S_COUNT = 5000 };
@@ -116,7 +116,7 @@ test_many_metas_through_growth (void)
 int
 main (void)
 {
-    RUN (test_the_same_content_is_one_copy_until_the_last_holder_puts_it);
-    RUN (test_many_metas_through_growth);
+    RUN (the_same_content_is_one_copy_until_the_last_holder_puts_it);
+    RUN (many_metas_through_growth);
     return TEST_DONE ();
 }

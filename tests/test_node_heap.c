@@ -52,7 +52,7 @@ s_check_walk (const shoal_node_heap_t *heap)
 }
 
 static void
-test_walk_visits_nodes_in_order_through_changes (void)
+walk_visits_nodes_in_order_through_changes (void)
 {
     uint64_t state = 7;
     for (uint32_t n = 0; n < S_NODES; n++) {
@@ -90,7 +90,7 @@ test_walk_visits_nodes_in_order_through_changes (void)
 }
 
 static void
-test_ratios_compare_exactly (void)
+ratios_compare_exactly (void)
 {
     //  2/3 < 1/1 < 4/3, and 2^63 / 2 = 2^62 compares without overflow.
     uint64_t load[4] = { 2, 1, 4, (uint64_t) 1 << 63 };
@@ -105,7 +105,7 @@ test_ratios_compare_exactly (void)
 }
 
 static void
-test_empty_heap_has_no_first (void)
+empty_heap_has_no_first (void)
 {
     shoal_node_heap_t heap;
     CHECK_EQ (shoal_node_heap_init (&heap, 0, NULL, NULL, false), 0);
@@ -120,8 +120,8 @@ test_empty_heap_has_no_first (void)
 int
 main (void)
 {
-    RUN (test_walk_visits_nodes_in_order_through_changes);
-    RUN (test_ratios_compare_exactly);
-    RUN (test_empty_heap_has_no_first);
+    RUN (walk_visits_nodes_in_order_through_changes);
+    RUN (ratios_compare_exactly);
+    RUN (empty_heap_has_no_first);
     return TEST_DONE ();
 }

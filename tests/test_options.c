@@ -94,7 +94,7 @@ s_reads_back (const char *key, const char *value, const char *expected)
 //  Defaults and the table
 
 static void
-test_defaults_are_the_documented_ones (void)
+defaults_are_the_documented_ones (void)
 {
     shoal_options_t *options = s_new ();
     CHECK_STR (options->name, "");
@@ -130,7 +130,7 @@ test_defaults_are_the_documented_ones (void)
 }
 
 static void
-test_every_default_in_the_table_parses_and_reads_back_as_written (void)
+every_default_in_the_table_parses_and_reads_back_as_written (void)
 {
     shoal_options_t *options = s_new ();
     for (size_t i = 0; i < shoal_options_count (); i++) {
@@ -182,7 +182,7 @@ static const struct {
 #define SAMPLE_COUNT (sizeof s_samples / sizeof s_samples[0])
 
 static void
-test_get_writes_what_set_takes_for_every_option (void)
+get_writes_what_set_takes_for_every_option (void)
 {
     CHECK_EQ (SAMPLE_COUNT, shoal_options_count ());
     for (size_t i = 0; i < shoal_options_count (); i++) {
@@ -207,7 +207,7 @@ test_get_writes_what_set_takes_for_every_option (void)
 }
 
 static void
-test_the_typed_fields_hold_what_was_set (void)
+the_typed_fields_hold_what_was_set (void)
 {
     shoal_options_t *options = s_new ();
     for (size_t i = 0; i < SAMPLE_COUNT; i++)
@@ -247,7 +247,7 @@ test_the_typed_fields_hold_what_was_set (void)
 //  A range "LOW..HIGH" in the table is what set takes: both ends, and for
 //  numbers, nothing past them.
 static void
-test_the_table_s_ranges_are_the_bounds_set_keeps (void)
+the_table_s_ranges_are_the_bounds_set_keeps (void)
 {
     int ranges = 0;
     for (size_t i = 0; i < shoal_options_count (); i++) {
@@ -280,7 +280,7 @@ test_the_table_s_ranges_are_the_bounds_set_keeps (void)
 //  Each kind of value
 
 static void
-test_numbers_are_refused_past_their_bounds_with_the_bound (void)
+numbers_are_refused_past_their_bounds_with_the_bound (void)
 {
     s_refused ("capacity", "0", "0 is below the minimum 1");
     s_reads_back ("capacity", "1", "1");
@@ -298,7 +298,7 @@ test_numbers_are_refused_past_their_bounds_with_the_bound (void)
 }
 
 static void
-test_durations_take_a_unit_and_at_most_a_day (void)
+durations_take_a_unit_and_at_most_a_day (void)
 {
     s_reads_back ("grace", "250ms", "250ms");
     s_reads_back ("grace", "30s", "30s");
@@ -319,7 +319,7 @@ test_durations_take_a_unit_and_at_most_a_day (void)
 }
 
 static void
-test_bools_take_three_pairs_of_words_and_digits (void)
+bools_take_three_pairs_of_words_and_digits (void)
 {
     const char *truths[] = { "true", "yes", "on", "1" };
     const char *falsehoods[] = { "false", "no", "off", "0" };
@@ -333,7 +333,7 @@ test_bools_take_three_pairs_of_words_and_digits (void)
 }
 
 static void
-test_choices_take_their_words_only (void)
+choices_take_their_words_only (void)
 {
     s_refused ("partition-mode", "Quorum", "'Quorum' is not one of quorum|available");
     s_refused ("profile", "wan", "is not one of lan|loopback");
@@ -343,7 +343,7 @@ test_choices_take_their_words_only (void)
 }
 
 static void
-test_names_are_short_and_plain (void)
+names_are_short_and_plain (void)
 {
     char longest[SHOAL_OPTIONS_NAME_MAX + 2];
     memset (longest, 'n', sizeof longest);
@@ -361,7 +361,7 @@ test_names_are_short_and_plain (void)
 //  An interface's name as the kernel takes one; whether it exists is for
 //  the beacons to find out.
 static void
-test_interfaces_are_names_the_kernel_would_take (void)
+interfaces_are_names_the_kernel_would_take (void)
 {
     s_reads_back ("beacon-interface", "*", "*");
     s_reads_back ("beacon-interface", "lo", "lo");
@@ -385,7 +385,7 @@ test_interfaces_are_names_the_kernel_would_take (void)
 }
 
 static void
-test_host_ports_are_checked_for_syntax_only (void)
+host_ports_are_checked_for_syntax_only (void)
 {
     s_reads_back ("bind", "127.0.0.1:1", "127.0.0.1:1");
     s_reads_back ("bind", "[2001:db8::7]:65535", "[2001:db8::7]:65535");
@@ -437,7 +437,7 @@ test_host_ports_are_checked_for_syntax_only (void)
 }
 
 static void
-test_endpoints_are_ipc_or_tcp (void)
+endpoints_are_ipc_or_tcp (void)
 {
     s_reads_back ("control", "", "");
     s_reads_back ("control", "ipc:///run/shoal/control", "ipc:///run/shoal/control");
@@ -451,7 +451,7 @@ test_endpoints_are_ipc_or_tcp (void)
 }
 
 static void
-test_paths_take_any_text (void)
+paths_take_any_text (void)
 {
     s_reads_back ("events", " leading and trailing ", " leading and trailing ");
     s_reads_back ("key-file", "/a#b/c=d,e \xe2\x9c\x93", "/a#b/c=d,e \xe2\x9c\x93");
@@ -460,7 +460,7 @@ test_paths_take_any_text (void)
 }
 
 static void
-test_values_that_are_not_text_are_refused (void)
+values_that_are_not_text_are_refused (void)
 {
     s_refused ("events", "a\nb", "events: the value holds a control character");
     s_refused ("events", "a\tb", "holds a control character");
@@ -485,7 +485,7 @@ test_values_that_are_not_text_are_refused (void)
 //  Lists
 
 static void
-test_list_values_add_items_and_commas_separate_them (void)
+list_values_add_items_and_commas_separate_them (void)
 {
     shoal_options_t *options = s_new ();
     s_set (options, "join", "a:1");
@@ -509,7 +509,7 @@ test_list_values_add_items_and_commas_separate_them (void)
 }
 
 static void
-test_a_label_key_given_twice_is_refused (void)
+a_label_key_given_twice_is_refused (void)
 {
     s_refused ("labels", "zone=eu,zone=us", "labels: key zone given twice");
     shoal_options_t *options = s_new ();
@@ -525,7 +525,7 @@ test_a_label_key_given_twice_is_refused (void)
 }
 
 static void
-test_labels_and_job_names_are_plain_names (void)
+labels_and_job_names_are_plain_names (void)
 {
     s_refused ("labels", "zone", "labels: 'zone' is not key=value");
     s_refused ("labels", "=eu", "labels: empty");
@@ -552,7 +552,7 @@ test_labels_and_job_names_are_plain_names (void)
 }
 
 static void
-test_lists_are_bounded_in_items_and_in_bytes (void)
+lists_are_bounded_in_items_and_in_bytes (void)
 {
     shoal_options_t *options = s_new ();
     char item[64];
@@ -595,7 +595,7 @@ test_lists_are_bounded_in_items_and_in_bytes (void)
 //  Keys
 
 static void
-test_an_unknown_key_is_refused_with_the_likely_one (void)
+an_unknown_key_is_refused_with_the_likely_one (void)
 {
     shoal_options_t *options = s_new ();
     char why[256] = "";
@@ -623,7 +623,7 @@ test_an_unknown_key_is_refused_with_the_likely_one (void)
 }
 
 static void
-test_short_buffers_still_hold_strings (void)
+short_buffers_still_hold_strings (void)
 {
     shoal_options_t *options = s_new ();
     char text[8] = "xxxxxxx";
@@ -650,7 +650,7 @@ s_load (shoal_options_t *options, const char *text, char *why, size_t why_size)
 }
 
 static void
-test_a_config_file_sets_every_key_it_names (void)
+a_config_file_sets_every_key_it_names (void)
 {
     const char *text = "# A node in the EU zone.\n"
                        "\n"
@@ -681,7 +681,7 @@ test_a_config_file_sets_every_key_it_names (void)
 }
 
 static void
-test_config_quotes_keep_spaces_and_take_two_escapes (void)
+config_quotes_keep_spaces_and_take_two_escapes (void)
 {
     const char *text = "events = \"  spaced # not a comment  \"\n"
                        "key-file = \"say \\\"hi\\\" \\\\ back\"   \n"
@@ -714,7 +714,7 @@ test_config_quotes_keep_spaces_and_take_two_escapes (void)
 }
 
 static void
-test_config_crlf_lines_and_a_byte_order_mark_are_taken (void)
+config_crlf_lines_and_a_byte_order_mark_are_taken (void)
 {
     const char *text = "\xef\xbb\xbf# written on Windows\r\n"
                        "capacity = 3\r\n"
@@ -736,7 +736,7 @@ test_config_crlf_lines_and_a_byte_order_mark_are_taken (void)
 //  An error on line 12, after eleven lines that each set something, names
 //  line 12 and keeps every one of those eleven from taking effect.
 static void
-test_an_error_on_a_line_names_it_and_changes_nothing (void)
+an_error_on_a_line_names_it_and_changes_nothing (void)
 {
     const char *text = "name = eu-1\n"
                        "data-dir = /var/lib/shoal\n"
@@ -771,7 +771,7 @@ test_an_error_on_a_line_names_it_and_changes_nothing (void)
 }
 
 static void
-test_config_lines_that_are_not_settings_are_refused (void)
+config_lines_that_are_not_settings_are_refused (void)
 {
     const struct {
         const char *text, *reason;
@@ -798,7 +798,7 @@ test_config_lines_that_are_not_settings_are_refused (void)
 }
 
 static void
-test_config_files_and_lines_are_bounded_and_text (void)
+config_files_and_lines_are_bounded_and_text (void)
 {
     shoal_options_t *options = s_new ();
     char why[256] = "";
@@ -841,7 +841,7 @@ test_config_files_and_lines_are_bounded_and_text (void)
 }
 
 static void
-test_load_file_reads_the_file_and_names_it_by_path (void)
+load_file_reads_the_file_and_names_it_by_path (void)
 {
     char path[] = "/tmp/shoal-test-options-XXXXXX";
     int fd = mkstemp (path);
@@ -877,7 +877,7 @@ test_load_file_reads_the_file_and_names_it_by_path (void)
 //  The environment and sources
 
 static void
-test_the_environment_sets_shoal_variables (void)
+the_environment_sets_shoal_variables (void)
 {
     char *envp[] = { "PATH=/usr/bin",
                      "SHOAL_CAPACITY=4",
@@ -902,7 +902,7 @@ test_the_environment_sets_shoal_variables (void)
 }
 
 static void
-test_every_option_has_its_variable (void)
+every_option_has_its_variable (void)
 {
     shoal_options_t *options = s_new ();
     for (size_t i = 0; i < SAMPLE_COUNT; i++) {
@@ -920,7 +920,7 @@ test_every_option_has_its_variable (void)
 }
 
 static void
-test_reserved_and_unrelated_variables_are_passed_over (void)
+reserved_and_unrelated_variables_are_passed_over (void)
 {
     char *envp[] = { "SHOAL_JOB=ingest",
                      "SHOAL_TASK=ingest/3",
@@ -950,7 +950,7 @@ test_reserved_and_unrelated_variables_are_passed_over (void)
 }
 
 static void
-test_a_misspelled_variable_is_refused_and_changes_nothing (void)
+a_misspelled_variable_is_refused_and_changes_nothing (void)
 {
     const struct {
         const char *variable, *reason;
@@ -982,7 +982,7 @@ test_a_misspelled_variable_is_refused_and_changes_nothing (void)
 //  whole, so a label the environment sets replaces the file's labels
 //  rather than colliding with one of them.
 static void
-test_each_source_gives_a_list_whole (void)
+each_source_gives_a_list_whole (void)
 {
     shoal_options_t *options = s_new ();
     char why[256] = "";
@@ -1015,7 +1015,7 @@ test_each_source_gives_a_list_whole (void)
 #define SPEC_LEAST (offsetof (shoal_option_spec_t, doc) + sizeof (const char *))
 
 static void
-test_the_public_listing_is_the_table_in_order (void)
+the_public_listing_is_the_table_in_order (void)
 {
     CHECK_EQ (shoal_option_count (), shoal_options_count ());
     CHECK (shoal_option_count () > 0);
@@ -1041,7 +1041,7 @@ test_the_public_listing_is_the_table_in_order (void)
 //  Each listed key, set on a node to its listed default, is taken and
 //  reads back as it was written: what a binding's defaults would do.
 static void
-test_every_listed_default_round_trips_through_a_node (void)
+every_listed_default_round_trips_through_a_node (void)
 {
     shoal_node_t *node = shoal_node_new ();
     CHECK (node != NULL);
@@ -1062,7 +1062,7 @@ test_every_listed_default_round_trips_through_a_node (void)
 }
 
 static void
-test_a_spec_smaller_than_the_first_layout_is_refused_untouched (void)
+a_spec_smaller_than_the_first_layout_is_refused_untouched (void)
 {
     CHECK_EQ (SPEC_LEAST, sizeof (shoal_option_spec_t));
     size_t sizes[] = { 0, 1, sizeof (size_t), SPEC_LEAST - 1 };
@@ -1081,7 +1081,7 @@ test_a_spec_smaller_than_the_first_layout_is_refused_untouched (void)
 //  library does not know of: those read zero, and nothing past its size
 //  is written.
 static void
-test_a_larger_spec_is_zero_filled_past_what_the_library_knows (void)
+a_larger_spec_is_zero_filled_past_what_the_library_knows (void)
 {
     struct {
         shoal_option_spec_t spec;
@@ -1111,7 +1111,7 @@ test_a_larger_spec_is_zero_filled_past_what_the_library_knows (void)
 }
 
 static void
-test_an_index_past_the_last_is_refused_untouched (void)
+an_index_past_the_last_is_refused_untouched (void)
 {
     size_t indexes[] = { shoal_option_count (), shoal_option_count () + 1, SIZE_MAX };
     for (size_t i = 0; i < sizeof indexes / sizeof indexes[0]; i++) {
@@ -1132,7 +1132,7 @@ test_an_index_past_the_last_is_refused_untouched (void)
 //  docs/options.md has a row "| `key` | ... | `default` | ..." for every
 //  option, and no row for an option that is not there.
 static void
-test_the_docs_list_every_option_with_its_default (void)
+the_docs_list_every_option_with_its_default (void)
 {
     FILE *file = fopen (SHOAL_TESTS_DIR "/../docs/options.md", "r");
     CHECK (file != NULL);
@@ -1170,44 +1170,44 @@ test_the_docs_list_every_option_with_its_default (void)
 int
 main (void)
 {
-    RUN (test_defaults_are_the_documented_ones);
-    RUN (test_every_default_in_the_table_parses_and_reads_back_as_written);
-    RUN (test_get_writes_what_set_takes_for_every_option);
-    RUN (test_the_typed_fields_hold_what_was_set);
-    RUN (test_the_table_s_ranges_are_the_bounds_set_keeps);
-    RUN (test_numbers_are_refused_past_their_bounds_with_the_bound);
-    RUN (test_durations_take_a_unit_and_at_most_a_day);
-    RUN (test_bools_take_three_pairs_of_words_and_digits);
-    RUN (test_choices_take_their_words_only);
-    RUN (test_names_are_short_and_plain);
-    RUN (test_interfaces_are_names_the_kernel_would_take);
-    RUN (test_host_ports_are_checked_for_syntax_only);
-    RUN (test_endpoints_are_ipc_or_tcp);
-    RUN (test_paths_take_any_text);
-    RUN (test_values_that_are_not_text_are_refused);
-    RUN (test_list_values_add_items_and_commas_separate_them);
-    RUN (test_a_label_key_given_twice_is_refused);
-    RUN (test_labels_and_job_names_are_plain_names);
-    RUN (test_lists_are_bounded_in_items_and_in_bytes);
-    RUN (test_an_unknown_key_is_refused_with_the_likely_one);
-    RUN (test_short_buffers_still_hold_strings);
-    RUN (test_a_config_file_sets_every_key_it_names);
-    RUN (test_config_quotes_keep_spaces_and_take_two_escapes);
-    RUN (test_config_crlf_lines_and_a_byte_order_mark_are_taken);
-    RUN (test_an_error_on_a_line_names_it_and_changes_nothing);
-    RUN (test_config_lines_that_are_not_settings_are_refused);
-    RUN (test_config_files_and_lines_are_bounded_and_text);
-    RUN (test_load_file_reads_the_file_and_names_it_by_path);
-    RUN (test_the_environment_sets_shoal_variables);
-    RUN (test_every_option_has_its_variable);
-    RUN (test_reserved_and_unrelated_variables_are_passed_over);
-    RUN (test_a_misspelled_variable_is_refused_and_changes_nothing);
-    RUN (test_each_source_gives_a_list_whole);
-    RUN (test_the_public_listing_is_the_table_in_order);
-    RUN (test_every_listed_default_round_trips_through_a_node);
-    RUN (test_a_spec_smaller_than_the_first_layout_is_refused_untouched);
-    RUN (test_a_larger_spec_is_zero_filled_past_what_the_library_knows);
-    RUN (test_an_index_past_the_last_is_refused_untouched);
-    RUN (test_the_docs_list_every_option_with_its_default);
+    RUN (defaults_are_the_documented_ones);
+    RUN (every_default_in_the_table_parses_and_reads_back_as_written);
+    RUN (get_writes_what_set_takes_for_every_option);
+    RUN (the_typed_fields_hold_what_was_set);
+    RUN (the_table_s_ranges_are_the_bounds_set_keeps);
+    RUN (numbers_are_refused_past_their_bounds_with_the_bound);
+    RUN (durations_take_a_unit_and_at_most_a_day);
+    RUN (bools_take_three_pairs_of_words_and_digits);
+    RUN (choices_take_their_words_only);
+    RUN (names_are_short_and_plain);
+    RUN (interfaces_are_names_the_kernel_would_take);
+    RUN (host_ports_are_checked_for_syntax_only);
+    RUN (endpoints_are_ipc_or_tcp);
+    RUN (paths_take_any_text);
+    RUN (values_that_are_not_text_are_refused);
+    RUN (list_values_add_items_and_commas_separate_them);
+    RUN (a_label_key_given_twice_is_refused);
+    RUN (labels_and_job_names_are_plain_names);
+    RUN (lists_are_bounded_in_items_and_in_bytes);
+    RUN (an_unknown_key_is_refused_with_the_likely_one);
+    RUN (short_buffers_still_hold_strings);
+    RUN (a_config_file_sets_every_key_it_names);
+    RUN (config_quotes_keep_spaces_and_take_two_escapes);
+    RUN (config_crlf_lines_and_a_byte_order_mark_are_taken);
+    RUN (an_error_on_a_line_names_it_and_changes_nothing);
+    RUN (config_lines_that_are_not_settings_are_refused);
+    RUN (config_files_and_lines_are_bounded_and_text);
+    RUN (load_file_reads_the_file_and_names_it_by_path);
+    RUN (the_environment_sets_shoal_variables);
+    RUN (every_option_has_its_variable);
+    RUN (reserved_and_unrelated_variables_are_passed_over);
+    RUN (a_misspelled_variable_is_refused_and_changes_nothing);
+    RUN (each_source_gives_a_list_whole);
+    RUN (the_public_listing_is_the_table_in_order);
+    RUN (every_listed_default_round_trips_through_a_node);
+    RUN (a_spec_smaller_than_the_first_layout_is_refused_untouched);
+    RUN (a_larger_spec_is_zero_filled_past_what_the_library_knows);
+    RUN (an_index_past_the_last_is_refused_untouched);
+    RUN (the_docs_list_every_option_with_its_default);
     return TEST_DONE ();
 }

@@ -48,13 +48,13 @@ s_check_counts (uint32_t rows, uint32_t columns, size_t expected, bool hashed)
 }
 
 static void
-test_small_grid_counts_in_a_plain_table (void)
+small_grid_counts_in_a_plain_table (void)
 {
     s_check_counts (100, 1000, 100000, false);
 }
 
 static void
-test_large_grid_counts_in_a_hash_table_that_grows (void)
+large_grid_counts_in_a_hash_table_that_grows (void)
 {
     //  100,000 jobs x 1,000 nodes for 16 expected pairs: the table starts
     //  small and must grow past 2,000 pairs in use.
@@ -64,7 +64,7 @@ test_large_grid_counts_in_a_hash_table_that_grows (void)
 int
 main (void)
 {
-    RUN (test_small_grid_counts_in_a_plain_table);
-    RUN (test_large_grid_counts_in_a_hash_table_that_grows);
+    RUN (small_grid_counts_in_a_plain_table);
+    RUN (large_grid_counts_in_a_hash_table_that_grows);
     return TEST_DONE ();
 }

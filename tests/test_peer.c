@@ -1,10 +1,10 @@
 /*  tests/test_peer.c: a node's cores wired together, on a network by hand.
 
     Each test plays the shell of a few peers: their sinks put every message
-    they send, encoded as on the wire, into one queue, and the test delivers
-    the queue in order, at once (no latency, no loss), then ticks each peer
-    when its deadline comes. The application of each peer does what its
-    commands say and reports each start as running.
+    they send, encoded as on the wire, into the tests' network
+    (tests/lib/net.h), and the test delivers it in order, at once (no
+    latency, no loss), then ticks each peer when its deadline comes. The application of each peer
+   does what its commands say and reports each start as running.
 */
 
 #include "tests/samples.h"
@@ -12,18 +12,11 @@
 #include "peer/peer.h"
 #include "tests/test.h"
 #include "wire/wire.h"
+#include "tests/lib/net.h"
 
 #include <stdlib.h>
 
 #define PEERS 3
-
-typedef struct {
-    int from, to;
-    uint8_t purpose;
-    shoal_life_t recipient;
-    long size;
-    uint8_t *data;
-} s_flight_t;
 
 typedef struct s_net s_net_t;
 
@@ -50,18 +43,12 @@ typedef struct {
 
 struct s_net {
     s_node_t nodes[PEERS];
-    s_flight_t *queue;
-    size_t head, count, size;
+    test_net_t wire;
     uint64_t now;
-    shoal_arena_t arena;
     size_t delivered;     //  messages delivered
     size_t delivered_max; //  s_net_run stops there (0: no bound)
     int deaf_to_acks;     //  1 + the peer whose COORDINATOR-ACKs are lost (0: none)
 };
-
-//  One encoded message, at file scope: 4 MiB on the stack of every test
-//  overflowed it where the tests are inlined into main (clang, ASan).
-static uint8_t s_buffer[SHOAL_FRAME_MAX];
 
 static void
 s_send (void *arg, const shoal_life_t *to, const char *addr, const shoal_msg_t *msg)
@@ -76,24 +63,19 @@ s_send (void *arg, const shoal_life_t *to, const char *addr, const shoal_msg_t *
             target = strcmp (net->nodes[i].addr, addr) == 0 ? i : target;
     else
         target = to->id[0] - 1;
-    shoal_wire_error_t err;
-    long size = shoal_msg_encode (msg, s_buffer, sizeof s_buffer, &err);
+    long size = test_net_encode (&net->wire, msg);
     CHECK (size > 0);
     if (target < 0 || target >= PEERS || size <= 0 ||
         (msg->type == SHOAL_MSG_COORDINATOR_ACK && net->deaf_to_acks == target + 1))
         return;
-    if (net->count == net->size) {
-        net->size = net->size ? 2 * net->size : 64;
-        net->queue = realloc (net->queue, net->size * sizeof *net->queue);
-    }
-    s_flight_t *flight = &net->queue[net->count++];
-    *flight = (s_flight_t){ .from = node->index,
-                            .to = target,
-                            .purpose = (uint8_t) shoal_msg_purpose (msg->type),
-                            .recipient = *to,
-                            .size = size,
-                            .data = malloc ((size_t) size) };
-    memcpy (flight->data, s_buffer, (size_t) size);
+    //  No latency: the network holds it until the test delivers.
+    test_packet_t packet = { .at = net->now,
+                             .from = node->index,
+                             .to = target,
+                             .carrier = shoal_msg_purpose (msg->type),
+                             .envelope.recipient = *to,
+                             .size = (size_t) size };
+    CHECK_EQ (test_net_push (&net->wire, &packet, net->wire.buffer), 0);
 }
 
 static size_t
@@ -169,7 +151,7 @@ static void
 s_net_start_with (s_net_t *net, bool election, bool tasks, bool waits, bool join)
 {
     memset (net, 0, sizeof *net);
-    CHECK_EQ (shoal_arena_init (&net->arena, SHOAL_DECODE_ARENA (SHOAL_FRAME_MAX)), 0);
+    CHECK_EQ (test_net_init (&net->wire), 0);
     shoal_peer_config_t config;
     s_config (&config, election, tasks);
     config.election_waits = waits;
@@ -210,31 +192,28 @@ s_net_stop (s_net_t *net)
 {
     for (int i = 0; i < PEERS; i++)
         shoal_peer_destroy (&net->nodes[i].peer);
-    for (size_t i = net->head; i < net->count; i++)
-        free (net->queue[i].data);
-    free (net->queue);
-    shoal_arena_release (&net->arena);
+    test_net_release (&net->wire);
 }
 
+//  Delivers one packet as the shell would: decoded on its carrier, in a
+//  plaintext envelope numbered by its sender.
 static void
-s_deliver (s_net_t *net, s_flight_t *flight)
+s_deliver (s_net_t *net, test_packet_t *packet)
 {
-    s_node_t *node = &net->nodes[flight->to];
-    shoal_msg_t msg;
-    shoal_wire_error_t err;
-    shoal_arena_reset (&net->arena);
-    if (node->peer && shoal_msg_decode (flight->data, (size_t) flight->size, flight->purpose, &msg,
-                                        &net->arena, &err) == 0) {
-        shoal_id_t from = shoal_sample_index_id (flight->from);
+    s_node_t *node = &net->nodes[packet->to];
+    const shoal_msg_t *msg = node->peer ? test_net_decode (&net->wire, packet) : NULL;
+    CHECK (!node->peer || msg != NULL);
+    if (msg) {
+        shoal_id_t from = shoal_sample_index_id (packet->from);
         shoal_envelope_t envelope = { .mode = SHOAL_ENVELOPE_PLAINTEXT,
-                                      .purpose = flight->purpose,
+                                      .purpose = (uint8_t) packet->carrier,
                                       .sender = { .life = 1 },
-                                      .recipient = flight->recipient,
-                                      .seq = ++net->nodes[flight->from].seq };
+                                      .recipient = packet->envelope.recipient,
+                                      .seq = ++net->nodes[packet->from].seq };
         memcpy (envelope.sender.id, from.bytes, sizeof envelope.sender.id);
-        shoal_peer_receive (node->peer, net->now, &envelope, &msg, net->nodes[flight->from].addr);
+        shoal_peer_receive (node->peer, net->now, &envelope, msg, net->nodes[packet->from].addr);
     }
-    free (flight->data);
+    test_packet_free (packet);
 }
 
 //  Runs the network until until_ms: messages first, then the application's
@@ -243,15 +222,14 @@ static void
 s_net_run (s_net_t *net, uint64_t until_ms)
 {
     while (net->now <= until_ms) {
-        while (net->head < net->count) {
-            s_flight_t flight = net->queue[net->head++];
-            s_deliver (net, &flight);
+        test_packet_t packet;
+        while (test_net_pop (&net->wire, UINT64_MAX, &packet)) {
+            s_deliver (net, &packet);
             //  Messages that beget messages without end, at one instant,
             //  would otherwise grow the queue until memory runs out.
             if (++net->delivered == net->delivered_max)
                 return;
         }
-        net->head = net->count = 0;
         bool reported = false;
         for (int i = 0; i < PEERS; i++) {
             s_node_t *node = &net->nodes[i];

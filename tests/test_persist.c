@@ -210,7 +210,7 @@ s_says_cut_short (const char *why)
 //  The identity
 
 static void
-test_an_identity_comes_back_and_its_bytes_are_as_documented (void)
+an_identity_comes_back_and_its_bytes_are_as_documented (void)
 {
     shoal_persist_identity_t identity = { shoal_sample_id (0xab), 7, 300 };
     char why[256] = "";
@@ -233,7 +233,7 @@ test_an_identity_comes_back_and_its_bytes_are_as_documented (void)
 }
 
 static void
-test_an_identity_keeps_the_largest_numbers (void)
+an_identity_keeps_the_largest_numbers (void)
 {
     shoal_persist_identity_t identity = { shoal_sample_id (0xff), UINT64_MAX, UINT64_MAX };
     char why[256] = "";
@@ -247,7 +247,7 @@ test_an_identity_keeps_the_largest_numbers (void)
 }
 
 static void
-test_an_identity_without_an_id_is_refused (void)
+an_identity_without_an_id_is_refused (void)
 {
     shoal_persist_identity_t identity = { s_zero_id (), 1, 0 };
     char why[256] = "";
@@ -264,7 +264,7 @@ test_an_identity_without_an_id_is_refused (void)
 }
 
 static void
-test_an_identity_of_life_zero_is_refused (void)
+an_identity_of_life_zero_is_refused (void)
 {
     shoal_persist_identity_t identity = { shoal_sample_id (0x01), 0, 5 };
     char why[256] = "";
@@ -280,7 +280,7 @@ test_an_identity_of_life_zero_is_refused (void)
 }
 
 static void
-test_an_id_of_another_size_is_refused (void)
+an_id_of_another_size_is_refused (void)
 {
     s_raw_t raw;
     msgpack_packer *packer = s_raw_begin (&raw, 3, SHOAL_PERSIST_VERSION);
@@ -295,7 +295,7 @@ test_an_id_of_another_size_is_refused (void)
 //  The elector's saved state
 
 static void
-test_an_elector_state_comes_back (void)
+an_elector_state_comes_back (void)
 {
     shoal_id_t voters[] = { shoal_sample_id (0x01), shoal_sample_id (0x05),
                             shoal_sample_id (0x09) };
@@ -329,7 +329,7 @@ test_an_elector_state_comes_back (void)
 }
 
 static void
-test_an_elector_state_without_voters_or_leader_comes_back (void)
+an_elector_state_without_voters_or_leader_comes_back (void)
 {
     shoal_elector_saved_t saved = { 0, s_zero_id (), 0, 0, NULL };
     char why[256] = "";
@@ -349,7 +349,7 @@ test_an_elector_state_without_voters_or_leader_comes_back (void)
 }
 
 static void
-test_the_most_voters_come_back_and_one_more_is_refused (void)
+the_most_voters_come_back_and_one_more_is_refused (void)
 {
     shoal_id_t *voters = calloc (SHOAL_VOTERS_MAX + 1, sizeof *voters);
     for (uint32_t i = 0; i <= SHOAL_VOTERS_MAX; i++) {
@@ -391,7 +391,7 @@ test_the_most_voters_come_back_and_one_more_is_refused (void)
 }
 
 static void
-test_voters_out_of_order_are_refused (void)
+voters_out_of_order_are_refused (void)
 {
     shoal_id_t voters[] = { shoal_sample_id (0x01), shoal_sample_id (0x09),
                             shoal_sample_id (0x05) };
@@ -409,7 +409,7 @@ test_voters_out_of_order_are_refused (void)
 }
 
 static void
-test_a_voter_given_twice_is_refused (void)
+a_voter_given_twice_is_refused (void)
 {
     shoal_id_t voters[] = { shoal_sample_id (0x01), shoal_sample_id (0x05),
                             shoal_sample_id (0x05) };
@@ -427,7 +427,7 @@ test_a_voter_given_twice_is_refused (void)
 }
 
 static void
-test_a_voter_without_an_id_is_refused (void)
+a_voter_without_an_id_is_refused (void)
 {
     shoal_id_t voters[] = { s_zero_id (), shoal_sample_id (0x05) };
     shoal_elector_saved_t saved = { 1, s_zero_id (), 1, 2, voters };
@@ -444,7 +444,7 @@ test_a_voter_without_an_id_is_refused (void)
 }
 
 static void
-test_a_field_of_another_type_is_refused (void)
+a_field_of_another_type_is_refused (void)
 {
     s_raw_t raw;
     msgpack_packer *packer = s_raw_begin (&raw, 4, SHOAL_PERSIST_VERSION);
@@ -486,7 +486,7 @@ test_a_field_of_another_type_is_refused (void)
 //  The job specs
 
 static void
-test_job_specs_come_back (void)
+job_specs_come_back (void)
 {
     shoal_label_t gpu[] = { { "gpu", "a100" }, { "zone", "eu-1" } };
     shoal_jobspec_t specs[] = {
@@ -503,7 +503,7 @@ test_job_specs_come_back (void)
 }
 
 static void
-test_no_job_specs_come_back_as_none (void)
+no_job_specs_come_back_as_none (void)
 {
     shoal_jobs_saved_t saved = { 0, 0, 0, NULL };
     shoal_persist_jobs_t jobs;
@@ -524,7 +524,7 @@ test_no_job_specs_come_back_as_none (void)
 //  labels of the longest keys and values, a command of 4096 bytes of
 //  two-byte characters, the largest parallelism and weight.
 static void
-test_job_specs_at_every_limit_come_back (void)
+job_specs_at_every_limit_come_back (void)
 {
     static char keys[SHOAL_LABELS_MAX][SHOAL_LABEL_MAX + 1];
     static char values[SHOAL_LABELS_MAX][SHOAL_LABEL_MAX + 1];
@@ -550,7 +550,7 @@ test_job_specs_at_every_limit_come_back (void)
 }
 
 static void
-test_the_most_job_specs_come_back_and_one_more_is_refused (void)
+the_most_job_specs_come_back_and_one_more_is_refused (void)
 {
     static char names[SHOAL_JOBS_MAX + 1][16];
     static shoal_jobspec_t specs[SHOAL_JOBS_MAX + 1];
@@ -582,7 +582,7 @@ test_the_most_job_specs_come_back_and_one_more_is_refused (void)
 }
 
 static void
-test_job_specs_out_of_order_are_refused (void)
+job_specs_out_of_order_are_refused (void)
 {
     shoal_jobspec_t specs[] = {
         { "beta", 1, false, 1, 0, NULL, "" },
@@ -604,7 +604,7 @@ test_job_specs_out_of_order_are_refused (void)
 }
 
 static void
-test_a_job_name_given_twice_is_refused (void)
+a_job_name_given_twice_is_refused (void)
 {
     shoal_jobspec_t specs[] = {
         { "alpha", 1, false, 1, 0, NULL, "" },
@@ -628,7 +628,7 @@ test_a_job_name_given_twice_is_refused (void)
 
 //  Each string of a spec one byte over its limit, encoded and hand-made.
 static void
-test_strings_over_their_limit_are_refused (void)
+strings_over_their_limit_are_refused (void)
 {
     static char long_name[SHOAL_NAME_MAX + 2];
     static char long_label[SHOAL_LABEL_MAX + 2];
@@ -665,7 +665,7 @@ test_strings_over_their_limit_are_refused (void)
 }
 
 static void
-test_text_that_is_not_utf8_is_refused (void)
+text_that_is_not_utf8_is_refused (void)
 {
     struct {
         s_raw_spec_t spec;
@@ -693,7 +693,7 @@ test_text_that_is_not_utf8_is_refused (void)
 }
 
 static void
-test_a_parallelism_over_the_limit_is_refused (void)
+a_parallelism_over_the_limit_is_refused (void)
 {
     s_raw_t raw;
     s_raw_jobs (&raw, (const s_raw_spec_t[]){ { "a", SHOAL_PARALLELISM_MAX + 1, NULL, NULL, "" } },
@@ -752,7 +752,7 @@ s_decode (int record, const uint8_t *data, size_t size, char *why, size_t why_si
 static const char *s_records[] = { "identity", "elector", "jobs" };
 
 static void
-test_a_payload_cut_short_at_any_length_is_refused (void)
+a_payload_cut_short_at_any_length_is_refused (void)
 {
     for (int record = 0; record < 3; record++) {
         uint8_t *data;
@@ -784,7 +784,7 @@ test_a_payload_cut_short_at_any_length_is_refused (void)
 }
 
 static void
-test_bytes_after_the_record_are_refused (void)
+bytes_after_the_record_are_refused (void)
 {
     for (int record = 0; record < 3; record++) {
         uint8_t *data;
@@ -808,7 +808,7 @@ test_bytes_after_the_record_are_refused (void)
 //  Fields missing or one too many, each said as such rather than as
 //  truncation or trailing bytes.
 static void
-test_a_payload_of_other_fields_is_refused (void)
+a_payload_of_other_fields_is_refused (void)
 {
     static const uint32_t fields[] = { 3, 4, 3 };
     for (int record = 0; record < 3; record++)
@@ -829,7 +829,7 @@ test_a_payload_of_other_fields_is_refused (void)
 }
 
 static void
-test_an_unknown_format_version_is_refused (void)
+an_unknown_format_version_is_refused (void)
 {
     for (int record = 0; record < 3; record++) {
         uint8_t *data;
@@ -859,7 +859,7 @@ test_an_unknown_format_version_is_refused (void)
 }
 
 static void
-test_what_is_not_a_record_is_refused (void)
+what_is_not_a_record_is_refused (void)
 {
     static const struct {
         const char *bytes;
@@ -882,7 +882,7 @@ test_what_is_not_a_record_is_refused (void)
 }
 
 static void
-test_a_refusal_needs_no_reason_buffer (void)
+a_refusal_needs_no_reason_buffer (void)
 {
     uint8_t *data;
     size_t size;
@@ -900,32 +900,32 @@ test_a_refusal_needs_no_reason_buffer (void)
 int
 main (void)
 {
-    RUN (test_an_identity_comes_back_and_its_bytes_are_as_documented);
-    RUN (test_an_identity_keeps_the_largest_numbers);
-    RUN (test_an_identity_without_an_id_is_refused);
-    RUN (test_an_identity_of_life_zero_is_refused);
-    RUN (test_an_id_of_another_size_is_refused);
-    RUN (test_an_elector_state_comes_back);
-    RUN (test_an_elector_state_without_voters_or_leader_comes_back);
-    RUN (test_the_most_voters_come_back_and_one_more_is_refused);
-    RUN (test_voters_out_of_order_are_refused);
-    RUN (test_a_voter_given_twice_is_refused);
-    RUN (test_a_voter_without_an_id_is_refused);
-    RUN (test_a_field_of_another_type_is_refused);
-    RUN (test_job_specs_come_back);
-    RUN (test_no_job_specs_come_back_as_none);
-    RUN (test_job_specs_at_every_limit_come_back);
-    RUN (test_the_most_job_specs_come_back_and_one_more_is_refused);
-    RUN (test_job_specs_out_of_order_are_refused);
-    RUN (test_a_job_name_given_twice_is_refused);
-    RUN (test_strings_over_their_limit_are_refused);
-    RUN (test_text_that_is_not_utf8_is_refused);
-    RUN (test_a_parallelism_over_the_limit_is_refused);
-    RUN (test_a_payload_cut_short_at_any_length_is_refused);
-    RUN (test_bytes_after_the_record_are_refused);
-    RUN (test_a_payload_of_other_fields_is_refused);
-    RUN (test_an_unknown_format_version_is_refused);
-    RUN (test_what_is_not_a_record_is_refused);
-    RUN (test_a_refusal_needs_no_reason_buffer);
+    RUN (an_identity_comes_back_and_its_bytes_are_as_documented);
+    RUN (an_identity_keeps_the_largest_numbers);
+    RUN (an_identity_without_an_id_is_refused);
+    RUN (an_identity_of_life_zero_is_refused);
+    RUN (an_id_of_another_size_is_refused);
+    RUN (an_elector_state_comes_back);
+    RUN (an_elector_state_without_voters_or_leader_comes_back);
+    RUN (the_most_voters_come_back_and_one_more_is_refused);
+    RUN (voters_out_of_order_are_refused);
+    RUN (a_voter_given_twice_is_refused);
+    RUN (a_voter_without_an_id_is_refused);
+    RUN (a_field_of_another_type_is_refused);
+    RUN (job_specs_come_back);
+    RUN (no_job_specs_come_back_as_none);
+    RUN (job_specs_at_every_limit_come_back);
+    RUN (the_most_job_specs_come_back_and_one_more_is_refused);
+    RUN (job_specs_out_of_order_are_refused);
+    RUN (a_job_name_given_twice_is_refused);
+    RUN (strings_over_their_limit_are_refused);
+    RUN (text_that_is_not_utf8_is_refused);
+    RUN (a_parallelism_over_the_limit_is_refused);
+    RUN (a_payload_cut_short_at_any_length_is_refused);
+    RUN (bytes_after_the_record_are_refused);
+    RUN (a_payload_of_other_fields_is_refused);
+    RUN (an_unknown_format_version_is_refused);
+    RUN (what_is_not_a_record_is_refused);
+    RUN (a_refusal_needs_no_reason_buffer);
     return TEST_DONE ();
 }

@@ -55,7 +55,7 @@ s_commit (shoal_replay_t *replay, const uint8_t sender[16], uint64_t incarnation
 //  The rules for one sender
 
 static void
-test_new_refuses_zero_capacity (void)
+new_refuses_zero_capacity (void)
 {
     shoal_replay_t *replay = shoal_replay_new (0);
     CHECK (replay == NULL);
@@ -68,7 +68,7 @@ test_new_refuses_zero_capacity (void)
 }
 
 static void
-test_unknown_sender_is_fresh (void)
+unknown_sender_is_fresh (void)
 {
     shoal_replay_t *replay = shoal_replay_new (8);
     uint8_t sender[16];
@@ -81,7 +81,7 @@ test_unknown_sender_is_fresh (void)
 }
 
 static void
-test_check_does_not_record_and_commit_does (void)
+check_does_not_record_and_commit_does (void)
 {
     shoal_replay_t *replay = shoal_replay_new (8);
     uint8_t sender[16];
@@ -99,7 +99,7 @@ test_check_does_not_record_and_commit_does (void)
 }
 
 static void
-test_each_number_is_accepted_once (void)
+each_number_is_accepted_once (void)
 {
     shoal_replay_t *replay = shoal_replay_new (8);
     uint8_t sender[16];
@@ -114,7 +114,7 @@ test_each_number_is_accepted_once (void)
 }
 
 static void
-test_window_edges (void)
+the_window_holds_256_numbers_below_the_top (void)
 {
     shoal_replay_t *replay = shoal_replay_new (8);
     uint8_t sender[16];
@@ -149,7 +149,7 @@ test_window_edges (void)
 }
 
 static void
-test_sequence_numbers_at_the_top_of_the_range (void)
+sequence_numbers_at_the_top_of_the_range (void)
 {
     shoal_replay_t *replay = shoal_replay_new (8);
     uint8_t sender[16];
@@ -176,7 +176,7 @@ s_pattern (uint64_t top, uint64_t seq)
 }
 
 static void
-test_sliding_by_any_distance_keeps_exactly_the_right_numbers (void)
+sliding_by_any_distance_keeps_exactly_the_right_numbers (void)
 {
     const uint64_t shifts[] = {
         1,   2,   3,   31,  63,  64,  65,  100, 127, 128,  129,        191,
@@ -221,7 +221,7 @@ test_sliding_by_any_distance_keeps_exactly_the_right_numbers (void)
 //  Numbers that arrive in ascending order with gaps slide the window many
 //  times by small steps; the gaps must stay open.
 static void
-test_gaps_stay_open_while_sliding (void)
+gaps_stay_open_while_sliding (void)
 {
     shoal_replay_t *replay = shoal_replay_new (4);
     uint8_t sender[16];
@@ -240,7 +240,7 @@ test_gaps_stay_open_while_sliding (void)
 }
 
 static void
-test_new_incarnation_starts_a_new_window (void)
+new_incarnation_starts_a_new_window (void)
 {
     shoal_replay_t *replay = shoal_replay_new (8);
     uint8_t sender[16];
@@ -273,7 +273,7 @@ test_new_incarnation_starts_a_new_window (void)
 }
 
 static void
-test_purpose_separates_windows (void)
+purpose_separates_windows (void)
 {
     shoal_replay_t *replay = shoal_replay_new (8);
     uint8_t sender[16];
@@ -298,7 +298,7 @@ test_purpose_separates_windows (void)
 //  Senders whose ids share their first bytes hash alike; they must still be
 //  told apart by the whole id.
 static void
-test_senders_that_hash_alike_keep_separate_windows (void)
+senders_that_hash_alike_keep_separate_windows (void)
 {
     shoal_replay_t *replay = shoal_replay_new (16);
     uint8_t senders[12][16];
@@ -317,7 +317,7 @@ test_senders_that_hash_alike_keep_separate_windows (void)
 //  Capacity and eviction
 
 static void
-test_full_table_forgets_least_recently_heard_sender (void)
+full_table_forgets_least_recently_heard_sender (void)
 {
     shoal_replay_t *replay = shoal_replay_new (4);
     uint8_t senders[5][16];
@@ -349,7 +349,7 @@ test_full_table_forgets_least_recently_heard_sender (void)
 }
 
 static void
-test_capacity_one_holds_the_latest_sender (void)
+capacity_one_holds_the_latest_sender (void)
 {
     shoal_replay_t *replay = shoal_replay_new (1);
     uint8_t first[16], second[16];
@@ -369,7 +369,7 @@ test_capacity_one_holds_the_latest_sender (void)
 //  slot must leave every other one of them findable. The newcomer wants
 //  another slot, so it cannot paper over a hole left in the run.
 static void
-test_eviction_from_a_collision_chain_keeps_the_rest (void)
+eviction_from_a_collision_chain_keeps_the_rest (void)
 {
     enum { CAPACITY = 6 };
     for (int victim = 0; victim < CAPACITY; victim++) {
@@ -496,7 +496,7 @@ typedef struct {
 } s_sender_state_t;
 
 static void
-test_churn_matches_reference_model (void)
+churn_matches_reference_model (void)
 {
     enum { SENDERS = 6000, HOT = 16, WARM = 40, OPS = 300000 };
     static s_sender_state_t senders[SENDERS];
@@ -601,20 +601,20 @@ test_churn_matches_reference_model (void)
 int
 main (void)
 {
-    RUN (test_new_refuses_zero_capacity);
-    RUN (test_unknown_sender_is_fresh);
-    RUN (test_check_does_not_record_and_commit_does);
-    RUN (test_each_number_is_accepted_once);
-    RUN (test_window_edges);
-    RUN (test_sequence_numbers_at_the_top_of_the_range);
-    RUN (test_sliding_by_any_distance_keeps_exactly_the_right_numbers);
-    RUN (test_gaps_stay_open_while_sliding);
-    RUN (test_new_incarnation_starts_a_new_window);
-    RUN (test_purpose_separates_windows);
-    RUN (test_senders_that_hash_alike_keep_separate_windows);
-    RUN (test_full_table_forgets_least_recently_heard_sender);
-    RUN (test_capacity_one_holds_the_latest_sender);
-    RUN (test_eviction_from_a_collision_chain_keeps_the_rest);
-    RUN (test_churn_matches_reference_model);
+    RUN (new_refuses_zero_capacity);
+    RUN (unknown_sender_is_fresh);
+    RUN (check_does_not_record_and_commit_does);
+    RUN (each_number_is_accepted_once);
+    RUN (the_window_holds_256_numbers_below_the_top);
+    RUN (sequence_numbers_at_the_top_of_the_range);
+    RUN (sliding_by_any_distance_keeps_exactly_the_right_numbers);
+    RUN (gaps_stay_open_while_sliding);
+    RUN (new_incarnation_starts_a_new_window);
+    RUN (purpose_separates_windows);
+    RUN (senders_that_hash_alike_keep_separate_windows);
+    RUN (full_table_forgets_least_recently_heard_sender);
+    RUN (capacity_one_holds_the_latest_sender);
+    RUN (eviction_from_a_collision_chain_keeps_the_rest);
+    RUN (churn_matches_reference_model);
     return TEST_DONE ();
 }

@@ -194,7 +194,7 @@ s_remove_tree (const char *path)
 //  Round trips
 
 static void
-test_payloads_of_every_size_come_back_exactly (void)
+payloads_of_every_size_come_back_exactly (void)
 {
     const char *dir = s_dir ("round-trip");
     shoal_store_t *store = s_open (dir);
@@ -217,7 +217,7 @@ test_payloads_of_every_size_come_back_exactly (void)
 }
 
 static void
-test_a_payload_at_the_bound_is_kept_and_one_over_is_refused (void)
+a_payload_at_the_bound_is_kept_and_one_over_is_refused (void)
 {
     const char *dir = s_dir ("bound");
     shoal_store_t *store = s_open (dir);
@@ -235,7 +235,7 @@ test_a_payload_at_the_bound_is_kept_and_one_over_is_refused (void)
 }
 
 static void
-test_the_file_is_laid_out_as_documented (void)
+the_file_is_laid_out_as_documented (void)
 {
     const char *dir = s_dir ("layout");
     shoal_store_t *store = s_open (dir);
@@ -260,7 +260,7 @@ test_the_file_is_laid_out_as_documented (void)
 }
 
 static void
-test_a_write_replaces_the_old_content_and_leaves_no_temp_file (void)
+a_write_replaces_the_old_content_and_leaves_no_temp_file (void)
 {
     const char *dir = s_dir ("replace");
     shoal_store_t *store = s_open (dir);
@@ -273,7 +273,7 @@ test_a_write_replaces_the_old_content_and_leaves_no_temp_file (void)
 }
 
 static void
-test_an_absent_file_reads_as_one (void)
+an_absent_file_reads_as_one (void)
 {
     shoal_store_t *store = s_open (s_dir ("absent"));
     void *data = (void *) 1;
@@ -286,7 +286,7 @@ test_an_absent_file_reads_as_one (void)
 }
 
 static void
-test_remove_takes_the_file_away_and_an_absent_one_is_fine (void)
+remove_takes_the_file_away_and_an_absent_one_is_fine (void)
 {
     const char *dir = s_dir ("remove");
     shoal_store_t *store = s_open (dir);
@@ -305,7 +305,7 @@ test_remove_takes_the_file_away_and_an_absent_one_is_fine (void)
 //  Damaged files
 
 static void
-test_a_file_cut_short_at_any_length_is_refused (void)
+a_file_cut_short_at_any_length_is_refused (void)
 {
     const char *dir = s_dir ("truncated");
     shoal_store_t *store = s_open (dir);
@@ -345,7 +345,7 @@ s_flip_reason (const uint8_t *file, long at, size_t payload_size)
 }
 
 static void
-test_every_flipped_bit_is_refused (void)
+every_flipped_bit_is_refused (void)
 {
     const char *dir = s_dir ("flipped");
     shoal_store_t *store = s_open (dir);
@@ -371,7 +371,7 @@ test_every_flipped_bit_is_refused (void)
 }
 
 static void
-test_a_damaged_payload_is_a_checksum_mismatch (void)
+a_damaged_payload_is_a_checksum_mismatch (void)
 {
     const char *dir = s_dir ("checksum");
     shoal_store_t *store = s_open (dir);
@@ -393,7 +393,7 @@ test_a_damaged_payload_is_a_checksum_mismatch (void)
 //  Each header field is checked on its own: these files carry a valid
 //  checksum, so only the field can give them away.
 static void
-test_a_wrong_magic_is_refused (void)
+a_wrong_magic_is_refused (void)
 {
     const char *dir = s_dir ("magic");
     shoal_store_t *store = s_open (dir);
@@ -412,7 +412,7 @@ test_a_wrong_magic_is_refused (void)
 }
 
 static void
-test_an_unknown_format_version_is_refused (void)
+an_unknown_format_version_is_refused (void)
 {
     const char *dir = s_dir ("version");
     shoal_store_t *store = s_open (dir);
@@ -431,7 +431,7 @@ test_an_unknown_format_version_is_refused (void)
 }
 
 static void
-test_a_reserved_byte_set_is_refused (void)
+a_reserved_byte_set_is_refused (void)
 {
     const char *dir = s_dir ("reserved");
     shoal_store_t *store = s_open (dir);
@@ -449,7 +449,7 @@ test_a_reserved_byte_set_is_refused (void)
 }
 
 static void
-test_a_length_other_than_the_file_s_is_refused (void)
+a_length_other_than_the_file_s_is_refused (void)
 {
     const char *dir = s_dir ("length");
     shoal_store_t *store = s_open (dir);
@@ -480,7 +480,7 @@ test_a_length_other_than_the_file_s_is_refused (void)
 }
 
 static void
-test_a_length_over_the_bound_is_refused_before_anything_is_read (void)
+a_length_over_the_bound_is_refused_before_anything_is_read (void)
 {
     const char *dir = s_dir ("over-bound");
     shoal_store_t *store = s_open (dir);
@@ -498,7 +498,7 @@ test_a_length_over_the_bound_is_refused_before_anything_is_read (void)
 }
 
 static void
-test_something_other_than_a_regular_file_is_refused (void)
+something_other_than_a_regular_file_is_refused (void)
 {
     const char *dir = s_dir ("irregular");
     shoal_store_t *store = s_open (dir);
@@ -514,7 +514,7 @@ test_something_other_than_a_regular_file_is_refused (void)
 //  Names
 
 static void
-test_names_that_are_not_plain_file_names_are_refused (void)
+names_that_are_not_plain_file_names_are_refused (void)
 {
     const char *dir = s_dir ("names");
     shoal_store_t *store = s_open (dir);
@@ -558,7 +558,7 @@ test_names_that_are_not_plain_file_names_are_refused (void)
 //  Failed writes
 
 static void
-test_a_write_over_the_bound_keeps_the_old_content (void)
+a_write_over_the_bound_keeps_the_old_content (void)
 {
     const char *dir = s_dir ("failed-bound");
     shoal_store_t *store = s_open (dir);
@@ -576,7 +576,7 @@ test_a_write_over_the_bound_keeps_the_old_content (void)
 //  The file size limit makes the disk fill up halfway through the content,
 //  for root too.
 static void
-test_a_write_that_fails_halfway_keeps_the_old_content (void)
+a_write_that_fails_halfway_keeps_the_old_content (void)
 {
     const char *dir = s_dir ("failed-halfway");
     shoal_store_t *store = s_open (dir);
@@ -604,7 +604,7 @@ test_a_write_that_fails_halfway_keeps_the_old_content (void)
 //  The rename is the last step that can fail before the new content
 //  counts; its temp file must go too.
 static void
-test_a_write_whose_rename_fails_leaves_no_temp_file (void)
+a_write_whose_rename_fails_leaves_no_temp_file (void)
 {
     const char *dir = s_dir ("failed-rename");
     shoal_store_t *store = s_open (dir);
@@ -623,7 +623,7 @@ test_a_write_whose_rename_fails_leaves_no_temp_file (void)
 //  A directory this process may not write to: made read-only, or, since
 //  root writes through permissions, written to as nobody.
 static void
-test_a_write_into_a_read_only_directory_keeps_the_old_content (void)
+a_write_into_a_read_only_directory_keeps_the_old_content (void)
 {
     const char *dir = s_dir ("failed-read-only");
     shoal_store_t *store = s_open (dir);
@@ -643,7 +643,7 @@ test_a_write_into_a_read_only_directory_keeps_the_old_content (void)
 //  The directory and its lock
 
 static void
-test_a_second_open_is_refused_until_the_first_is_closed (void)
+a_second_open_is_refused_until_the_first_is_closed (void)
 {
     const char *dir = s_dir ("lock");
     shoal_store_t *first = s_open (dir);
@@ -662,7 +662,7 @@ test_a_second_open_is_refused_until_the_first_is_closed (void)
 }
 
 static void
-test_open_removes_stale_temp_files_and_nothing_else (void)
+open_removes_stale_temp_files_and_nothing_else (void)
 {
     const char *dir = s_dir ("stale");
     shoal_store_t *store = s_open (dir);
@@ -688,7 +688,7 @@ test_open_removes_stale_temp_files_and_nothing_else (void)
 }
 
 static void
-test_a_path_that_is_not_a_directory_is_refused (void)
+a_path_that_is_not_a_directory_is_refused (void)
 {
     const char *path = s_dir ("a-file");
     s_spill (path, "x", 1);
@@ -702,7 +702,7 @@ test_a_path_that_is_not_a_directory_is_refused (void)
 }
 
 static void
-test_missing_parents_are_not_created (void)
+missing_parents_are_not_created (void)
 {
     char path[256];
     snprintf (path, sizeof path, "%s/no-parent/data", s_scratch);
@@ -714,7 +714,7 @@ test_missing_parents_are_not_created (void)
 }
 
 static void
-test_a_short_reason_buffer_is_still_a_string (void)
+a_short_reason_buffer_is_still_a_string (void)
 {
     shoal_store_t *store = s_open (s_dir ("short-why"));
     char why[8];
@@ -732,31 +732,31 @@ main (void)
         fprintf (stderr, "cannot make a scratch directory: %s\n", strerror (errno));
         return 1;
     }
-    RUN (test_payloads_of_every_size_come_back_exactly);
-    RUN (test_a_payload_at_the_bound_is_kept_and_one_over_is_refused);
-    RUN (test_the_file_is_laid_out_as_documented);
-    RUN (test_a_write_replaces_the_old_content_and_leaves_no_temp_file);
-    RUN (test_an_absent_file_reads_as_one);
-    RUN (test_remove_takes_the_file_away_and_an_absent_one_is_fine);
-    RUN (test_a_file_cut_short_at_any_length_is_refused);
-    RUN (test_every_flipped_bit_is_refused);
-    RUN (test_a_damaged_payload_is_a_checksum_mismatch);
-    RUN (test_a_wrong_magic_is_refused);
-    RUN (test_an_unknown_format_version_is_refused);
-    RUN (test_a_reserved_byte_set_is_refused);
-    RUN (test_a_length_other_than_the_file_s_is_refused);
-    RUN (test_a_length_over_the_bound_is_refused_before_anything_is_read);
-    RUN (test_something_other_than_a_regular_file_is_refused);
-    RUN (test_names_that_are_not_plain_file_names_are_refused);
-    RUN (test_a_write_over_the_bound_keeps_the_old_content);
-    RUN (test_a_write_that_fails_halfway_keeps_the_old_content);
-    RUN (test_a_write_whose_rename_fails_leaves_no_temp_file);
-    RUN (test_a_write_into_a_read_only_directory_keeps_the_old_content);
-    RUN (test_a_second_open_is_refused_until_the_first_is_closed);
-    RUN (test_open_removes_stale_temp_files_and_nothing_else);
-    RUN (test_a_path_that_is_not_a_directory_is_refused);
-    RUN (test_missing_parents_are_not_created);
-    RUN (test_a_short_reason_buffer_is_still_a_string);
+    RUN (payloads_of_every_size_come_back_exactly);
+    RUN (a_payload_at_the_bound_is_kept_and_one_over_is_refused);
+    RUN (the_file_is_laid_out_as_documented);
+    RUN (a_write_replaces_the_old_content_and_leaves_no_temp_file);
+    RUN (an_absent_file_reads_as_one);
+    RUN (remove_takes_the_file_away_and_an_absent_one_is_fine);
+    RUN (a_file_cut_short_at_any_length_is_refused);
+    RUN (every_flipped_bit_is_refused);
+    RUN (a_damaged_payload_is_a_checksum_mismatch);
+    RUN (a_wrong_magic_is_refused);
+    RUN (an_unknown_format_version_is_refused);
+    RUN (a_reserved_byte_set_is_refused);
+    RUN (a_length_other_than_the_file_s_is_refused);
+    RUN (a_length_over_the_bound_is_refused_before_anything_is_read);
+    RUN (something_other_than_a_regular_file_is_refused);
+    RUN (names_that_are_not_plain_file_names_are_refused);
+    RUN (a_write_over_the_bound_keeps_the_old_content);
+    RUN (a_write_that_fails_halfway_keeps_the_old_content);
+    RUN (a_write_whose_rename_fails_leaves_no_temp_file);
+    RUN (a_write_into_a_read_only_directory_keeps_the_old_content);
+    RUN (a_second_open_is_refused_until_the_first_is_closed);
+    RUN (open_removes_stale_temp_files_and_nothing_else);
+    RUN (a_path_that_is_not_a_directory_is_refused);
+    RUN (missing_parents_are_not_created);
+    RUN (a_short_reason_buffer_is_still_a_string);
     s_remove_tree (s_scratch);
     return TEST_DONE ();
 }

@@ -16,6 +16,7 @@
 #include "node/options.h"
 #include "shoal.h"
 
+#include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
@@ -386,6 +387,235 @@ s_call_failed (const s_command_t *command, const char *why, const char *control,
         fprintf (stderr, "; a node with a key answers only --key-file holders)\n");
 }
 
+//  What the command line says.
+typedef struct {
+    const char *data_dir, *control, *key_file;
+    uint64_t timeout_ms, wait_ms;
+    bool json, local, help;
+    const char *positional[2];
+    int positionals;
+    shoal_jobspec_t spec;
+    shoal_label_t require[SHOAL_LABELS_MAX];
+    char require_text[SHOAL_LABELS_MAX][2 * SHOAL_LABEL_MAX + 2];
+    long parallelism, min;
+} s_args_t;
+
+//  getopt_long's codes for the options without a short form.
+enum {
+    S_OPT_DATA_DIR = 256,
+    S_OPT_CONTROL,
+    S_OPT_KEY_FILE,
+    S_OPT_TIMEOUT,
+    S_OPT_WAIT,
+    S_OPT_JSON,
+    S_OPT_LOCAL,
+    S_OPT_STATEFUL,
+    S_OPT_PARALLELISM,
+    S_OPT_WEIGHT,
+    S_OPT_COMMAND,
+    S_OPT_REQUIRE,
+    S_OPT_MIN,
+};
+
+#define S_OPTIONS_MAX 16
+
+//  The options command takes: the common ones, then its own, then the end.
+static void
+s_options (const s_command_t *command, struct option *options)
+{
+    static const struct option common[] = {
+        { "help", no_argument, NULL, 'h' },
+        { "json", no_argument, NULL, S_OPT_JSON },
+        { "data-dir", required_argument, NULL, S_OPT_DATA_DIR },
+        { "control", required_argument, NULL, S_OPT_CONTROL },
+        { "key-file", required_argument, NULL, S_OPT_KEY_FILE },
+        { "timeout", required_argument, NULL, S_OPT_TIMEOUT },
+        { "wait", required_argument, NULL, S_OPT_WAIT },
+    };
+    static const struct option status[] = { { "local", no_argument, NULL, S_OPT_LOCAL } };
+    static const struct option submit[] = {
+        { "stateful", no_argument, NULL, S_OPT_STATEFUL },
+        { "parallelism", required_argument, NULL, S_OPT_PARALLELISM },
+        { "weight", required_argument, NULL, S_OPT_WEIGHT },
+        { "command", required_argument, NULL, S_OPT_COMMAND },
+        { "require", required_argument, NULL, S_OPT_REQUIRE },
+    };
+    static const struct option rescale[] = { { "min", required_argument, NULL, S_OPT_MIN } };
+    const struct option *own = command->op == SHOAL_OP_STATUS    ? status
+                               : command->op == SHOAL_OP_SUBMIT  ? submit
+                               : command->op == SHOAL_OP_RESCALE ? rescale
+                                                                 : NULL;
+    size_t own_count = command->op == SHOAL_OP_STATUS    ? sizeof status / sizeof *status
+                       : command->op == SHOAL_OP_SUBMIT  ? sizeof submit / sizeof *submit
+                       : command->op == SHOAL_OP_RESCALE ? sizeof rescale / sizeof *rescale
+                                                         : 0;
+    size_t count = sizeof common / sizeof *common;
+    memcpy (options, common, sizeof common);
+    if (own)
+        memcpy (options + count, own, own_count * sizeof *own);
+    options[count + own_count] = (struct option){ NULL, 0, NULL, 0 };
+}
+
+//  Parses a number of min to max, the whole value; -1 when it is not one.
+static long
+s_number (const char *value, long min, long max)
+{
+    char *end;
+    long number = strtol (value, &end, 10);
+    return *end || number < min || number > max ? -1 : number;
+}
+
+//  One --require KEY=VALUE.
+static int
+s_require (const s_command_t *command, s_args_t *args, const char *value)
+{
+    const char *equals = strchr (value, '=');
+    size_t n = args->spec.require_count;
+    if (!equals || equals == value || !equals[1] || strlen (value) >= sizeof args->require_text[0])
+        return s_usage_error (command, "--require takes KEY=VALUE, not", value);
+    if (n == SHOAL_LABELS_MAX)
+        return s_usage_error (command, "at most 16 --require labels", NULL);
+    snprintf (args->require_text[n], sizeof args->require_text[n], "%s", value);
+    args->require_text[n][equals - value] = 0;
+    args->require[n] =
+        (shoal_label_t){ args->require_text[n], args->require_text[n] + (equals - value) + 1 };
+    args->spec.require_count++;
+    return 0;
+}
+
+//  One option that takes a number.
+static int
+s_numeric (const s_command_t *command, s_args_t *args, int code, const char *value)
+{
+    if (code == S_OPT_PARALLELISM) {
+        args->parallelism = s_number (value, 1, SHOAL_PARALLELISM_MAX);
+        if (args->parallelism < 0)
+            return s_usage_error (command, "--parallelism takes 1 to 65535, not", value);
+    } else if (code == S_OPT_WEIGHT) {
+        long weight = s_number (value, 1, 1000000);
+        if (weight < 0)
+            return s_usage_error (command, "--weight takes 1 to 1000000, not", value);
+        args->spec.weight = (uint32_t) weight;
+    } else {
+        args->min = s_number (value, 0, SHOAL_PARALLELISM_MAX);
+        if (args->min < 0)
+            return s_usage_error (command, "--min takes 0 to 65535, not", value);
+    }
+    return 0;
+}
+
+//  One option getopt_long found: 0, or EXIT_USAGE when its value is wrong.
+static int
+s_option (const s_command_t *command, s_args_t *args, int code, const char *value)
+{
+    if (code == 'h')
+        args->help = true;
+    else if (code == S_OPT_JSON)
+        args->json = true;
+    else if (code == S_OPT_LOCAL)
+        args->local = true;
+    else if (code == S_OPT_STATEFUL)
+        args->spec.stateful = true;
+    else if (code == S_OPT_DATA_DIR)
+        args->data_dir = value;
+    else if (code == S_OPT_CONTROL)
+        args->control = value;
+    else if (code == S_OPT_KEY_FILE)
+        args->key_file = value;
+    else if (code == S_OPT_COMMAND)
+        args->spec.command = value;
+    else if (code == S_OPT_REQUIRE)
+        return s_require (command, args, value);
+    else if (code == S_OPT_TIMEOUT || code == S_OPT_WAIT) {
+        const char *flag = code == S_OPT_TIMEOUT ? "--timeout" : "--wait";
+        uint64_t *ms = code == S_OPT_TIMEOUT ? &args->timeout_ms : &args->wait_ms;
+        if (shoal_options_duration (flag, value, ms, NULL, 0) != 0)
+            return s_usage_error (command, "not a duration (as 500ms, 30s, 2m):", value);
+    } else
+        return s_numeric (command, args, code, value);
+    return 0;
+}
+
+//  One argument that is not an option.
+static int
+s_positional (const s_command_t *command, s_args_t *args, const char *arg)
+{
+    if (args->positionals == command->args)
+        return s_usage_error (command, "one argument too many:", arg);
+    args->positional[args->positionals++] = arg;
+    return 0;
+}
+
+//  Reads argv (argc arguments, from argv[0]) by getopt_long, in order, so
+//  that the first mistake is the one reported, and --help stops there.
+static int
+s_scan (const s_command_t *command, s_args_t *args, int argc, char **argv)
+{
+    struct option options[S_OPTIONS_MAX];
+    s_options (command, options);
+    //  getopt reads from argv[1]: argv[0] is a program's name.
+    char **line = calloc ((size_t) argc + 2, sizeof *line);
+    if (!line) {
+        fprintf (stderr, "shoal %s: out of memory\n", command->name);
+        return EXIT_FAILED;
+    }
+    line[0] = (char *) command->name;
+    memcpy (line + 1, argv, (size_t) argc * sizeof *argv);
+    //  "-" first: arguments come back in order (code 1); ":" then: a
+    //  missing value is ':' and getopt prints nothing.
+    int rc = 0, code;
+    optind = 0;
+    opterr = 0;
+    while (rc == 0 && !args->help &&
+           (code = getopt_long (argc + 1, line, "-:h", options, NULL)) != -1)
+        if (code == 1)
+            rc = s_positional (command, args, optarg);
+        else if (code == ':')
+            rc = s_usage_error (command, "needs a value:", line[optind - 1]);
+        else if (code == '?' && optopt > 0 && optopt < 256) {
+            //  A short option, perhaps one of a group: name it alone.
+            char flag[3] = { '-', (char) optopt, 0 };
+            rc = s_usage_error (command, "unknown option", flag);
+        } else if (code == '?')
+            //  A long one, unknown, ambiguous, or given a value it does
+            //  not take: as written.
+            rc = s_usage_error (command, "unknown option", line[optind - 1]);
+        else
+            rc = s_option (command, args, code, optarg);
+    //  After "--", every argument is a positional one.
+    for (int i = optind; rc == 0 && !args->help && i <= argc; i++)
+        rc = s_positional (command, args, line[i]);
+    free (line);
+    return rc;
+}
+
+//  The checks that need the whole command line.
+static int
+s_check (const s_command_t *command, const s_args_t *args)
+{
+    if (args->positionals < command->args)
+        return s_usage_error (command,
+                              command->args == 2               ? "needs a job and a parallelism"
+                              : command->op == SHOAL_OP_SUBMIT ? "needs a job name"
+                                                               : "needs a job",
+                              NULL);
+    if (command->op == SHOAL_OP_SUBMIT && args->parallelism < 0)
+        return s_usage_error (command, "needs --parallelism N", NULL);
+    if (command->args && strlen (args->positional[0]) > SHOAL_NAME_MAX) {
+        char reason[96];
+        snprintf (reason, sizeof reason,
+                  "a job name is at most %d bytes; this one is %zu:", SHOAL_NAME_MAX,
+                  strlen (args->positional[0]));
+        return s_usage_error (command, reason, args->positional[0]);
+    }
+    if (args->control && args->control[0] && s_endpoint_check (args->control) != 0)
+        return s_usage_error (command,
+                              "--control takes ipc://PATH or tcp://HOST:PORT (as "
+                              "tcp://127.0.0.1:7401), not",
+                              args->control);
+    return 0;
+}
+
 int
 shoal_client_main (const char *name, int argc, char **argv)
 {
@@ -396,101 +626,29 @@ shoal_client_main (const char *name, int argc, char **argv)
     if (!command)
         return -1;
 
-    const char *data_dir = getenv ("SHOAL_DATA_DIR");
-    const char *control = getenv ("SHOAL_CONTROL");
-    const char *key_file = getenv ("SHOAL_KEY_FILE");
-    uint64_t timeout_ms = 15000, wait_ms = 30000;
-    bool json = false, local = false;
-    const char *positional[2] = { NULL, NULL };
-    int positionals = 0;
-    shoal_jobspec_t spec = { .weight = 1, .command = "" };
-    shoal_label_t require[SHOAL_LABELS_MAX];
-    char require_text[SHOAL_LABELS_MAX][2 * SHOAL_LABEL_MAX + 2];
-    long parallelism = -1, min = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *arg = argv[i];
-        bool valued = strcmp (arg, "--data-dir") == 0 || strcmp (arg, "--control") == 0 ||
-                      strcmp (arg, "--key-file") == 0 || strcmp (arg, "--timeout") == 0 ||
-                      strcmp (arg, "--parallelism") == 0 || strcmp (arg, "--weight") == 0 ||
-                      strcmp (arg, "--require") == 0 || strcmp (arg, "--command") == 0 ||
-                      strcmp (arg, "--min") == 0 || strcmp (arg, "--wait") == 0;
-        if (valued && i + 1 == argc)
-            return s_usage_error (command, "needs a value:", arg);
-        const char *value = valued ? argv[++i] : NULL;
-        char *end = NULL;
-        if (strcmp (arg, "--help") == 0 || strcmp (arg, "-h") == 0) {
-            printf ("%s\noptions:\n%s", command->usage, s_common);
-            return 0;
-        } else if (strcmp (arg, "--json") == 0)
-            json = true;
-        else if (strcmp (arg, "--data-dir") == 0)
-            data_dir = value;
-        else if (strcmp (arg, "--control") == 0)
-            control = value;
-        else if (strcmp (arg, "--key-file") == 0)
-            key_file = value;
-        else if (strcmp (arg, "--timeout") == 0 || strcmp (arg, "--wait") == 0) {
-            if (shoal_options_duration (arg, value, arg[2] == 't' ? &timeout_ms : &wait_ms, NULL,
-                                        0) != 0)
-                return s_usage_error (command, "not a duration (as 500ms, 30s, 2m):", value);
-        } else if (command->op == SHOAL_OP_STATUS && strcmp (arg, "--local") == 0)
-            local = true;
-        else if (command->op == SHOAL_OP_SUBMIT && strcmp (arg, "--stateful") == 0)
-            spec.stateful = true;
-        else if (command->op == SHOAL_OP_SUBMIT && strcmp (arg, "--parallelism") == 0) {
-            parallelism = strtol (value, &end, 10);
-            if (*end || parallelism < 1 || parallelism > SHOAL_PARALLELISM_MAX)
-                return s_usage_error (command, "--parallelism takes 1 to 65535, not", value);
-        } else if (command->op == SHOAL_OP_SUBMIT && strcmp (arg, "--weight") == 0) {
-            long weight = strtol (value, &end, 10);
-            if (*end || weight < 1 || weight > 1000000)
-                return s_usage_error (command, "--weight takes 1 to 1000000, not", value);
-            spec.weight = (uint32_t) weight;
-        } else if (command->op == SHOAL_OP_SUBMIT && strcmp (arg, "--command") == 0)
-            spec.command = value;
-        else if (command->op == SHOAL_OP_SUBMIT && strcmp (arg, "--require") == 0) {
-            const char *equals = strchr (value, '=');
-            size_t n = spec.require_count;
-            if (!equals || equals == value || !equals[1] ||
-                strlen (value) >= sizeof require_text[0])
-                return s_usage_error (command, "--require takes KEY=VALUE, not", value);
-            if (n == SHOAL_LABELS_MAX)
-                return s_usage_error (command, "at most 16 --require labels", NULL);
-            snprintf (require_text[n], sizeof require_text[n], "%s", value);
-            require_text[n][equals - value] = 0;
-            require[n] = (shoal_label_t){ require_text[n], require_text[n] + (equals - value) + 1 };
-            spec.require_count++;
-        } else if (command->op == SHOAL_OP_RESCALE && strcmp (arg, "--min") == 0) {
-            min = strtol (value, &end, 10);
-            if (*end || min < 0 || min > SHOAL_PARALLELISM_MAX)
-                return s_usage_error (command, "--min takes 0 to 65535, not", value);
-        } else if (arg[0] == '-' && arg[1])
-            return s_usage_error (command, "unknown option", arg);
-        else if (positionals < command->args)
-            positional[positionals++] = arg;
-        else
-            return s_usage_error (command, "one argument too many:", arg);
+    s_args_t args = { .data_dir = getenv ("SHOAL_DATA_DIR"),
+                      .control = getenv ("SHOAL_CONTROL"),
+                      .key_file = getenv ("SHOAL_KEY_FILE"),
+                      .timeout_ms = 15000,
+                      .wait_ms = 30000,
+                      .spec = { .weight = 1, .command = "" },
+                      .parallelism = -1 };
+    int scanned = s_scan (command, &args, argc, argv);
+    if (scanned != 0)
+        return scanned;
+    if (args.help) {
+        printf ("%s\noptions:\n%s", command->usage, s_common);
+        return 0;
     }
-    if (positionals < command->args)
-        return s_usage_error (command,
-                              command->args == 2               ? "needs a job and a parallelism"
-                              : command->op == SHOAL_OP_SUBMIT ? "needs a job name"
-                                                               : "needs a job",
-                              NULL);
-    if (command->op == SHOAL_OP_SUBMIT && parallelism < 0)
-        return s_usage_error (command, "needs --parallelism N", NULL);
-    if (command->args && strlen (positional[0]) > SHOAL_NAME_MAX) {
-        char reason[96];
-        snprintf (reason, sizeof reason,
-                  "a job name is at most %d bytes; this one is %zu:", SHOAL_NAME_MAX,
-                  strlen (positional[0]));
-        return s_usage_error (command, reason, positional[0]);
-    }
-    if (control && control[0] && s_endpoint_check (control) != 0)
-        return s_usage_error (command,
-                              "--control takes ipc://PATH or tcp://HOST:PORT (as "
-                              "tcp://127.0.0.1:7401), not",
-                              control);
+    if (s_check (command, &args) != 0)
+        return EXIT_USAGE;
+    const char *data_dir = args.data_dir, *control = args.control, *key_file = args.key_file;
+    const char *const *positional = args.positional;
+    uint64_t timeout_ms = args.timeout_ms, wait_ms = args.wait_ms;
+    bool json = args.json, local = args.local;
+    shoal_jobspec_t spec = args.spec;
+    shoal_label_t *require = args.require;
+    long parallelism = args.parallelism, min = args.min;
 
     shoal_control_req_t req = { .id = 1, .op = (uint8_t) command->op };
     if (command->op == SHOAL_OP_SUBMIT) {

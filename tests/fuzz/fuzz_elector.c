@@ -25,6 +25,7 @@
 #include "tests/fuzz/fuzz.h"
 
 #include "election/elector.h"
+#include "wire/ids.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -66,16 +67,10 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
 }
 
 static bool
-s_id_equal (const shoal_id_t *a, const shoal_id_t *b)
-{
-    return memcmp (a->bytes, b->bytes, SHOAL_ID_SIZE) == 0;
-}
-
-static bool
 s_is_peer (const shoal_id_t *id)
 {
     for (int i = 0; i < FUZZ_ELECTOR_PEERS; i++)
-        if (s_id_equal (id, &s_peers[i]))
+        if (shoal_id_equal (id, &s_peers[i]))
             return true;
     return false;
 }
@@ -107,7 +102,7 @@ s_check_outbox (const shoal_elector_t *core)
                           msg->type == SHOAL_MSG_COORDINATOR_ACK,
                       "a message of type %d", msg->type);
         fuzz_require_encodes (msg);
-        FUZZ_REQUIRE (!s_id_equal (&sends[i].to, &s_self), "a %s to this node",
+        FUZZ_REQUIRE (!shoal_id_equal (&sends[i].to, &s_self), "a %s to this node",
                       shoal_msg_type_name (msg->type));
         FUZZ_REQUIRE (s_is_peer (&sends[i].to), "a %s to a node that is not a peer (0x%02x...)",
                       shoal_msg_type_name (msg->type), sends[i].to.bytes[0]);
@@ -125,9 +120,9 @@ s_check_events (const shoal_elector_t *core, uint64_t now)
         const shoal_elector_event_t *event = &events[i];
         FUZZ_REQUIRE (event->type == SHOAL_ELECTOR_LEADER || event->type == SHOAL_ELECTOR_NO_LEADER,
                       "event %zu of type %d", i, event->type);
-        bool self = event->type == SHOAL_ELECTOR_LEADER && s_id_equal (&event->leader, &s_self);
+        bool self = event->type == SHOAL_ELECTOR_LEADER && shoal_id_equal (&event->leader, &s_self);
         FUZZ_REQUIRE (event->type != SHOAL_ELECTOR_LEADER ||
-                          !s_id_equal (&event->leader, &s_nobody),
+                          !shoal_id_equal (&event->leader, &s_nobody),
                       "event %zu: LEADER of term %" PRIu64 " names nobody", i, event->term);
         FUZZ_REQUIRE (!self || shoal_elector_acting (core, now),
                       "event %zu: LEADER names this node (term %" PRIu64 "), which does not act", i,
@@ -155,7 +150,7 @@ s_check_saved (const shoal_elector_t *core)
         FUZZ_REQUIRE (memcmp (saved.voters[i - 1].bytes, saved.voters[i].bytes, SHOAL_ID_SIZE) < 0,
                       "voters %" PRIu32 " and %" PRIu32 " out of order", i - 1, i);
     bool changed =
-        saved.term != s_last.saved.term || !s_id_equal (&saved.leader, &s_last.saved.leader) ||
+        saved.term != s_last.saved.term || !shoal_id_equal (&saved.leader, &s_last.saved.leader) ||
         saved.voters_version != s_last.saved.voters_version ||
         saved.voter_count != s_last.saved.voter_count ||
         (saved.voter_count &&
@@ -191,11 +186,11 @@ s_check (const shoal_elector_t *core, uint64_t now, bool ticked)
     uint64_t term;
     int rc = shoal_elector_leader (core, now, &leader, &term);
     FUZZ_REQUIRE (rc == 0 || rc == -1, "leader returned %d", rc);
-    FUZZ_REQUIRE (!acting || (rc == 0 && s_id_equal (&leader, &s_self)),
+    FUZZ_REQUIRE (!acting || (rc == 0 && shoal_id_equal (&leader, &s_self)),
                   "acting, but leader does not name this node");
     if (rc == 0) {
-        FUZZ_REQUIRE (!s_id_equal (&leader, &s_nobody), "leader names nobody");
-        FUZZ_REQUIRE (acting || !s_id_equal (&leader, &s_self),
+        FUZZ_REQUIRE (!shoal_id_equal (&leader, &s_nobody), "leader names nobody");
+        FUZZ_REQUIRE (acting || !shoal_id_equal (&leader, &s_self),
                       "leader names this node, which does not act");
         FUZZ_REQUIRE (term <= shoal_elector_term (core),
                       "a leader at term %" PRIu64 " above %" PRIu64, term,

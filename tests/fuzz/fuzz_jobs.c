@@ -44,6 +44,7 @@
 #include "tests/fuzz/fuzz.h"
 
 #include "rebalance/jobs.h"
+#include "wire/ids.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -404,22 +405,18 @@ s_saved_valid (const shoal_jobs_saved_t *saved)
     return tasks <= SHOAL_TASKS_MAX;
 }
 
+static int
+s_spec_name_order (const void *spec, const void *name)
+{
+    return strcmp (((const shoal_jobspec_t *) spec)->name, name);
+}
+
 //  The held spec of name, by bisection of the sorted specs.
 static const shoal_jobspec_t *
 s_find (const shoal_jobspec_t *specs, size_t count, const char *name)
 {
-    size_t low = 0, high = count;
-    while (low < high) {
-        size_t middle = low + (high - low) / 2;
-        int order = strcmp (name, specs[middle].name);
-        if (order == 0)
-            return &specs[middle];
-        if (order < 0)
-            high = middle;
-        else
-            low = middle + 1;
-    }
-    return NULL;
+    size_t at = shoal_lower_bound (specs, count, sizeof *specs, name, s_spec_name_order);
+    return at < count && strcmp (specs[at].name, name) == 0 ? &specs[at] : NULL;
 }
 
 static int

@@ -66,6 +66,7 @@
 #include "tests/fuzz/fuzz.h"
 
 #include "rebalance/tasks.h"
+#include "wire/ids.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -151,22 +152,21 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
 //  ---------------------------------------------------------------------
 //  The application's side
 
+static int
+s_app_task_order (const void *task, const void *name)
+{
+    return strcmp (((const s_app_task_t *) task)->name, name);
+}
+
 static s_app_task_t *
 s_app_find (const char *name, size_t *slot)
 {
-    size_t low = 0, high = s_app.count;
-    while (low < high) {
-        size_t middle = low + (high - low) / 2;
-        int order = strcmp (name, s_app.tasks[middle].name);
-        if (order == 0)
-            return &s_app.tasks[middle];
-        if (order < 0)
-            high = middle;
-        else
-            low = middle + 1;
-    }
+    size_t at =
+        shoal_lower_bound (s_app.tasks, s_app.count, sizeof *s_app.tasks, name, s_app_task_order);
+    if (at < s_app.count && strcmp (s_app.tasks[at].name, name) == 0)
+        return &s_app.tasks[at];
     if (slot)
-        *slot = low;
+        *slot = at;
     return NULL;
 }
 
