@@ -679,7 +679,7 @@ s_check_verdict (const s_verdict_case_t *verdict)
 }
 
 static void
-test_checker_accepts_a_valid_output (void)
+checker_accepts_a_valid_output (void)
 {
     s_check_verdict (
         &(s_verdict_case_t){ NULL,
@@ -693,7 +693,7 @@ test_checker_accepts_a_valid_output (void)
 //  Each case breaks one rule; the report must say which. Roles are 1
 //  active, 2 standby, 3 learner.
 static void
-test_checker_reports_each_violation (void)
+checker_reports_each_violation (void)
 {
     static const s_verdict_case_t cases[] = {
         { "1: w/0 has no active",
@@ -776,7 +776,7 @@ test_checker_reports_each_violation (void)
 //  Slots excuse an active off the caught-up node, and an unassigned task,
 //  only when the better nodes are full.
 static void
-test_checker_lets_slots_decide (void)
+checker_lets_slots_decide (void)
 {
     s_cluster_t *cluster = s_cluster_new (0, 1, 100);
     s_node (cluster, "n1", 1)->slots = 1;
@@ -824,7 +824,7 @@ s_scenario_01 (void)
 }
 
 static void
-test_scenario_01_single_client_mixed (void)
+scenario_01_single_client_mixed (void)
 {
     s_cluster_t *cluster = s_scenario_01 ();
     shoal_assign_output_t output;
@@ -851,7 +851,7 @@ s_scenario_02 (void)
 }
 
 static void
-test_scenario_02_standbys_impossible_one_client (void)
+scenario_02_standbys_impossible_one_client (void)
 {
     s_cluster_t *cluster = s_scenario_02 ();
     shoal_assign_output_t output;
@@ -887,7 +887,7 @@ s_scenario_04 (void)
 }
 
 static void
-test_scenario_04_fresh_even_split (void)
+scenario_04_fresh_even_split (void)
 {
     s_cluster_t *cluster = s_scenario_04 ();
     shoal_assign_output_t output;
@@ -924,7 +924,7 @@ s_scenario_09 (void)
 }
 
 static void
-test_scenario_09_more_clients_than_tasks (void)
+scenario_09_more_clients_than_tasks (void)
 {
     s_cluster_t *cluster = s_scenario_09 ();
     shoal_assign_output_t output;
@@ -953,7 +953,7 @@ s_scenario_12 (void)
 }
 
 static void
-test_scenario_12_steady_state (void)
+scenario_12_steady_state (void)
 {
     s_cluster_t *cluster = s_scenario_12 ();
     shoal_assign_output_t output;
@@ -981,7 +981,7 @@ s_scenario_14 (void)
 }
 
 static void
-test_scenario_14_scale_out_1_to_2 (void)
+scenario_14_scale_out_1_to_2 (void)
 {
     s_cluster_t *cluster = s_scenario_14 ();
     shoal_assign_output_t output;
@@ -1020,7 +1020,7 @@ s_scenario_24 (void)
 }
 
 static void
-test_scenario_24_mirrored_standbys (void)
+scenario_24_mirrored_standbys (void)
 {
     s_cluster_t *cluster = s_scenario_24 ();
     shoal_assign_output_t output;
@@ -1055,7 +1055,7 @@ s_scenario_25 (void)
 }
 
 static void
-test_scenario_25_no_standbys_stateless (void)
+scenario_25_no_standbys_stateless (void)
 {
     s_cluster_t *cluster = s_scenario_25 ();
     shoal_assign_output_t output;
@@ -1084,7 +1084,7 @@ s_scenario_26 (void)
 }
 
 static void
-test_scenario_26_standby_count_capped (void)
+scenario_26_standby_count_capped (void)
 {
     s_cluster_t *cluster = s_scenario_26 ();
     shoal_assign_output_t output;
@@ -1114,7 +1114,7 @@ s_scenario_35 (void)
 }
 
 static void
-test_scenario_35_stateless_caps_123 (void)
+scenario_35_stateless_caps_123 (void)
 {
     s_cluster_t *cluster = s_scenario_35 ();
     shoal_assign_output_t output;
@@ -1256,7 +1256,7 @@ s_check_scenario_file (const char *directory, const char *name)
 //  Every tests/assign/scenarios/*.json, including any added after these
 //  tests were written.
 static void
-test_scenario_files_satisfy_the_contract (void)
+scenario_files_satisfy_the_contract (void)
 {
     const char *directory = SHOAL_TESTS_DIR "/assign/scenarios";
     DIR *listing = opendir (directory);
@@ -1321,7 +1321,7 @@ s_regress (const char *file)
 //  only changes are learners promoted. (In warmups-taking-turns.json a
 //  stateless task does move once, to make room.)
 static void
-test_no_task_trades_places_for_nothing (void)
+no_task_trades_places_for_nothing (void)
 {
     for (size_t f = 0; f < S_REGRESS_FILES; f++) {
         if (strcmp (s_regress_files[f], "warmups-taking-turns.json") == 0)
@@ -1357,7 +1357,7 @@ test_no_task_trades_places_for_nothing (void)
 //  that output again, in every one of them. Before the fixes each came
 //  back to the other plan.
 static void
-test_fed_back_output_stands (void)
+fed_back_output_stands (void)
 {
     for (size_t f = 0; f < S_REGRESS_FILES; f++) {
         shoal_assign_json_t *parsed = s_regress (s_regress_files[f]);
@@ -1423,7 +1423,7 @@ s_rich_cluster (void)
 }
 
 static void
-test_output_does_not_depend_on_input_order (void)
+output_does_not_depend_on_input_order (void)
 {
     s_cluster_t *cluster = s_rich_cluster ();
     shoal_assign_output_t output;
@@ -1437,7 +1437,7 @@ test_output_does_not_depend_on_input_order (void)
 }
 
 static void
-test_same_input_same_output (void)
+same_input_same_output (void)
 {
     s_cluster_t *cluster = s_rich_cluster ();
     shoal_assign_output_t first, second;
@@ -1451,7 +1451,7 @@ test_same_input_same_output (void)
 
 //  The rich cluster converges too, and stays put once it has.
 static void
-test_rich_cluster_converges_and_stays (void)
+rich_cluster_converges_and_stays (void)
 {
     s_cluster_t *cluster = s_rich_cluster ();
     shoal_assign_output_t output;
@@ -1464,7 +1464,7 @@ test_rich_cluster_converges_and_stays (void)
 }
 
 static void
-test_require_handles_and_slots_are_respected (void)
+require_handles_and_slots_are_respected (void)
 {
     s_cluster_t *cluster = s_cluster_new (0, 2, 100);
     shoal_assign_node_t *n1 = s_node (cluster, "n1", 1);
@@ -1509,7 +1509,7 @@ test_require_handles_and_slots_are_respected (void)
 
 //  With every slot taken, the task left over is listed, not dropped.
 static void
-test_full_slots_leave_tasks_unassigned (void)
+full_slots_leave_tasks_unassigned (void)
 {
     s_cluster_t *cluster = s_cluster_new (0, 2, 100);
     s_node (cluster, "n1", 1)->slots = 1;
@@ -1528,7 +1528,7 @@ test_full_slots_leave_tasks_unassigned (void)
 
 //  Slots may force an active off the only caught-up node.
 static void
-test_slots_come_before_caught_up (void)
+slots_come_before_caught_up (void)
 {
     s_cluster_t *cluster = s_cluster_new (0, 2, 100);
     s_node (cluster, "n1", 1)->slots = 1;
@@ -1547,7 +1547,7 @@ test_slots_come_before_caught_up (void)
 }
 
 static void
-test_stateless_tasks_get_no_standbys_or_learners (void)
+stateless_tasks_get_no_standbys_or_learners (void)
 {
     s_cluster_t *cluster = s_cluster_new (2, 3, 100);
     s_node (cluster, "n1", 1);
@@ -1574,7 +1574,7 @@ test_stateless_tasks_get_no_standbys_or_learners (void)
 //  tasks, though not the one the assignor would draw from scratch, comes
 //  back unchanged.
 static void
-test_balanced_caught_up_assignment_stays (void)
+balanced_caught_up_assignment_stays (void)
 {
     s_cluster_t *cluster = s_cluster_new (1, 2, 100);
     static const char *nodes[] = { "n1", "n2", "n3" };
@@ -1606,7 +1606,7 @@ test_balanced_caught_up_assignment_stays (void)
 //  the nodes that should take tasks over warm up as learners, at most
 //  max_warmups at once, and the cluster converges within the bound.
 static void
-test_actives_wait_for_learners (void)
+actives_wait_for_learners (void)
 {
     s_cluster_t *cluster = s_cluster_new (0, 3, 100);
     static const char *nodes[] = { "n1", "n2", "n3", "n4" };
@@ -1635,7 +1635,7 @@ test_actives_wait_for_learners (void)
 
 //  A caught-up standby takes over at once: no learner, no waiting.
 static void
-test_caught_up_standby_takes_over_at_once (void)
+caught_up_standby_takes_over_at_once (void)
 {
     s_cluster_t *cluster = s_cluster_new (1, 2, 100);
     s_node (cluster, "n1", 1);
@@ -1661,7 +1661,7 @@ test_caught_up_standby_takes_over_at_once (void)
 //  When no node is caught up, the active goes to the least lagging one; a
 //  node with no lag reported has no state at all.
 static void
-test_least_lag_wins_when_none_is_caught_up (void)
+least_lag_wins_when_none_is_caught_up (void)
 {
     s_cluster_t *cluster = s_cluster_new (0, 2, 100);
     s_node (cluster, "n1", 1);
@@ -1680,7 +1680,7 @@ test_least_lag_wins_when_none_is_caught_up (void)
 //  The active's node leaves: its caught-up standby takes over, a new
 //  standby is placed, and names the input no longer knows are ignored.
 static void
-test_node_leaving_hands_over_to_its_standby (void)
+node_leaving_hands_over_to_its_standby (void)
 {
     s_cluster_t *cluster = s_cluster_new (1, 2, 100);
     s_node (cluster, "n2", 1);
@@ -1706,7 +1706,7 @@ test_node_leaving_hands_over_to_its_standby (void)
 //  Clusters with nothing to place, or nowhere to place it: every task is
 //  listed as unassigned, and there is nothing to wait for.
 static void
-test_nothing_to_place_or_nowhere_to_place_it (void)
+nothing_to_place_or_nowhere_to_place_it (void)
 {
     s_cluster_t *cluster = s_cluster_new (1, 2, 100);
     shoal_assign_output_t output;
@@ -1740,7 +1740,7 @@ test_nothing_to_place_or_nowhere_to_place_it (void)
 
 //  Standbys go to another zone than the active's where one exists.
 static void
-test_standbys_spread_by_label (void)
+standbys_spread_by_label (void)
 {
     s_cluster_t *cluster = s_cluster_new (1, 2, 100);
     cluster->config.spread_by = "zone";
@@ -1772,7 +1772,7 @@ test_standbys_spread_by_label (void)
 //  A caught-up active stays on its node while the node has slot room for
 //  it (seed 5).
 static void
-test_caught_up_active_stays_beside_few_slots (void)
+caught_up_active_stays_beside_few_slots (void)
 {
     s_cluster_t *cluster = s_cluster_new (0, 1, 100);
     s_node (cluster, "n3", 1)->slots = 1;
@@ -1791,7 +1791,7 @@ test_caught_up_active_stays_beside_few_slots (void)
 
 //  A task is unassigned only when no node has slot room for it (seed 79).
 static void
-test_task_fits_in_free_slots (void)
+task_fits_in_free_slots (void)
 {
     s_cluster_t *cluster = s_cluster_new (0, 1, 100);
     shoal_assign_node_t *n1 = s_node (cluster, "n1", 3);
@@ -1813,7 +1813,7 @@ test_task_fits_in_free_slots (void)
 //  A stateless task moved off a node frees its slots for a task only that
 //  node may hold (seed 521).
 static void
-test_moved_task_frees_its_slots (void)
+moved_task_frees_its_slots (void)
 {
     s_cluster_t *cluster = s_cluster_new (0, 1, 100);
     shoal_assign_node_t *n0 = s_node (cluster, "n0", 1);
@@ -1836,7 +1836,7 @@ test_moved_task_frees_its_slots (void)
 //  with no state anywhere does not join the node that has the only other
 //  one (seed 2).
 static void
-test_stateful_tasks_spread_with_equal_capacities (void)
+stateful_tasks_spread_with_equal_capacities (void)
 {
     s_cluster_t *cluster = s_cluster_new (0, 1, 100);
     s_node (cluster, "n0", 1);
@@ -1857,7 +1857,7 @@ test_stateful_tasks_spread_with_equal_capacities (void)
 //  Standbys count in the stateful balance: with four equal nodes, two
 //  stateful tasks and one standby each, every node holds one (seed 4).
 static void
-test_standbys_spread_with_equal_capacities (void)
+standbys_spread_with_equal_capacities (void)
 {
     s_cluster_t *cluster = s_cluster_new (1, 1, 100);
     static const char *nodes[] = { "n0", "n1", "n2", "n3" };
@@ -1877,7 +1877,7 @@ test_standbys_spread_with_equal_capacities (void)
 //  Active load over capacities 3, 1, 3 and 2 converges within 1 of even;
 //  stateless tasks can move at once (seed 251).
 static void
-test_active_load_balances_over_mixed_capacities (void)
+active_load_balances_over_mixed_capacities (void)
 {
     s_cluster_t *cluster = s_cluster_new (0, 1, 100);
     s_node (cluster, "n0", 3);
@@ -1923,7 +1923,7 @@ s_assign_avoiding (s_cluster_t *cluster, const shoal_assign_avoid_t *avoid, size
 //  pairs come in; pairs naming nodes or tasks the input does not have are
 //  ignored.
 static void
-test_avoided_node_holds_the_task_in_no_role (void)
+avoided_node_holds_the_task_in_no_role (void)
 {
     s_cluster_t *cluster = s_cluster_new (1, 2, 100);
     s_node (cluster, "n1", 1);
@@ -1965,7 +1965,7 @@ test_avoided_node_holds_the_task_in_no_role (void)
 //  Avoiding one node for one task moves that task alone: a balanced
 //  assignment stays as it is for every other task.
 static void
-test_avoid_moves_only_the_avoided_task (void)
+avoid_moves_only_the_avoided_task (void)
 {
     s_cluster_t *cluster = s_cluster_new (0, 2, 100);
     static const char *nodes[] = { "n1", "n2", "n3" };
@@ -1998,7 +1998,7 @@ test_avoid_moves_only_the_avoided_task (void)
 //  listed as avoided; a task that no node may hold anyway, or that only
 //  lacks room, is unassigned but not avoided.
 static void
-test_a_task_avoided_everywhere_is_listed (void)
+a_task_avoided_everywhere_is_listed (void)
 {
     s_cluster_t *cluster = s_cluster_new (0, 2, 100);
     shoal_assign_node_t *n1 = s_node (cluster, "n1", 1);
@@ -2034,7 +2034,7 @@ test_a_task_avoided_everywhere_is_listed (void)
 //  Needed moves 4 with max_warmups 2: at most 3 rounds. A task no node
 //  has state for is placed at once where balance wants it (seed 42).
 static void
-test_convergence_takes_no_extra_rounds (void)
+convergence_takes_no_extra_rounds (void)
 {
     s_cluster_t *cluster = s_cluster_new (0, 2, 100);
     s_node (cluster, "n0", 1);
@@ -2396,7 +2396,7 @@ s_random_clusters (void)
 //  order, every convergence ends (followup false) within the round bound of
 //  property 8, balanced, and fed back it stays as it is.
 static void
-test_random_clusters_converge (void)
+random_clusters_converge (void)
 {
     s_random_clusters ();
 }
@@ -2406,51 +2406,51 @@ main (void)
 {
     s_trace = s_env_number ("SHOAL_ASSIGN_TRACE", 0) != 0;
     s_fixpoint = s_env_number ("SHOAL_ASSIGN_FIXPOINT", 0) != 0;
-    RUN (test_checker_accepts_a_valid_output);
-    RUN (test_checker_reports_each_violation);
-    RUN (test_checker_lets_slots_decide);
+    RUN (checker_accepts_a_valid_output);
+    RUN (checker_reports_each_violation);
+    RUN (checker_lets_slots_decide);
 
-    RUN (test_scenario_01_single_client_mixed);
-    RUN (test_scenario_02_standbys_impossible_one_client);
-    RUN (test_scenario_04_fresh_even_split);
-    RUN (test_scenario_09_more_clients_than_tasks);
-    RUN (test_scenario_12_steady_state);
-    RUN (test_scenario_14_scale_out_1_to_2);
-    RUN (test_scenario_24_mirrored_standbys);
-    RUN (test_scenario_25_no_standbys_stateless);
-    RUN (test_scenario_26_standby_count_capped);
-    RUN (test_scenario_35_stateless_caps_123);
-    RUN (test_scenario_files_satisfy_the_contract);
-    RUN (test_no_task_trades_places_for_nothing);
-    RUN (test_fed_back_output_stands);
+    RUN (scenario_01_single_client_mixed);
+    RUN (scenario_02_standbys_impossible_one_client);
+    RUN (scenario_04_fresh_even_split);
+    RUN (scenario_09_more_clients_than_tasks);
+    RUN (scenario_12_steady_state);
+    RUN (scenario_14_scale_out_1_to_2);
+    RUN (scenario_24_mirrored_standbys);
+    RUN (scenario_25_no_standbys_stateless);
+    RUN (scenario_26_standby_count_capped);
+    RUN (scenario_35_stateless_caps_123);
+    RUN (scenario_files_satisfy_the_contract);
+    RUN (no_task_trades_places_for_nothing);
+    RUN (fed_back_output_stands);
 
-    RUN (test_output_does_not_depend_on_input_order);
-    RUN (test_same_input_same_output);
-    RUN (test_rich_cluster_converges_and_stays);
-    RUN (test_require_handles_and_slots_are_respected);
-    RUN (test_full_slots_leave_tasks_unassigned);
-    RUN (test_slots_come_before_caught_up);
-    RUN (test_stateless_tasks_get_no_standbys_or_learners);
-    RUN (test_balanced_caught_up_assignment_stays);
-    RUN (test_actives_wait_for_learners);
-    RUN (test_caught_up_standby_takes_over_at_once);
-    RUN (test_least_lag_wins_when_none_is_caught_up);
-    RUN (test_node_leaving_hands_over_to_its_standby);
-    RUN (test_nothing_to_place_or_nowhere_to_place_it);
-    RUN (test_standbys_spread_by_label);
+    RUN (output_does_not_depend_on_input_order);
+    RUN (same_input_same_output);
+    RUN (rich_cluster_converges_and_stays);
+    RUN (require_handles_and_slots_are_respected);
+    RUN (full_slots_leave_tasks_unassigned);
+    RUN (slots_come_before_caught_up);
+    RUN (stateless_tasks_get_no_standbys_or_learners);
+    RUN (balanced_caught_up_assignment_stays);
+    RUN (actives_wait_for_learners);
+    RUN (caught_up_standby_takes_over_at_once);
+    RUN (least_lag_wins_when_none_is_caught_up);
+    RUN (node_leaving_hands_over_to_its_standby);
+    RUN (nothing_to_place_or_nowhere_to_place_it);
+    RUN (standbys_spread_by_label);
 
-    RUN (test_caught_up_active_stays_beside_few_slots);
-    RUN (test_task_fits_in_free_slots);
-    RUN (test_moved_task_frees_its_slots);
-    RUN (test_stateful_tasks_spread_with_equal_capacities);
-    RUN (test_standbys_spread_with_equal_capacities);
-    RUN (test_active_load_balances_over_mixed_capacities);
+    RUN (caught_up_active_stays_beside_few_slots);
+    RUN (task_fits_in_free_slots);
+    RUN (moved_task_frees_its_slots);
+    RUN (stateful_tasks_spread_with_equal_capacities);
+    RUN (standbys_spread_with_equal_capacities);
+    RUN (active_load_balances_over_mixed_capacities);
 
-    RUN (test_avoided_node_holds_the_task_in_no_role);
-    RUN (test_avoid_moves_only_the_avoided_task);
-    RUN (test_a_task_avoided_everywhere_is_listed);
+    RUN (avoided_node_holds_the_task_in_no_role);
+    RUN (avoid_moves_only_the_avoided_task);
+    RUN (a_task_avoided_everywhere_is_listed);
 
-    RUN (test_convergence_takes_no_extra_rounds);
-    RUN (test_random_clusters_converge);
+    RUN (convergence_takes_no_extra_rounds);
+    RUN (random_clusters_converge);
     return TEST_DONE ();
 }
