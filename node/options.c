@@ -9,6 +9,7 @@
 */
 
 #include "node/options.h"
+#include "node/node.h"
 #include "shoal.h"
 #include "node/why.h"
 
@@ -205,9 +206,7 @@ shoal_option_at (size_t index, shoal_option_spec_t *spec)
                                  .default_text = info->default_text,
                                  .range = info->range,
                                  .doc = info->doc };
-    memcpy (spec, &full, size < sizeof full ? size : sizeof full);
-    if (size > sizeof full)
-        memset ((char *) spec + sizeof full, 0, size - sizeof full);
+    shoal_call_give (spec, size, &full, sizeof full, true);
     return 0;
 }
 
