@@ -10,6 +10,7 @@
 */
 
 #include "election/elector.h"
+#include "wire/check.h"
 #include "wire/ids.h"
 
 #include <stdlib.h>
@@ -1422,29 +1423,20 @@ shoal_elector_stats (const shoal_elector_t *self, shoal_elector_stats_t *stats)
 
 #ifndef SHOAL_NO_CHECKS
 
-//  Says why, for shoal_elector_check.
-static int
-s_broken (const char **reason, const char *why)
-{
-    if (reason)
-        *reason = why;
-    return -1;
-}
-
 static int
 s_check_tables (const shoal_elector_t *self, const char **reason)
 {
     if (self->member_count > self->member_capacity || self->voter_count > SHOAL_VOTERS_MAX)
-        return s_broken (reason, "elector: a table holds more than its capacity");
+        return shoal_check_broken (reason, "elector: a table holds more than its capacity");
     for (size_t i = 0; i < self->member_count; i++) {
         if (shoal_id_equal (&self->members[i].id, &self->id))
-            return s_broken (reason, "elector: this node is in its own member table");
+            return shoal_check_broken (reason, "elector: this node is in its own member table");
         if (i && shoal_id_compare (&self->members[i - 1].id, &self->members[i].id) >= 0)
-            return s_broken (reason, "elector: members not sorted by id, or repeated");
+            return shoal_check_broken (reason, "elector: members not sorted by id, or repeated");
     }
     for (size_t i = 1; i < self->voter_count; i++)
         if (shoal_id_compare (&self->voters[i - 1], &self->voters[i]) >= 0)
-            return s_broken (reason, "elector: voters not sorted by id, or repeated");
+            return shoal_check_broken (reason, "elector: voters not sorted by id, or repeated");
     return 0;
 }
 
@@ -1452,21 +1444,22 @@ static int
 s_check_role (const shoal_elector_t *self, const char **reason)
 {
     if (self->role > S_LEFT)
-        return s_broken (reason, "elector: no such role");
+        return shoal_check_broken (reason, "elector: no such role");
     if (self->promised_term > self->term_seen || self->acted_term > self->term_seen)
-        return s_broken (reason, "elector: a term above the highest seen");
+        return shoal_check_broken (reason, "elector: a term above the highest seen");
     if (self->acting && self->role != S_LEADING)
-        return s_broken (reason, "elector: acting, but not leading");
+        return shoal_check_broken (reason, "elector: acting, but not leading");
     if (self->role == S_LEADING &&
         (!shoal_id_equal (&self->promised, &self->id) || self->promised_term != self->lead_term ||
          self->lead_first_term > self->lead_term || self->acting_term > self->lead_term))
-        return s_broken (reason, "elector: a leader without its own promise at its term");
+        return shoal_check_broken (reason, "elector: a leader without its own promise at its term");
     if (self->role == S_FOLLOWING && (!shoal_id_equal (&self->promised, &self->bound) ||
                                       shoal_id_equal (&self->promised, &self->id)))
-        return s_broken (reason, "elector: a follower not bound to the leader it promised");
+        return shoal_check_broken (reason,
+                                   "elector: a follower not bound to the leader it promised");
     if (self->event_count > sizeof self->events / sizeof self->events[0] ||
         self->send_count > self->send_capacity)
-        return s_broken (reason, "elector: more outputs than room");
+        return shoal_check_broken (reason, "elector: more outputs than room");
     return 0;
 }
 
@@ -1474,7 +1467,7 @@ int
 shoal_elector_check (const shoal_elector_t *self, const char **reason)
 {
     if (!self)
-        return s_broken (reason, "elector: NULL");
+        return shoal_check_broken (reason, "elector: NULL");
     return s_check_tables (self, reason) ? -1 : s_check_role (self, reason);
 }
 

@@ -21,6 +21,7 @@
 
 #include "gossip/membership.h"
 
+#include "wire/check.h"
 #include "wire/bigendian.h"
 #include "wire/metapool.h"
 #include "wire/splitmix.h"
@@ -2503,15 +2504,6 @@ shoal_membership_stats (const shoal_membership_t *self, shoal_membership_stats_t
 
 #ifndef SHOAL_NO_CHECKS
 
-//  Says why, for shoal_membership_check.
-static int
-s_broken (const char **reason, const char *why)
-{
-    if (reason)
-        *reason = why;
-    return -1;
-}
-
 //  One member of the dense list: used, in a state, with its meta, its
 //  suspicion (if any) its own.
 static int
@@ -2519,16 +2511,16 @@ s_check_member (const shoal_membership_t *self, size_t at, size_t *states, const
 {
     uint32_t slot = self->dense[at];
     if (slot >= self->slot_count || !self->members[slot].used)
-        return s_broken (reason, "membership: the dense list names a slot not in use");
+        return shoal_check_broken (reason, "membership: the dense list names a slot not in use");
     const s_member_t *member = &self->members[slot];
     if (member->dense != at)
-        return s_broken (reason, "membership: a member's dense index is not its place");
+        return shoal_check_broken (reason, "membership: a member's dense index is not its place");
     if (member->state > SHOAL_MEMBER_LEFT || !member->meta)
-        return s_broken (reason, "membership: a member in no state, or without its meta");
+        return shoal_check_broken (reason, "membership: a member in no state, or without its meta");
     states[member->state]++;
     if (member->suspicion != NONE && (member->suspicion >= self->suspicion_count ||
                                       self->suspicions[member->suspicion].slot != slot))
-        return s_broken (reason, "membership: a suspicion that is not its member's");
+        return shoal_check_broken (reason, "membership: a suspicion that is not its member's");
     return 0;
 }
 
@@ -2536,9 +2528,9 @@ int
 shoal_membership_check (const shoal_membership_t *self, const char **reason)
 {
     if (!self)
-        return s_broken (reason, "membership: NULL");
+        return shoal_check_broken (reason, "membership: NULL");
     if (self->count > self->slot_count || self->slot_count > self->capacity)
-        return s_broken (reason, "membership: more members than slots");
+        return shoal_check_broken (reason, "membership: more members than slots");
     size_t states[SHOAL_MEMBER_LEFT + 1] = { 0 }, used = 0;
     for (size_t at = 0; at < self->count; at++)
         if (s_check_member (self, at, states, reason))
@@ -2546,10 +2538,10 @@ shoal_membership_check (const shoal_membership_t *self, const char **reason)
     for (size_t slot = 0; slot < self->slot_count; slot++)
         used += self->members[slot].used;
     if (used != self->count)
-        return s_broken (reason, "membership: slots in use are not the members counted");
+        return shoal_check_broken (reason, "membership: slots in use are not the members counted");
     for (int state = 0; state <= SHOAL_MEMBER_LEFT; state++)
         if (states[state] != self->state_count[state])
-            return s_broken (reason, "membership: a count per state is not true");
+            return shoal_check_broken (reason, "membership: a count per state is not true");
     return 0;
 }
 

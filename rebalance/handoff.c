@@ -17,6 +17,7 @@
 */
 
 #include "rebalance/handoff.h"
+#include "wire/check.h"
 #include "wire/ids.h"
 
 #include <stdlib.h>
@@ -1935,32 +1936,24 @@ shoal_handoff_capacity (const shoal_handoff_t *self, const char *job)
 
 #ifndef SHOAL_NO_CHECKS
 
-//  Says why, for shoal_handoff_check.
-static int
-s_broken (const char **reason, const char *why)
-{
-    if (reason)
-        *reason = why;
-    return -1;
-}
-
 static int
 s_check_nodes (const shoal_handoff_t *self, const char **reason)
 {
     for (size_t n = 0; n < self->node_count; n++) {
         const s_node_t *node = &self->nodes[n];
         if (n && shoal_id_compare (&self->nodes[n - 1].id, &node->id) >= 0)
-            return s_broken (reason, "handoff: members not sorted by id, or repeated");
+            return shoal_check_broken (reason, "handoff: members not sorted by id, or repeated");
         for (size_t r = 1; r < node->report_count; r++)
             if (strcmp (node->reports[r - 1].task, node->reports[r].task) >= 0)
-                return s_broken (reason, "handoff: a member's reports not sorted, or repeated");
+                return shoal_check_broken (reason,
+                                           "handoff: a member's reports not sorted, or repeated");
     }
     for (size_t t = 1; t < self->task_count; t++)
         if (strcmp (self->tasks[t - 1].id, self->tasks[t].id) >= 0)
-            return s_broken (reason, "handoff: tasks not sorted by id, or repeated");
+            return shoal_check_broken (reason, "handoff: tasks not sorted by id, or repeated");
     for (size_t f = 1; f < self->failed_count; f++)
         if (strcmp (self->failed[f - 1], self->failed[f]) >= 0)
-            return s_broken (reason, "handoff: failed tasks not sorted, or repeated");
+            return shoal_check_broken (reason, "handoff: failed tasks not sorted, or repeated");
     return 0;
 }
 
@@ -1972,23 +1965,23 @@ s_check_placements (const shoal_handoff_t *self, const char **reason)
         const s_placement_t *placement = &self->placements[p];
         bool same_task = p && strcmp (self->placements[p - 1].task, placement->task) == 0;
         if (p && s_placement_compare (&self->placements[p - 1], placement) >= 0)
-            return s_broken (reason, "handoff: placements not sorted, or repeated");
+            return shoal_check_broken (reason, "handoff: placements not sorted, or repeated");
         if (placement->role < SHOAL_ROLE_ACTIVE || placement->role > SHOAL_ROLE_LEARNER)
-            return s_broken (reason, "handoff: a placement in no role");
+            return shoal_check_broken (reason, "handoff: a placement in no role");
         if (!s_node (self, &placement->node))
-            return s_broken (reason, "handoff: a placement on an unknown member");
+            return shoal_check_broken (reason, "handoff: a placement on an unknown member");
         actives = (same_task ? actives : 0) + (placement->role == SHOAL_ROLE_ACTIVE);
         if (actives > 1)
-            return s_broken (reason, "handoff: two actives published for one task");
+            return shoal_check_broken (reason, "handoff: two actives published for one task");
     }
     for (size_t i = 1; i < self->target_count; i++)
         if (s_pair_compare (&self->targets[i - 1], &self->targets[i]) >= 0)
-            return s_broken (reason, "handoff: targets not sorted, or repeated");
+            return shoal_check_broken (reason, "handoff: targets not sorted, or repeated");
     for (size_t i = 0; i < self->claim_count; i++)
         for (size_t j = i + 1; j < self->claim_count; j++)
             if (strcmp (self->claims[i].task, self->claims[j].task) == 0 &&
                 shoal_id_compare (&self->claims[i].node, &self->claims[j].node) == 0)
-                return s_broken (reason, "handoff: two claims of one member on one task");
+                return shoal_check_broken (reason, "handoff: two claims of one member on one task");
     return 0;
 }
 
@@ -1996,9 +1989,9 @@ int
 shoal_handoff_check (const shoal_handoff_t *self, const char **reason)
 {
     if (!self)
-        return s_broken (reason, "handoff: NULL");
+        return shoal_check_broken (reason, "handoff: NULL");
     if (self->send_count > self->send_capacity)
-        return s_broken (reason, "handoff: more sends than room");
+        return shoal_check_broken (reason, "handoff: more sends than room");
     return s_check_nodes (self, reason) ? -1 : s_check_placements (self, reason);
 }
 

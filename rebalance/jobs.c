@@ -11,6 +11,7 @@
 */
 
 #include "rebalance/jobs.h"
+#include "wire/check.h"
 #include "wire/ids.h"
 
 #include <stdarg.h>
@@ -1687,23 +1688,14 @@ shoal_jobs_stats (const shoal_jobs_t *self, shoal_jobs_stats_t *stats)
 
 #ifndef SHOAL_NO_CHECKS
 
-//  Says why, for shoal_jobs_check.
-static int
-s_broken (const char **reason, const char *why)
-{
-    if (reason)
-        *reason = why;
-    return -1;
-}
-
 static int
 s_check_set (const s_set_t *set, const char **reason)
 {
     for (size_t i = 1; i < set->count; i++)
         if (strcmp (set->specs[i - 1].name, set->specs[i].name) >= 0)
-            return s_broken (reason, "jobs: specs not sorted by name, or repeated");
+            return shoal_check_broken (reason, "jobs: specs not sorted by name, or repeated");
     if (set->version > S_VERSION_MAX)
-        return s_broken (reason, "jobs: a set's version beyond the largest");
+        return shoal_check_broken (reason, "jobs: a set's version beyond the largest");
     return 0;
 }
 
@@ -1711,21 +1703,21 @@ int
 shoal_jobs_check (const shoal_jobs_t *self, const char **reason)
 {
     if (!self)
-        return s_broken (reason, "jobs: NULL");
+        return shoal_check_broken (reason, "jobs: NULL");
     if (s_check_set (&self->held, reason))
         return -1;
     for (size_t i = 0; i < self->peer_count; i++) {
         if (shoal_id_equal (&self->peers[i].id, &self->id))
-            return s_broken (reason, "jobs: this node among its peers");
+            return shoal_check_broken (reason, "jobs: this node among its peers");
         if (i && shoal_id_compare (&self->peers[i - 1].id, &self->peers[i].id) >= 0)
-            return s_broken (reason, "jobs: peers not sorted by id, or repeated");
+            return shoal_check_broken (reason, "jobs: peers not sorted by id, or repeated");
     }
     if (self->pending_count > self->config.max_pending ||
         self->forward_count > self->config.max_pending)
-        return s_broken (reason, "jobs: more requests waiting than max_pending");
+        return shoal_check_broken (reason, "jobs: more requests waiting than max_pending");
     for (size_t i = 1; i < self->task_count; i++)
         if (s_task_compare (&self->tasks[i - 1], &self->tasks[i]) >= 0)
-            return s_broken (reason, "jobs: tasks not sorted by id, or repeated");
+            return shoal_check_broken (reason, "jobs: tasks not sorted by id, or repeated");
     return 0;
 }
 

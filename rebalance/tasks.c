@@ -18,6 +18,7 @@
 */
 
 #include "rebalance/tasks.h"
+#include "wire/check.h"
 #include "wire/ids.h"
 
 #include <stdio.h>
@@ -1019,15 +1020,6 @@ shoal_tasks_version (const shoal_tasks_t *self)
 
 #ifndef SHOAL_NO_CHECKS
 
-//  Says why, for shoal_tasks_check.
-static int
-s_broken (const char **reason, const char *why)
-{
-    if (reason)
-        *reason = why;
-    return -1;
-}
-
 static int
 s_check_counts (const shoal_tasks_t *self, const char **reason)
 {
@@ -1037,11 +1029,11 @@ s_check_counts (const shoal_tasks_t *self, const char **reason)
         acting += s_acting (&self->tasks[i]);
     }
     if (held != self->held_count)
-        return s_broken (reason, "tasks: held_count is not the tasks held");
+        return shoal_check_broken (reason, "tasks: held_count is not the tasks held");
     if (acting != self->acting_count)
-        return s_broken (reason, "tasks: acting_count is not the tasks acting");
+        return shoal_check_broken (reason, "tasks: acting_count is not the tasks acting");
     if (held > SHOAL_TASKS_MAX)
-        return s_broken (reason, "tasks: more than SHOAL_TASKS_MAX held");
+        return shoal_check_broken (reason, "tasks: more than SHOAL_TASKS_MAX held");
     return 0;
 }
 
@@ -1049,17 +1041,18 @@ int
 shoal_tasks_check (const shoal_tasks_t *self, const char **reason)
 {
     if (!self)
-        return s_broken (reason, "tasks: NULL");
+        return shoal_check_broken (reason, "tasks: NULL");
     for (size_t i = 1; i < self->task_count; i++)
         if (strcmp (self->tasks[i - 1].name, self->tasks[i].name) >= 0)
-            return s_broken (reason, "tasks: not sorted by name, or repeated");
+            return shoal_check_broken (reason, "tasks: not sorted by name, or repeated");
     for (size_t i = 1; i < self->stateful_count; i++)
         if (strcmp (self->stateful[i - 1], self->stateful[i]) >= 0)
-            return s_broken (reason, "tasks: stateful jobs not sorted, or repeated");
+            return shoal_check_broken (reason, "tasks: stateful jobs not sorted, or repeated");
     if (self->version.term > self->term_seen)
-        return s_broken (reason, "tasks: the assignment held is of a term above the newest seen");
+        return shoal_check_broken (reason,
+                                   "tasks: the assignment held is of a term above the newest seen");
     if (self->command_count > self->command_capacity || self->list_count > self->list_capacity)
-        return s_broken (reason, "tasks: more outputs than room");
+        return shoal_check_broken (reason, "tasks: more outputs than room");
     return s_check_counts (self, reason);
 }
 
