@@ -485,17 +485,18 @@ s_profile (shoal_actor_t *self)
 
 //  The links' timeout (docs/node.md, "Links"): a link is pinged this often,
 //  and closed and connected again when this long passes without an answer,
-//  or with bytes unacknowledged. Two of the election's heartbeats, under a
-//  follower's lease of three: a link that carries the leader's rounds is
-//  closed within a lease of a cut, and one made again after the heal
-//  connects within a heartbeat and a half (LAN: 2 s and 1.5 s, where TCP's
-//  backoff waited up to 26 s). At least a second: the loopback profile runs
-//  on loaded test machines, where a silence of 200 ms is scheduling more
-//  often than a cut, and a link closed by mistake drops its frames.
+//  or with bytes unacknowledged. The election's lease (LAN: 2 s, where TCP's
+//  backoff waited up to 26 s): a link that carries the leader's rounds is
+//  closed within one or two leases of a cut, and one made again after the
+//  heal connects within three quarters of a lease. Not shorter: every link
+//  sends a ping each timeout, however idle (a node links every member).
+//  At least a second: the loopback profile runs on loaded test machines,
+//  where a silence of 200 ms is scheduling more often than a cut, and a
+//  link closed by mistake drops its frames.
 static uint32_t
 s_link_timeout (const shoal_actor_t *self)
 {
-    uint32_t timeout = 2 * self->config.elector.heartbeat_ms;
+    uint32_t timeout = self->config.elector.lease_ms;
     return timeout > S_LINK_TIMEOUT_MIN_MS ? timeout : S_LINK_TIMEOUT_MIN_MS;
 }
 

@@ -104,7 +104,7 @@ struct _shoal_handoff_t {
     shoal_handoff_config_t config;
     uint64_t term;
     uint64_t office_ms;
-    uint64_t wait_ms; //  2 x lease x (1 + drift)
+    uint64_t wait_ms; //  lease x (1 + drift): docs/handoff.md 3
     bool wait_over;   //  a wait since taking office: no lease of before holds
     bool adopted;
     uint64_t version;
@@ -160,7 +160,7 @@ void
 shoal_handoff_config_lan (shoal_handoff_config_t *config)
 {
     *config = (shoal_handoff_config_t){
-        .lease_ms = 6000, //  twice the election's: a failover fits in it
+        .lease_ms = 5000, //  twice the election's: a failover fits in it
         .drift_percent = 5,
         .status_ms = 1000,
         .join_settle_ms = 2000,
@@ -447,14 +447,20 @@ s_silent_since (const shoal_handoff_t *self, const s_node_t *node)
     return node->life_ms > since ? node->life_ms : since;
 }
 
+//  True when node (NULL: unknown) has surely stopped every active task by
+//  now: its lease ended, as the leader counts it.
+static bool
+s_lease_over (const shoal_handoff_t *self, const s_node_t *node, uint64_t now)
+{
+    return !node || now >= s_silent_since (self, node) + self->wait_ms;
+}
+
 static bool
 s_claim_held (const shoal_handoff_t *self, const s_claim_t *claim, uint64_t now)
 {
     const s_node_t *node = s_node (self, &claim->node);
-    if (!node)
+    if (s_lease_over (self, node, now))
         return false;
-    if (now >= s_silent_since (self, node) + self->wait_ms)
-        return false; //  its lease has surely ended
     if (node->heard_ms == 0 || node->applied.term != self->term ||
         node->applied.version < claim->version)
         return true;
@@ -665,7 +671,9 @@ s_publish (shoal_handoff_t *self, uint64_t now, s_placement_t *next, size_t next
             j++;
         }
         if (taken) {
-            failed |= s_claim_add (self, taken->task, &taken->node, version) != 0;
+            //  No claim on a node whose lease is over: it ran nothing since.
+            if (!s_lease_over (self, s_node (self, &taken->node), now))
+                failed |= s_claim_add (self, taken->task, &taken->node, version) != 0;
             self->stats.revokes++;
         }
     }
@@ -780,6 +788,23 @@ s_active_elsewhere (const shoal_handoff_t *self, const char *task, const shoal_i
          i < self->placement_count && strcmp (self->placements[i].task, task) == 0; i++)
         if (self->placements[i].role == SHOAL_ROLE_ACTIVE &&
             shoal_id_compare (&self->placements[i].node, except) != 0)
+            return true;
+    return false;
+}
+
+//  The same, counting only a node that may still run it: one whose lease
+//  is over has stopped it, so the task may be granted in the version that
+//  takes it away (one step instead of two: a withdrawal, then a grant
+//  once the claim it made has lapsed).
+static bool
+s_running_elsewhere (const shoal_handoff_t *self, const char *task, const shoal_id_t *except,
+                     uint64_t now)
+{
+    for (size_t i = s_first_placement (self, task);
+         i < self->placement_count && strcmp (self->placements[i].task, task) == 0; i++)
+        if (self->placements[i].role == SHOAL_ROLE_ACTIVE &&
+            shoal_id_compare (&self->placements[i].node, except) != 0 &&
+            !s_lease_over (self, s_node (self, &self->placements[i].node), now))
             return true;
     return false;
 }
@@ -1071,7 +1096,7 @@ s_compute (shoal_handoff_t *self, uint64_t now)
         if (role == SHOAL_ROLE_ACTIVE) {
             if (was && was->role == SHOAL_ROLE_ACTIVE)
                 epoch = was->epoch; //  stays where it is
-            else if (s_active_elsewhere (self, holding->task, &node) ||
+            else if (s_running_elsewhere (self, holding->task, &node, now) ||
                      s_claimed (self, holding->task, &node) || !self->wait_over) {
                 //  The first step of a move, or a wait for a lease: a
                 //  stateful task warms up meanwhile; a stateless one waits.
@@ -1313,7 +1338,7 @@ shoal_handoff_new (const shoal_handoff_config_t *config, uint64_t term, uint64_t
     self->config = *config;
     self->term = term;
     self->office_ms = now_ms;
-    self->wait_ms = 2 * (uint64_t) config->lease_ms * (100 + config->drift_percent) / 100;
+    self->wait_ms = (uint64_t) config->lease_ms * (100 + config->drift_percent) / 100;
     self->version = floor_version;
     return self;
 }

@@ -33,7 +33,7 @@
     The rules, in short:
 
     - Taking office: nothing is published until every member of the view
-      has sent a STATUS since, or 2 x lease x (1 + drift) has passed. Then
+      has sent a STATUS since, or lease x (1 + drift) has passed. Then
       the leader adopts what the members report (for each task, the active
       with the newest epoch stays, under its epoch) as a snapshot above
       every version reported. Until then, keep-alives let the members keep
@@ -43,7 +43,7 @@
       version (a delta to every member heard from).
     - An active moves in two steps: the old owner's new role is published
       first, and the task is claimed by it until it reports that version
-      with the task neither active nor stopping, or until 2 x lease x
+      with the task neither active nor stopping, or until lease x
       (1 + drift) after the leader last heard from it (or learned of its
       current life, if later: a restarted member's STATUS may come before
       the view shows its new life); only then is the new owner made

@@ -141,7 +141,7 @@ shoal_tasks_config_lan (shoal_tasks_config_t *config)
     //  come while the nodes' leases still hold, or every task in the
     //  cluster would stop for a failover (docs/handoff.md 3).
     *config = (shoal_tasks_config_t){
-        .lease_ms = 6000, //  twice the election's: a failover fits in it
+        .lease_ms = 5000, //  twice the election's: a failover fits in it
         .drift_percent = 5,
         .status_ms = 1000,
         .acceptable_lag = 10000,

@@ -143,6 +143,16 @@ s_crash_owner_fault (sim_run_t *run)
         sim_crash (run, run->subject);
 }
 
+//  The leader runs tasks too: its tasks wait for a new leader, which does
+//  not know when the old one last renewed its own lease.
+static void
+s_crash_leader_fault (sim_run_t *run)
+{
+    run->subject = sim_acting_leader (run);
+    if (run->subject != SHOAL_SIM_NONE)
+        sim_crash (run, run->subject);
+}
+
 static void
 s_pause_owner_fault (sim_run_t *run)
 {
@@ -466,6 +476,8 @@ static const sim_scenario_t s_scenarios[] = {
       s_late_quarter, s_scale_out_fault, sim_tasks_balanced, NULL },
     { "crash-owner", "  crash-owner       a node that runs tasks (not the leader) crashes\n", NULL,
       s_crash_owner_fault, sim_tasks_balanced, NULL },
+    { "crash-leader", "  crash-leader      the leader, which runs tasks too, crashes\n", NULL,
+      s_crash_leader_fault, sim_tasks_balanced, NULL },
     { "pause-owner", "  pause-owner       a node that runs tasks pauses past twice its lease\n",
       NULL, s_pause_owner_fault, sim_tasks_balanced, NULL },
     { "cold-start",

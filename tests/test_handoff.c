@@ -36,7 +36,7 @@ s_config (void)
 static uint64_t
 s_wait (const shoal_handoff_config_t *config)
 {
-    return 2 * (uint64_t) config->lease_ms * (100 + config->drift_percent) / 100;
+    return (uint64_t) config->lease_ms * (100 + config->drift_percent) / 100;
 }
 
 static void
@@ -477,7 +477,7 @@ an_active_moves_in_two_steps (void)
 }
 
 //  An owner that drops out of the view keeps its tasks, as far as anyone
-//  can tell, until its lease has surely ended: 2 x lease x (1 + drift)
+//  can tell, until its lease has surely ended: lease x (1 + drift)
 //  after the leader last heard from it.
 static void
 an_unreachable_owner_is_replaced_after_its_lease (void)

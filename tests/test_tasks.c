@@ -188,10 +188,10 @@ configs_are_checked (void)
     shoal_tasks_config_loopback (&loopback);
     CHECK (shoal_tasks_config_check (&lan) == NULL);
     CHECK (shoal_tasks_config_check (&loopback) == NULL);
-    CHECK_EQ (lan.lease_ms, 6000);
+    CHECK_EQ (lan.lease_ms, 5000);
     CHECK_EQ (lan.status_ms, 1000);
     CHECK_EQ (lan.acceptable_lag, 10000);
-    CHECK_EQ (loopback.lease_ms, 600);
+    CHECK_EQ (loopback.lease_ms, 500);
     CHECK_EQ (loopback.status_ms, 100);
     CHECK_EQ (loopback.restart_backoff_ms, 100);
     CHECK (shoal_tasks_config_check (NULL) != NULL);
