@@ -160,7 +160,7 @@ void
 shoal_handoff_config_lan (shoal_handoff_config_t *config)
 {
     *config = (shoal_handoff_config_t){
-        .lease_ms = 5000, //  twice the election's: a failover fits in it
+        .lease_ms = 5000, //  2.5 times the election's: a failover fits in it
         .drift_percent = 5,
         .status_ms = 1000,
         .join_settle_ms = 2000,

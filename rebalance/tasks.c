@@ -136,12 +136,13 @@ shoal_tasks_config_lan (shoal_tasks_config_t *config)
 {
     //  acceptable_lag is the assignor's default (docs/assign.md): the node
     //  reports a crossing of the bound the leader decides by. The lease is
-    //  twice the election's (3 s): a new leader is acting about a lease
+    //  2.5 times the election's (2 s): a new leader is acting about a lease
     //  after the old one's last heartbeat, and its first keep-alive must
-    //  come while the nodes' leases still hold, or every task in the
-    //  cluster would stop for a failover (docs/handoff.md 3).
+    //  come while the nodes' leases, which run from a STATUS up to two
+    //  status periods old, still hold, or every task in the cluster would
+    //  stop for a failover (docs/handoff.md 3).
     *config = (shoal_tasks_config_t){
-        .lease_ms = 5000, //  twice the election's: a failover fits in it
+        .lease_ms = 5000, //  2.5 times the election's: a failover fits in it
         .drift_percent = 5,
         .status_ms = 1000,
         .acceptable_lag = 10000,
