@@ -314,12 +314,12 @@ cpu_ticks () { # PID: utime + stime (fields 14 and 15), in clock ticks
 }
 memory_kb () { awk -v key="$2:" '$1 == key { print $2 }' "/proc/$1/status"; } # PID KEY
 
-# Every node's rules: none, or the drop rules of a fault.
-rules_all () { # [RULE...]
-    local i
-    for ((i = 0; i < nodes; i++)); do
-        if ! net_rules "s$i" "$@" || ! net_rules "f$i" "$@"; then say "nft failed"; exit 1; fi
-    done
+# The faults: one nft command on the bridge (bench/lib/netns.bash).
+faults () { # WHAT [RULE...]
+    local t
+    t=$(now_ms)
+    net_rules "${@:2}" || { say "nft failed on the bridge"; exit 1; }
+    say "n=$nodes repeat $repeat: $1 (set in $(($(now_ms) - t)) ms)"
 }
 
 # One repeat at one size.
@@ -328,7 +328,7 @@ run_once () {
     run=$work/n$nodes-r$repeat
     mkdir -p "$run"
     pid_of=()
-    rules_all
+    faults "no faults"
     say "n=$nodes repeat $repeat: join"
     t0=$(now_ms)
     for ((i = 0; i < nodes; i++)); do start_shoal "$i"; start_serf "$i"; done
@@ -412,19 +412,14 @@ run_once () {
             b_shoal+="${b_shoal:+, }$(addr_of "s$i")" b_serf+="${b_serf:+, }$(addr_of "f$i")"
         fi
     done
-    say "n=$nodes repeat $repeat: halves cut for ${hold_s} s"
     t_cut=$(now_ms)
-    for ((i = 0; i < nodes; i++)); do
-        if [ "$i" -lt "$half" ]; then
-            net_rules "s$i" "ip saddr { $b_shoal } drop" && net_rules "f$i" "ip saddr { $b_serf } drop"
-        else
-            net_rules "s$i" "ip saddr { $a_shoal } drop" && net_rules "f$i" "ip saddr { $a_serf } drop"
-        fi || { say "nft failed"; exit 1; }
-    done
+    faults "halves cut for ${hold_s} s" "ip saddr { $a_shoal } ip daddr { $b_shoal } drop" \
+        "ip saddr { $b_shoal } ip daddr { $a_shoal } drop" "ip saddr { $a_serf } ip daddr { $b_serf } drop" \
+        "ip saddr { $b_serf } ip daddr { $a_serf } drop"
     pause "$hold_s"
     check_alive
-    rules_all
     t_heal=$(now_ms)
+    faults "healed"
     wait_both all all "$t_heal" "$bound_s"
     record shoal heal_s "$(seconds_since "$shoal_at" "$t_heal")"
     record serf heal_s "$(seconds_since "$serf_at" "$t_heal")"
@@ -436,13 +431,12 @@ run_once () {
     # Random loss on every namespace's input.
     local pct t_loss t_end members flaps
     for pct in 5 20; do
-        say "n=$nodes repeat $repeat: ${pct} % loss for ${loss_s} s"
-        rules_all "ip saddr 10.224.0.0/16 numgen random mod 100 < $pct drop"
         t_loss=$(now_ms)
+        faults "${pct} % loss for ${loss_s} s" "ip saddr 10.224.0.0/16 numgen random mod 100 < $pct drop"
         pause "$loss_s"
         check_alive
-        rules_all
         t_end=$(now_ms)
+        faults "loss ended"
         wait_both all all "$t_end" "$bound_s"
         record shoal "loss${pct}_recovery_s" "$(seconds_since "$shoal_at" "$t_end")"
         record serf "loss${pct}_recovery_s" "$(seconds_since "$serf_at" "$t_end")"

@@ -2,18 +2,21 @@
 # real processes side by side (bench/side_by_side.sh). One Linux bridge,
 # sbs-br0, in a namespace of its own (so nothing of the root namespace is
 # touched), and one namespace per process, wired to the bridge by a veth
-# pair: eth0 inside, sbs-<name> on the bridge's side. Each process
-# namespace has an nftables table `sbs` whose input chain holds the faults
-# (a drop on input, never on output: a drop on output makes send(2) fail
-# with EPERM, which no real network does). Every namespace is named
+# pair: eth0 inside, sbs-<name> on the bridge's side. The faults are the
+# rules of one nftables chain on the bridge (table `bridge sbs`, hook
+# forward): every frame between two nodes crosses it once, so one nft
+# command starts or ends a fault for all nodes at the same instant (one nft
+# per namespace took a second or more on a loaded machine, and the first
+# nodes healed before the last was cut), and a drop there is a frame lost on
+# the wire: the sender's send(2) succeeds. Every namespace is named
 # sbs-<runner's pid>-..., so parallel runs and a killed run's leftovers
 # never collide. Source it after `set -u`; needs root, ip and nft.
 #
 #   net_up                  the bridge's namespace and the bridge
 #   net_add NAME ADDR/LEN   a namespace for NAME with ADDR on its eth0
 #   net_ns NAME             the namespace's name
-#   net_rules NAME [RULE...]  the input chain of NAME's namespace, made
-#                           of these rules alone (none: everything passes)
+#   net_rules [RULE...]     the bridge's chain, made of these rules alone
+#                           (none: everything passes)
 #   net_bytes               "NAME SENT RECEIVED" for each NAME, the bytes its
 #                           eth0 sent and received (from the bridge's side)
 #   net_down                kill every process left in the namespaces, and
@@ -31,7 +34,12 @@ net_up () {
     net_made+=("$net_bridge_ns")
     ip -n "$net_bridge_ns" link set lo up &&
         ip -n "$net_bridge_ns" link add sbs-br0 type bridge &&
-        ip -n "$net_bridge_ns" link set sbs-br0 up
+        ip -n "$net_bridge_ns" link set sbs-br0 up || return 1
+    ip netns exec "$net_bridge_ns" nft -f - <<'NFT'
+table bridge sbs {
+    chain forward { type filter hook forward priority 0; policy accept; }
+}
+NFT
 }
 
 net_add () { # NAME ADDR/LEN
@@ -43,21 +51,15 @@ net_add () { # NAME ADDR/LEN
         ip -n "$net_bridge_ns" link set "sbs-$1" master sbs-br0 up &&
         ip -n "$ns" link set lo up &&
         ip -n "$ns" addr add "$2" dev eth0 &&
-        ip -n "$ns" link set eth0 up || return 1
-    ip netns exec "$ns" nft -f - <<'NFT'
-table inet sbs {
-    chain input { type filter hook input priority 0; policy accept; }
-}
-NFT
+        ip -n "$ns" link set eth0 up
 }
 
-net_rules () { # NAME [RULE...]
-    local ns rules rule
-    ns=$(net_ns "$1")
-    shift
-    rules="flush chain inet sbs input"$'\n'
-    for rule in "$@"; do rules+="add rule inet sbs input $rule"$'\n'; done
-    ip netns exec "$ns" nft -f - <<<"$rules"
+# One nft command: the chain is flushed and filled in one transaction.
+net_rules () { # [RULE...]
+    local rules rule
+    rules="flush chain bridge sbs forward"$'\n'
+    for rule in "$@"; do rules+="add rule bridge sbs forward $rule"$'\n'; done
+    ip netns exec "$net_bridge_ns" nft -f - <<<"$rules"
 }
 
 # The bridge's side of a veth receives what the node sends.
