@@ -20,12 +20,12 @@
 #              (shoal: `dead`; Serf: EventMemberFailed); the node is then
 #              started again and every view made whole (rejoin_s)
 #   heal_s     the halves (nodes 0 .. N/2-1 and the rest) cut apart by
-#              nftables (drop on input between them) for --hold-s (30 s),
+#              nftables (a drop on the bridge) for --hold-s (30 s),
 #              then healed: until every node sees all N - 1 others alive
 #              (partition_failed: how many "failed" verdicts the cut
 #              caused, to show it was held long enough to matter)
 #   lossP_*    P % random loss (nftables `numgen random mod 100 < P drop`
-#              on input, in every namespace) for --loss-s (120 s), P = 5
+#              on the bridge: every frame of every node) for --loss-s (120 s), P = 5
 #              and 20: false_failures (failed verdicts about healthy nodes,
 #              summed over observers), members_failed (distinct nodes
 #              declared failed by anyone), flaps (failed -> alive again,
@@ -428,7 +428,7 @@ run_once () {
     read -r failed _ <<<"$(verdicts serf "$t_cut" "$t_heal" "$t_heal")"
     record serf partition_failed "$failed"
 
-    # Random loss on every namespace's input.
+    # Random loss on every frame between two nodes.
     local pct t_loss t_end members flaps
     for pct in 5 20; do
         t_loss=$(now_ms)
