@@ -49,9 +49,10 @@
 #   bench/side_by_side.sh [--quick] [--nodes N]... [--repeats R] [--idle-s S]
 #                         [--hold-s S] [--loss-s S] [--build DIR] [--keep]
 #
-# Defaults: N = 5 and 10, 3 repeats, build/plain. A repeat of 10 nodes takes
-# about 8 minutes. --quick: N = 3, one repeat, short windows (idle 3 s,
-# hold 4 s, loss 5 s each), bounds of 15 s per phase, about a minute; ctest
+# Defaults: N = 5 and 10, 3 repeats, build/plain. A repeat takes about 7
+# minutes, the whole default run about 40. --quick: N = 3, one repeat, short
+# windows (idle 3 s, hold 4 s, loss 5 s each), bounds of 15 s per phase,
+# about a minute; ctest
 # runs it and checks the JSON's keys only. --keep: the logs are kept and
 # their folder named on stderr.
 set -u
