@@ -52,9 +52,8 @@
 # Defaults: N = 5 and 10, 3 repeats, build/plain. A repeat takes about 7
 # minutes, the whole default run about 40. --quick: N = 3, one repeat, short
 # windows (idle 3 s, hold 4 s, loss 5 s each), bounds of 15 s per phase,
-# about a minute; ctest
-# runs it and checks the JSON's keys only. --keep: the logs are kept and
-# their folder named on stderr.
+# about a minute; ctest runs it and checks the JSON's keys only. --keep: the
+# logs are kept and their folder named on stderr.
 set -u
 export LC_ALL=C # EPOCHREALTIME with a '.'
 
