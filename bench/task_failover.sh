@@ -48,8 +48,9 @@
 #
 # Defaults: 5 nodes, 5 runs of each fault, 8 tasks a job, build/plain (a
 # RelWithDebInfo build). --job-option K=V adds --K=V (K alone: --K) to both
-# `shoal submit`s, e.g. --job-option weight=2. --quick: 3 nodes, one run of
-# kill, and the JSON checked for its keys (ctest runs this, in about 25 s).
+# `shoal submit`s, e.g. --job-option weight=2. --quick: 3 nodes, 4 tasks a
+# job, one run of kill, and the JSON checked for its keys (ctest runs this:
+# 33 s on a quiet machine, 48 to 55 s on a loaded one).
 # --keep: the run folders (nI/worker.log, nI/events.jsonl, rec/NODE.TASK)
 # are kept and named on stderr. Needs root, ip and jq.
 set -u
@@ -63,7 +64,7 @@ usage () {
 }
 need () { [ $# -ge 2 ] || usage; }
 
-quick=0 keep=0 nodes="" runs="" faults="" tasks=8 build=build/plain
+quick=0 keep=0 nodes="" runs="" faults="" tasks="" build=build/plain
 job_args=()
 while [ $# -gt 0 ]; do
     case $1 in
@@ -86,9 +87,9 @@ while [ $# -gt 0 ]; do
     esac
 done
 if [ "$quick" -eq 1 ]; then
-    nodes=${nodes:-3} runs=${runs:-1} faults=${faults:-kill}
+    nodes=${nodes:-3} runs=${runs:-1} faults=${faults:-kill} tasks=${tasks:-4}
 else
-    nodes=${nodes:-5} runs=${runs:-5} faults=${faults:-kill,freeze,leader}
+    nodes=${nodes:-5} runs=${runs:-5} faults=${faults:-kill,freeze,leader} tasks=${tasks:-8}
 fi
 if ! [[ $nodes =~ ^[0-9]+$ ]] || [ "$nodes" -lt 3 ] || [ "$nodes" -gt 50 ]; then
     say "--nodes takes 3 to 50 (a survivor must be left a majority), not '$nodes'"
