@@ -29,8 +29,9 @@
 # first survivor to see it: suspect_ms and dead_ms (its `member` line),
 # leader_ms (a `leader` line naming a new leader: the leader fault), and
 # per task moving_ms (the leader's `unplaced` line, reason `moving`: it took
-# the task away and waits for the old owner's lease to end) and assign_ms
-# (the new owner's `task` line giving it as active).
+# the task away and waits for the old owner's lease to end; in these runs
+# only stateless tasks get one, a stateful task stays placed meanwhile) and
+# assign_ms (the new owner's `task` line giving it as active).
 # double_actives counts, over every file of a run (all tasks, the whole
 # run), two children of one task whose spans of writes intersect.
 # Each run is a fresh cluster (new data directories, ids, namespaces kept).
