@@ -51,7 +51,7 @@
 # RelWithDebInfo build). --job-option K=V adds --K=V (K alone: --K) to both
 # `shoal submit`s, e.g. --job-option weight=2. --quick: 3 nodes, 4 tasks a
 # job, one run of kill, and the JSON checked for its keys (ctest runs this:
-# 33 s on a quiet machine, 48 to 55 s on a loaded one).
+# 33 to 36 s on 2 cores shared at a load of 14 to 26).
 # --keep: the run folders (nI/worker.log, nI/events.jsonl, rec/NODE.TASK)
 # are kept and named on stderr. Needs root, ip and jq.
 set -u
