@@ -2,8 +2,8 @@
 # How long a cluster goes without a leader when its leader crashes: NODES
 # shoal-counter services (examples/counter) on 127.0.0.1, each on a port of
 # its own (port 0: the kernel picks), every one joining through the first,
-# with the LAN profile (the default timings: lease 3 s, heartbeat 1 s) and
-# beacons off. Once every node sees the others alive and follows one leader,
+# with the LAN profile (the default timings: election lease 2 s, heartbeat
+# 0.5 s) and beacons off. Once every node sees the others alive and follows one leader,
 # and after a random pause of 1 to 2 s (the crash falls anywhere in the
 # leader's heartbeat), the leader's process is killed with SIGKILL. Two
 # times from the kill:

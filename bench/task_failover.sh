@@ -4,7 +4,7 @@
 # at once. NODES real `shoal worker` processes (build/shoal), each in a
 # network namespace of its own on one Linux bridge (bench/lib/failover.bash:
 # every name starts with tfo-), joining through the first, with the LAN
-# profile (the default timings: lease 3 s, heartbeat 1 s) and beacons off.
+# profile (the default timings) and beacons off.
 # Two jobs, `stateless` and `stateful`, of TASKS tasks each, whose command
 # writes a line "TIME TASK EPOCH PID" (the wall clock in microseconds, the
 # grant it acts under) every 20 ms to a file of its node and task while it
