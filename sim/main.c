@@ -198,7 +198,7 @@ s_report_network (const sim_run_t *run, const shoal_sim_stats_t *stats, json_t *
         report, "sync_bytes_per_node_per_s",
         json_real ((double) (stats->frame_bytes - run->at_start.frame_bytes) * per_node_s));
     json_object_set_new (
-        report, "sealed_bytes_per_node_per_s",
+        report, "wire_bytes_per_node_per_s",
         json_real ((double) (bytes + sent * SHOAL_ENVELOPE_OVERHEAD) * per_node_s));
 }
 
