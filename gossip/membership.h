@@ -21,8 +21,8 @@
     - Probing. Every probe_interval one member is probed, in shuffled round
       robin: PING, and ACK within probe_timeout; else PING-REQ through
       indirect_checks other members, which relay the PING and answer NACK
-      when they hear nothing either; no ACK by the end of the interval makes
-      the member suspect.
+      when they hear nothing either; no ACK by the end of the interval, or a
+      NACK from every relay, makes the member suspect.
     - Suspicion (Lifeguard). A suspicion lasts from max down to min as
       independent members confirm it (shoal_membership_suspicion_ms gives the
       formula); it ends dead, or refuted by the member with a higher
@@ -96,12 +96,12 @@
 //
 //  field                        lan        loopback
 //  probe_interval_ms            1000       100
-//  probe_timeout_ms             500        50
+//  probe_timeout_ms             400        40
 //  indirect_checks              3          3
 //  gossip_interval_ms           200        20
 //  gossip_fanout                3          3
 //  retransmit_mult              4          4
-//  suspicion_mult               2          2
+//  suspicion_mult               1          1
 //  suspicion_max_mult           6          6
 //  suspicion_confirmations      3          3
 //  awareness_max                8          8

@@ -669,7 +669,9 @@ profiles_are_valid_and_bad_configs_say_why (void)
     CHECK (shoal_membership_config_check (&lan) == NULL);
     CHECK (shoal_membership_config_check (&loopback) == NULL);
     CHECK_EQ (lan.probe_interval_ms, 1000);
-    CHECK_EQ (lan.probe_timeout_ms, 500);
+    CHECK_EQ (lan.probe_timeout_ms, 400);
+    CHECK_EQ (lan.suspicion_mult, 2);
+    CHECK_EQ (loopback.probe_timeout_ms, 50); //  not a tenth: loaded test machines
     CHECK_EQ (lan.gossip_interval_ms, 200);
     CHECK_EQ (lan.gossip_fanout, 3);
     CHECK_EQ (loopback.probe_interval_ms * 10, lan.probe_interval_ms);
@@ -1263,6 +1265,108 @@ a_new_suspicion_is_checked_out_of_turn (void)
     for (uint64_t seed = 1; seed <= 200; seed++)
         probed += s_probes_suspect_next (&config, 59, seed);
     CHECK (probed <= 12);
+}
+
+//  Whether node 0, hearing stand-in 3 suspected by stand-in 1 at a
+//  seed-given point of its probe schedule, has asked relays about 3 within
+//  5 ms: the check starts at once, with its PING-REQs beside its PING, not
+//  at the next probe of the schedule and after probe_timeout.
+static bool
+s_checks_at_once (const shoal_membership_config_t *config, uint64_t seed)
+{
+    s_net_t *net = s_solo (config, 7, seed);
+    s_run_until (net, net->now + seed * 37 % (7 * config->probe_interval_ms));
+    uint32_t before = net->asked_about[3];
+    net->nodes[3].mute = true;
+    s_suspect (net, 3, 1);
+    s_run_until (net, net->now + 5);
+    bool asked = net->asked_about[3] > before;
+    s_net_destroy (&net);
+    return asked;
+}
+
+//  The confirmation a verdict waits for comes within a probe timeout of
+//  the news, not a probe interval and a timeout later.
+static void
+a_new_suspicion_is_checked_at_once_with_relays (void)
+{
+    shoal_membership_config_t config = s_loopback ();
+    config.suspicion_max_mult = 30; //  the suspicion outlives the test
+    //  Only a probe still unanswered (its first 2 ms, here) holds the check
+    //  back, until that probe ends.
+    int at_once = 0;
+    for (uint64_t seed = 1; seed <= 40; seed++)
+        at_once += s_checks_at_once (&config, seed);
+    CHECK (at_once >= 36);
+    //  Before the check was moved up, none came this soon: the check took
+    //  the next probe of the schedule, and its relays the direct timeout.
+    //  A node in doubt about its own health (one failed probe, no NACKs)
+    //  keeps its schedule: it is not the one to hurry a verdict.
+    s_net_t *net = s_solo (&config, 7, 41);
+    net->nodes[5].mute = true;
+    uint64_t limit = net->now + 8 * config.probe_interval_ms;
+    while (shoal_membership_health (net->nodes[0].core) == 0 && net->now < limit)
+        s_run_until (net, net->now + 1);
+    CHECK (shoal_membership_health (net->nodes[0].core) > 0);
+    uint32_t before = net->asked_about[3];
+    net->nodes[3].mute = true;
+    s_suspect (net, 3, 1);
+    s_run_until (net, net->now + 5);
+    CHECK_EQ (net->asked_about[3], before);
+    s_net_destroy (&net);
+}
+
+//  A probe whose every relay answered NACK ends at the last NACK, before
+//  its interval: nobody is left who could bring an ACK.
+static void
+a_probe_ends_at_its_last_nack (void)
+{
+    shoal_membership_config_t config = s_loopback ();
+    config.suspicion_max_mult = 30;
+    s_net_t *net = s_solo (&config, 6, 42);
+    net->nodes[3].mute = true;
+    uint64_t limit = net->now + 8 * config.probe_interval_ms;
+    while (net->asked_about[3] == 0 && net->now < limit)
+        s_run_until (net, net->now + 1);
+    CHECK (net->asked_about[3] > 0);
+    //  The PING-REQs just sent: their relays (stand-ins, which never
+    //  answer one) and the probe's sequence number.
+    const shoal_membership_send_t *sends;
+    size_t count = shoal_membership_outbox (net->nodes[0].core, &sends);
+    int relays[4];
+    int relay_count = 0;
+    uint32_t seq = 0;
+    for (size_t i = 0; i < count && relay_count < 4; i++)
+        if (sends[i].msg.type == SHOAL_MSG_PING_REQ) {
+            seq = sends[i].msg.u.ping_req.seq;
+            for (int j = 1; j < net->count; j++)
+                if (strcmp (net->nodes[j].addr, sends[i].addr) == 0)
+                    relays[relay_count++] = j;
+        }
+    CHECK_EQ (relay_count, (int) config.indirect_checks);
+    uint64_t asked = net->now;
+    shoal_msg_t nack = { .type = SHOAL_MSG_NACK };
+    nack.u.ack.seq = seq;
+    for (int r = 0; r < relay_count; r++) {
+        CHECK_EQ (s_state (net, 0, 3), SHOAL_MEMBER_ALIVE);
+        s_run_until (net, net->now + 2);
+        s_inject (net, relays[r], 0, &nack);
+    }
+    //  Suspect at the last NACK, 6 ms after the PING-REQs, where the
+    //  probe's interval ends 60 ms after them.
+    CHECK_EQ (s_state (net, 0, 3), SHOAL_MEMBER_SUSPECT);
+    CHECK_EQ (net->now, asked + 6);
+    shoal_membership_stats_t stats;
+    shoal_membership_stats (net->nodes[0].core, &stats);
+    CHECK_EQ (stats.probes_failed, 1);
+    CHECK_EQ (shoal_membership_health (net->nodes[0].core), 0); //  every NACK came
+    //  A NACK again changes nothing: the probe is over.
+    s_inject (net, relays[0], 0, &nack);
+    shoal_membership_stats_t again;
+    shoal_membership_stats (net->nodes[0].core, &again);
+    CHECK_EQ (again.acks_unmatched, stats.acks_unmatched + 1);
+    CHECK_EQ (again.probes_failed, 1);
+    s_net_destroy (&net);
 }
 
 static void
@@ -2064,6 +2168,8 @@ main (void)
     RUN (probes_go_round_robin_and_indirect_on_silence);
     RUN (a_suspect_is_told_when_probed);
     RUN (a_new_suspicion_is_checked_out_of_turn);
+    RUN (a_new_suspicion_is_checked_at_once_with_relays);
+    RUN (a_probe_ends_at_its_last_nack);
     RUN (answered_probes_bring_health_back);
     RUN (a_late_tick_is_blamed_on_this_node);
     RUN (retransmits_are_bounded);
