@@ -1,0 +1,83 @@
+/*  tests/test_lazy.c: the libraries the program opens on a first call
+    (worker/lazy.c) answer for real once opened.
+
+    The program never calls GSS-API or libsystemd; these calls show that a
+    call would reach the real library, and that the name types lazy.c
+    defines are the ones GSS-API knows. test_lazy_missing shows a call
+    when the library cannot be opened.
+*/
+
+#include "tests/test.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gssapi/gssapi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+//  sd_listen_fds counts the descriptors systemd passed, from the
+//  environment: 0 without it, and LISTEN_FDS when LISTEN_PID is this
+//  process, marking them close-on-exec. The stand-in that could not open
+//  the library says -ENOSYS and marks nothing.
+static void
+socket_activation_reaches_libsystemd (void)
+{
+    unsetenv ("LISTEN_PID");
+    unsetenv ("LISTEN_FDS");
+    CHECK_EQ (sd_listen_fds (0), 0);
+    //  Two open descriptors where systemd would pass them (3 and 4).
+    int ends[2];
+    CHECK_EQ (pipe (ends), 0);
+    CHECK (dup2 (ends[0], SD_LISTEN_FDS_START) == SD_LISTEN_FDS_START);
+    CHECK (dup2 (ends[1], SD_LISTEN_FDS_START + 1) == SD_LISTEN_FDS_START + 1);
+    for (int i = 0; i < 2; i++)
+        if (ends[i] > SD_LISTEN_FDS_START + 1)
+            close (ends[i]);
+    char pid[32];
+    snprintf (pid, sizeof pid, "%ld", (long) getpid ());
+    setenv ("LISTEN_PID", pid, 1);
+    setenv ("LISTEN_FDS", "2", 1);
+    CHECK_EQ (sd_listen_fds (1), 2);
+    CHECK (fcntl (SD_LISTEN_FDS_START, F_GETFD) & FD_CLOEXEC);
+    CHECK (fcntl (SD_LISTEN_FDS_START + 1, F_GETFD) & FD_CLOEXEC);
+    //  unset_environment 1: the variables are gone.
+    CHECK (getenv ("LISTEN_FDS") == NULL);
+    close (SD_LISTEN_FDS_START);
+    close (SD_LISTEN_FDS_START + 1);
+    //  A descriptor that cannot be one: libsystemd's own refusal.
+    CHECK_EQ (sd_is_socket_inet (-1, 0, 0, -1, 0), -EBADF);
+    CHECK_EQ (sd_is_socket_unix (-1, 0, -1, NULL, 0), -EBADF);
+}
+
+//  A host-based service name, imported and displayed back: the library
+//  takes lazy.c's name type as its own, and says it is that type.
+static void
+gss_names_reach_gssapi (void)
+{
+    OM_uint32 minor = 0;
+    gss_buffer_desc input = { strlen ("shoal@localhost"), (void *) "shoal@localhost" };
+    gss_name_t name = GSS_C_NO_NAME;
+    CHECK_EQ (gss_import_name (&minor, &input, GSS_C_NT_HOSTBASED_SERVICE, &name), GSS_S_COMPLETE);
+    CHECK (name != GSS_C_NO_NAME);
+    gss_buffer_desc output = GSS_C_EMPTY_BUFFER;
+    gss_OID type = GSS_C_NO_OID;
+    CHECK_EQ (gss_display_name (&minor, name, &output, &type), GSS_S_COMPLETE);
+    CHECK (output.length == strlen ("shoal@localhost") &&
+           memcmp (output.value, "shoal@localhost", output.length) == 0);
+    CHECK (type != GSS_C_NO_OID && type->length == GSS_C_NT_HOSTBASED_SERVICE->length &&
+           memcmp (type->elements, GSS_C_NT_HOSTBASED_SERVICE->elements, type->length) == 0);
+    CHECK_EQ (gss_release_buffer (&minor, &output), GSS_S_COMPLETE);
+    CHECK_EQ (gss_release_name (&minor, &name), GSS_S_COMPLETE);
+    CHECK (name == GSS_C_NO_NAME);
+}
+
+int
+main (void)
+{
+    RUN (socket_activation_reaches_libsystemd);
+    RUN (gss_names_reach_gssapi);
+    return TEST_DONE ();
+}
