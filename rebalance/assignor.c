@@ -1146,6 +1146,14 @@ typedef struct {
     const s_lists_t *lists;
     uint32_t (*task_of) (const s_state_t *self, uint32_t item);
     s_test_fn may_take; //  light may take item, leaving its rules kept
+    //  Whether item may move at all, wherever to: false only where may_take
+    //  fails for every node; NULL when that is never known. It spares
+    //  walking every node lighter than heavy for an item that is not to
+    //  move in this stage (a stateful task while the stateless ones are
+    //  planned, a task the plan does not move anyway when redirecting):
+    //  such walks, one per item of every heavy node, made one evening step
+    //  cost nodes x items on the heavy nodes.
+    bool (*may_move) (const s_state_t *self, uint32_t item);
     //  Lower is better; with tasks of equal weights, a move that costs 0
     //  or less is taken at once.
     int (*cost) (const s_state_t *self, uint32_t item, uint32_t heavy, uint32_t light);
@@ -1162,6 +1170,8 @@ static uint32_t
 s_evener (s_state_t *self, const s_evening_t *e, uint32_t item, uint32_t heavy)
 {
     uint32_t task = e->task_of (self, item), best = NONE;
+    if (e->may_move && !e->may_move (self, item))
+        return NONE;
     uint64_t w = s_weight (self, task);
     for (uint32_t i = 0; i < s_state_count (self, task); i++) {
         uint32_t n = s_state_node (self, task, i);
@@ -1586,9 +1596,11 @@ s_unswap (s_state_t *self)
     }
 }
 
-//  Evening of targets, moving a task only where may_take says.
+//  Evening of targets, moving a task only where may_take says, and only
+//  one that may_move allows (see s_evening_t).
 static s_evening_t
-s_target_evening (s_state_t *self, s_test_fn may_take)
+s_target_evening (s_state_t *self, s_test_fn may_take, bool (*may_move) (const s_state_t *self,
+                                                                          uint32_t task))
 {
     return (s_evening_t){ .load = self->load,
                           .heaviest = &self->heaviest,
@@ -1596,6 +1608,7 @@ s_target_evening (s_state_t *self, s_test_fn may_take)
                           .lists = &self->targets,
                           .task_of = s_target_task,
                           .may_take = may_take,
+                          .may_move = may_move,
                           .cost = s_target_cost,
                           .least_cost = s_target_least_cost,
                           .move = s_target_move };
@@ -1619,7 +1632,7 @@ s_in_plan (const s_state_t *self, uint32_t task, s_plan_t plan)
 static void
 s_balance (s_state_t *self, const uint32_t *order, uint32_t unplaced)
 {
-    const s_evening_t evening = s_target_evening (self, s_may_move);
+    const s_evening_t evening = s_target_evening (self, s_may_move, s_movable);
     for (int pass = 0; pass < 16; pass++) {
         bool changed = s_even (self, &evening);
         if (self->peers && self->equal_weights) {
@@ -1687,11 +1700,18 @@ s_plan (s_state_t *self, s_plan_t plan, uint32_t *order, uint32_t *unplaced)
 //  Whether a stateful task that the plan already moves may be sent to node
 //  instead, for nothing more: no more warm-up, and the stateful load stays
 //  as even.
+//  Whether task may be redirected at all: a stateful task the plan moves.
+static bool
+s_redirectable (const s_state_t *self, uint32_t task)
+{
+    return s_stateful (self, task) && self->target[task] != self->start[task];
+}
+
 static bool
 s_may_redirect (const s_state_t *self, uint32_t task, uint32_t node)
 {
     uint32_t from = self->target[task];
-    return s_stateful (self, task) && from != self->start[task] && s_fits (self, task, node) &&
+    return s_redirectable (self, task) && s_fits (self, task, node) &&
            s_added_cost (self, task, node) <= 0 &&
            self->stateful[node] + s_weight (self, task) <= self->stateful[from];
 }
@@ -1735,7 +1755,7 @@ s_targets (s_state_t *self)
         s_plan (self, S_PLAN_STATEFUL, order, &unplaced);
         s_keep (self, S_PLAN_STATELESS);
         s_placed (self);
-        const s_evening_t redirect = s_target_evening (self, s_may_redirect);
+        const s_evening_t redirect = s_target_evening (self, s_may_redirect, s_redirectable);
         s_even (self, &redirect);
         s_plan (self, S_PLAN_STATELESS, order, &unplaced);
         self->planning = S_PLAN_ALL;
