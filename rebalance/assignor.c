@@ -144,6 +144,10 @@ typedef struct {
     uint64_t *keys[2];     //  per node
     uint32_t *mark;        //  per node: stamp
     uint32_t stamp;
+    uint32_t *ladder;      //  per node: the lightest nodes, in order (s_ladder_t)
+    uint32_t *class_from;  //  per class: where its nodes begin in the ladder
+    uint32_t *class_seen;  //  per class: the ladder's stamp when class_from was set
+    uint32_t ladder_stamp;
     uint64_t budget;      //  moves pass 1 may still make
     uint64_t version;     //  grows whenever a target leaves a node
     uint32_t full_class;  //  no room for this class and weight
@@ -792,6 +796,9 @@ s_setup (s_state_t *self, char *why, size_t why_size)
     self->keys[0] = calloc (n, sizeof (uint64_t));
     self->keys[1] = calloc (n, sizeof (uint64_t));
     self->mark = calloc (n, sizeof (uint32_t));
+    self->ladder = calloc (n, sizeof (uint32_t));
+    self->class_from = calloc (t, sizeof (uint32_t));
+    self->class_seen = calloc (t, sizeof (uint32_t));
     self->lag_first = calloc (t + 1, sizeof (uint32_t));
     self->cur_first = calloc (t + 1, sizeof (uint32_t));
     self->avoid_first = calloc (t + 1, sizeof (uint32_t));
@@ -801,6 +808,7 @@ s_setup (s_state_t *self, char *why, size_t why_size)
         !self->class || !self->target || !self->active || !self->learner || !self->start ||
         !self->load || !self->reserved || !self->stateful || !self->frontier[0] ||
         !self->frontier[1] || !self->scratch[0] || !self->scratch[1] || !self->mark ||
+        !self->ladder || !self->class_from || !self->class_seen ||
         !self->lag_first || !self->cur_first || !self->avoid_first || !self->standby_first ||
         s_lists_init (&self->targets, self->nodes, self->tasks) != 0)
         return s_fail (why, why_size, "out of memory%s", NULL);
@@ -886,6 +894,9 @@ s_teardown (s_state_t *self)
     free (self->keys[0]);
     free (self->keys[1]);
     free (self->mark);
+    free (self->ladder);
+    free (self->class_from);
+    free (self->class_seen);
     free (self->standby);
     free (self->standby_first);
     s_lists_release (&self->standbys);
@@ -1145,7 +1156,8 @@ typedef struct {
     const shoal_node_heap_t *lightest;
     const s_lists_t *lists;
     uint32_t (*task_of) (const s_state_t *self, uint32_t item);
-    s_test_fn may_take; //  light may take item, leaving its rules kept
+    s_test_fn may_take; //  light may take item, leaving its rules kept; never
+                        //  a node that may not hold its task (s_eligible)
     //  Whether item may move at all, wherever to: false only where may_take
     //  fails for every node; NULL when that is never known. It spares
     //  walking every node lighter than heavy for an item that is not to
@@ -1164,10 +1176,55 @@ typedef struct {
     void (*move) (s_state_t *self, uint32_t item, uint32_t light);
 } s_evening_t;
 
-//  The lightest node item may move to from heavy, evening the load: among
-//  nodes with its state first, else among all nodes.
+//  The nodes of a lightest heap in its order, as far as a walk over it has
+//  gone, for one step of evening, during which no load changes. Every item
+//  of every heavy node looks for the lightest node that may take it, and
+//  the heap's order is the same for all of them: walked once and kept in
+//  an array, it costs no heap comparisons after the first item. And for
+//  each class of tasks, class_from says where the nodes it may use begin:
+//  an item of a class that may use none of the lightest nodes (a task that
+//  requires a label only heavy nodes carry) skips them, where it used to
+//  walk them all. On a cluster with labels, those walks, one per item on
+//  every node as heavy as the heaviest, took seconds.
+typedef struct {
+    const shoal_node_heap_t *heap;
+    shoal_node_walk_t walk;
+    uint32_t count; //  nodes walked so far, in self->ladder
+    bool done;      //  the walk gave every node
+} s_ladder_t;
+
+static void
+s_ladder_start (s_state_t *self, s_ladder_t *ladder, const shoal_node_heap_t *heap)
+{
+    *ladder = (s_ladder_t){ .heap = heap };
+    if (++self->ladder_stamp == 0) {
+        memset (self->class_seen, 0, self->classes * sizeof (uint32_t));
+        self->ladder_stamp = 1;
+    }
+}
+
+//  The node at position i of the heap's order, or NONE past the last.
 static uint32_t
-s_evener (s_state_t *self, const s_evening_t *e, uint32_t item, uint32_t heavy)
+s_ladder_at (s_state_t *self, s_ladder_t *ladder, uint32_t i)
+{
+    if (ladder->count == 0 && !ladder->done)
+        shoal_node_walk_start (&ladder->walk, ladder->heap, self->frontier[1]);
+    while (i >= ladder->count && !ladder->done) {
+        uint32_t node = shoal_node_walk_next (&ladder->walk);
+        if (node == NONE)
+            ladder->done = true;
+        else
+            self->ladder[ladder->count++] = node;
+    }
+    return i < ladder->count ? self->ladder[i] : NONE;
+}
+
+//  The lightest node item may move to from heavy, evening the load: among
+//  nodes with its state first, else among all nodes, in the order of the
+//  ladder over e->lightest.
+static uint32_t
+s_evener (s_state_t *self, const s_evening_t *e, s_ladder_t *ladder, uint32_t item,
+          uint32_t heavy)
 {
     uint32_t task = e->task_of (self, item), best = NONE;
     if (e->may_move && !e->may_move (self, item))
@@ -1184,12 +1241,23 @@ s_evener (s_state_t *self, const s_evening_t *e, uint32_t item, uint32_t heavy)
     }
     if (best != NONE)
         return best;
-    //  Nodes further on in the walk are no longer apart from heavy.
-    shoal_node_walk_t walk;
-    shoal_node_walk_start (&walk, e->lightest, self->frontier[1]);
-    for (uint32_t n; (n = shoal_node_walk_next (&walk)) != NONE;) {
+    //  Nodes further on in the ladder are no longer apart from heavy. Those
+    //  before class_from may not hold the task; while the search meets
+    //  more such nodes right there, class_from moves past them.
+    uint32_t class = self->class_of[task];
+    if (self->class_seen[class] != self->ladder_stamp) {
+        self->class_seen[class] = self->ladder_stamp;
+        self->class_from[class] = 0;
+    }
+    for (uint32_t i = self->class_from[class], n; (n = s_ladder_at (self, ladder, i)) != NONE;
+         i++) {
         if (!s_apart (self, e->load, heavy, n))
             break;
+        if (!s_eligible (self, task, n)) {
+            if (i == self->class_from[class])
+                self->class_from[class] = i + 1;
+            continue;
+        }
         if (n != heavy && e->may_take (self, item, n) && s_evens (self, e->load, heavy, n, w))
             return n;
     }
@@ -1249,6 +1317,8 @@ s_even_one (s_state_t *self, const s_evening_t *e)
     uint32_t lightest = shoal_node_heap_first (e->lightest);
     shoal_node_walk_t walk;
     shoal_node_walk_start (&walk, e->heaviest, self->frontier[0]);
+    s_ladder_t ladder;
+    s_ladder_start (self, &ladder, e->lightest);
     uint32_t best = NONE, best_light = NONE, best_heavy = NONE, rivals = 0;
     int best_cost = 0;
     long double best_gap = 0;
@@ -1267,7 +1337,7 @@ s_even_one (s_state_t *self, const s_evening_t *e)
                 if (least > best_cost || (least == best_cost && !fit))
                     continue;
             }
-            uint32_t light = s_evener (self, e, item, heavy);
+            uint32_t light = s_evener (self, e, &ladder, item, heavy);
             if (light == NONE)
                 continue;
             int cost = e->cost (self, item, heavy, light);
