@@ -100,12 +100,18 @@ typedef struct {
 //  are planned, only they may move.
 typedef enum { S_PLAN_ALL, S_PLAN_STATEFUL, S_PLAN_STATELESS } s_plan_t;
 
+//  Which nodes an item may move to in an evening, as far as is known
+//  without looking at them: none, only nodes with warm state for its task
+//  (s_warm), or any.
+typedef enum { S_REACH_NONE, S_REACH_WARM, S_REACH_ALL } s_reach_t;
+
 typedef struct {
     const shoal_assign_input_t *in;
     uint32_t nodes, tasks, jobs, classes;
     const shoal_assign_node_t **node; //  sorted by id
     const shoal_assign_task_t **task; //  sorted by id
     uint32_t *capacity;               //  per node
+    uint32_t capacity_max;            //  of every node
     uint32_t *spread_value;           //  per node: its spread_by value's number, or NONE
     bool *may_stateful;               //  per node: it may hold some stateful task
     bool *warming;                    //  per node: a learner warms up on it
@@ -397,6 +403,22 @@ s_evens (const s_state_t *self, const uint64_t *load, uint32_t heavy, uint32_t l
                         self->capacity[heavy]) < 0;
 }
 
+//  Whether no node as heavy as light or heavier (load / capacity) may take
+//  weight w from heavy and stay below it, as s_evens asks: even with the
+//  largest capacity, load[light] / cap[light] + w / capacity_max is not
+//  below load[heavy] / cap[heavy]. Loads of 2^63 or more are never judged,
+//  so that the products fit in 128 bits.
+static bool
+s_evens_past (const s_state_t *self, const uint64_t *load, uint32_t heavy, uint32_t light,
+              uint64_t w)
+{
+    if (load[light] >> 63 || load[heavy] >> 63 || w > UINT32_MAX)
+        return false;
+    uint32_t ch = self->capacity[heavy], cl = self->capacity[light], cm = self->capacity_max;
+    unsigned __int128 least = ((unsigned __int128) load[light] * cm + (unsigned __int128) w * cl) * ch;
+    return least >= (unsigned __int128) load[heavy] * cl * cm;
+}
+
 static bool
 s_has_room (const s_state_t *self, uint32_t node, uint64_t weight)
 {
@@ -604,6 +626,8 @@ s_setup_nodes (s_state_t *self)
     uint32_t value_count = 0;
     for (uint32_t n = 0; n < self->nodes; n++) {
         self->capacity[n] = self->node[n]->capacity;
+        if (self->capacity[n] > self->capacity_max)
+            self->capacity_max = self->capacity[n];
         const char *value = key ? s_label (self->node[n], key) : NULL;
         if (value)
             values[value_count++] = value;
@@ -1032,6 +1056,13 @@ s_may_move (const s_state_t *self, uint32_t task, uint32_t node)
     return s_movable (self, task) && s_fits (self, task, node);
 }
 
+//  Where s_may_move may let task go: nowhere when it may not move now.
+static s_reach_t
+s_move_reach (const s_state_t *self, uint32_t task)
+{
+    return s_movable (self, task) ? S_REACH_ALL : S_REACH_NONE;
+}
+
 //  The lightest node that may hold task and has room for it, other than
 //  except. A failure is remembered until a target leaves some node, so
 //  that many tasks with nowhere to go cost one search.
@@ -1158,14 +1189,13 @@ typedef struct {
     uint32_t (*task_of) (const s_state_t *self, uint32_t item);
     s_test_fn may_take; //  light may take item, leaving its rules kept; never
                         //  a node that may not hold its task (s_eligible)
-    //  Whether item may move at all, wherever to: false only where may_take
-    //  fails for every node; NULL when that is never known. It spares
-    //  walking every node lighter than heavy for an item that is not to
-    //  move in this stage (a stateful task while the stateless ones are
-    //  planned, a task the plan does not move anyway when redirecting):
-    //  such walks, one per item of every heavy node, made one evening step
-    //  cost nodes x items on the heavy nodes.
-    bool (*may_move) (const s_state_t *self, uint32_t item);
+    //  Which nodes may_take may pass for item at all (s_reach_t); NULL when
+    //  any node may. It spares looking at every node lighter than heavy
+    //  for an item that is not to move in this stage (a stateful task while
+    //  the stateless ones are planned, a task the plan does not move anyway
+    //  when redirecting): such walks, one per item of every heavy node, made
+    //  one evening step cost nodes x items on the heavy nodes.
+    s_reach_t (*reach) (const s_state_t *self, uint32_t item);
     //  Lower is better; with tasks of equal weights, a move that costs 0
     //  or less is taken at once.
     int (*cost) (const s_state_t *self, uint32_t item, uint32_t heavy, uint32_t light);
@@ -1227,7 +1257,8 @@ s_evener (s_state_t *self, const s_evening_t *e, s_ladder_t *ladder, uint32_t it
           uint32_t heavy)
 {
     uint32_t task = e->task_of (self, item), best = NONE;
-    if (e->may_move && !e->may_move (self, item))
+    s_reach_t reach = e->reach ? e->reach (self, item) : S_REACH_ALL;
+    if (reach == S_REACH_NONE)
         return NONE;
     uint64_t w = s_weight (self, task);
     for (uint32_t i = 0; i < s_state_count (self, task); i++) {
@@ -1239,11 +1270,12 @@ s_evener (s_state_t *self, const s_evening_t *e, s_ladder_t *ladder, uint32_t it
                                          self->capacity[best]) < 0)
             best = n;
     }
-    if (best != NONE)
+    if (best != NONE || reach == S_REACH_WARM)
         return best;
-    //  Nodes further on in the ladder are no longer apart from heavy. Those
-    //  before class_from may not hold the task; while the search meets
-    //  more such nodes right there, class_from moves past them.
+    //  Nodes further on in the ladder are no longer apart from heavy, and
+    //  once one is too heavy to take w, so are they all (s_evens_past).
+    //  Those before class_from may not hold the task; while the search
+    //  meets more such nodes right there, class_from moves past them.
     uint32_t class = self->class_of[task];
     if (self->class_seen[class] != self->ladder_stamp) {
         self->class_seen[class] = self->ladder_stamp;
@@ -1260,6 +1292,8 @@ s_evener (s_state_t *self, const s_evening_t *e, s_ladder_t *ladder, uint32_t it
         }
         if (n != heavy && e->may_take (self, item, n) && s_evens (self, e->load, heavy, n, w))
             return n;
+        if (s_evens_past (self, e->load, heavy, n, w))
+            break;
     }
     return NONE;
 }
@@ -1667,10 +1701,10 @@ s_unswap (s_state_t *self)
 }
 
 //  Evening of targets, moving a task only where may_take says, and only
-//  one that may_move allows (see s_evening_t).
+//  where reach allows (see s_evening_t).
 static s_evening_t
-s_target_evening (s_state_t *self, s_test_fn may_take, bool (*may_move) (const s_state_t *self,
-                                                                          uint32_t task))
+s_target_evening (s_state_t *self, s_test_fn may_take,
+                  s_reach_t (*reach) (const s_state_t *self, uint32_t task))
 {
     return (s_evening_t){ .load = self->load,
                           .heaviest = &self->heaviest,
@@ -1678,7 +1712,7 @@ s_target_evening (s_state_t *self, s_test_fn may_take, bool (*may_move) (const s
                           .lists = &self->targets,
                           .task_of = s_target_task,
                           .may_take = may_take,
-                          .may_move = may_move,
+                          .reach = reach,
                           .cost = s_target_cost,
                           .least_cost = s_target_least_cost,
                           .move = s_target_move };
@@ -1702,7 +1736,7 @@ s_in_plan (const s_state_t *self, uint32_t task, s_plan_t plan)
 static void
 s_balance (s_state_t *self, const uint32_t *order, uint32_t unplaced)
 {
-    const s_evening_t evening = s_target_evening (self, s_may_move, s_movable);
+    const s_evening_t evening = s_target_evening (self, s_may_move, s_move_reach);
     for (int pass = 0; pass < 16; pass++) {
         bool changed = s_even (self, &evening);
         if (self->peers && self->equal_weights) {
@@ -1767,21 +1801,25 @@ s_plan (s_state_t *self, s_plan_t plan, uint32_t *order, uint32_t *unplaced)
     s_balance (self, order, *unplaced);
 }
 
+//  Where a task may be redirected at all (s_may_redirect): nowhere unless
+//  it is a stateful task that the plan moves; when the plan sends it to
+//  warm state, only to warm state, as a cold node would add a warm-up.
+static s_reach_t
+s_redirect_reach (const s_state_t *self, uint32_t task)
+{
+    if (!s_stateful (self, task) || self->target[task] == self->start[task])
+        return S_REACH_NONE;
+    return s_place_cost (self, task, self->target[task]) <= 1 ? S_REACH_WARM : S_REACH_ALL;
+}
+
 //  Whether a stateful task that the plan already moves may be sent to node
 //  instead, for nothing more: no more warm-up, and the stateful load stays
 //  as even.
-//  Whether task may be redirected at all: a stateful task the plan moves.
-static bool
-s_redirectable (const s_state_t *self, uint32_t task)
-{
-    return s_stateful (self, task) && self->target[task] != self->start[task];
-}
-
 static bool
 s_may_redirect (const s_state_t *self, uint32_t task, uint32_t node)
 {
     uint32_t from = self->target[task];
-    return s_redirectable (self, task) && s_fits (self, task, node) &&
+    return s_stateful (self, task) && from != self->start[task] && s_fits (self, task, node) &&
            s_added_cost (self, task, node) <= 0 &&
            self->stateful[node] + s_weight (self, task) <= self->stateful[from];
 }
@@ -1825,7 +1863,7 @@ s_targets (s_state_t *self)
         s_plan (self, S_PLAN_STATEFUL, order, &unplaced);
         s_keep (self, S_PLAN_STATELESS);
         s_placed (self);
-        const s_evening_t redirect = s_target_evening (self, s_may_redirect, s_redirectable);
+        const s_evening_t redirect = s_target_evening (self, s_may_redirect, s_redirect_reach);
         s_even (self, &redirect);
         s_plan (self, S_PLAN_STATELESS, order, &unplaced);
         self->planning = S_PLAN_ALL;
