@@ -150,9 +150,9 @@ typedef struct {
     uint64_t *keys[2];     //  per node
     uint32_t *mark;        //  per node: stamp
     uint32_t stamp;
-    uint32_t *ladder;      //  per node: the lightest nodes, in order (s_ladder_t)
-    uint32_t *class_from;  //  per class: where its nodes begin in the ladder
-    uint32_t *class_seen;  //  per class: the ladder's stamp when class_from was set
+    uint32_t *ladder;     //  per node: the lightest nodes, in order (s_ladder_t)
+    uint32_t *class_from; //  per class: where its nodes begin in the ladder
+    uint32_t *class_seen; //  per class: the ladder's stamp when class_from was set
     uint32_t ladder_stamp;
     uint64_t budget;      //  moves pass 1 may still make
     uint64_t version;     //  grows whenever a target leaves a node
@@ -415,7 +415,8 @@ s_evens_past (const s_state_t *self, const uint64_t *load, uint32_t heavy, uint3
     if (load[light] >> 63 || load[heavy] >> 63 || w > UINT32_MAX)
         return false;
     uint32_t ch = self->capacity[heavy], cl = self->capacity[light], cm = self->capacity_max;
-    unsigned __int128 least = ((unsigned __int128) load[light] * cm + (unsigned __int128) w * cl) * ch;
+    unsigned __int128 least =
+        ((unsigned __int128) load[light] * cm + (unsigned __int128) w * cl) * ch;
     return least >= (unsigned __int128) load[heavy] * cl * cm;
 }
 
@@ -832,8 +833,8 @@ s_setup (s_state_t *self, char *why, size_t why_size)
         !self->class || !self->target || !self->active || !self->learner || !self->start ||
         !self->load || !self->reserved || !self->stateful || !self->frontier[0] ||
         !self->frontier[1] || !self->scratch[0] || !self->scratch[1] || !self->mark ||
-        !self->ladder || !self->class_from || !self->class_seen ||
-        !self->lag_first || !self->cur_first || !self->avoid_first || !self->standby_first ||
+        !self->ladder || !self->class_from || !self->class_seen || !self->lag_first ||
+        !self->cur_first || !self->avoid_first || !self->standby_first ||
         s_lists_init (&self->targets, self->nodes, self->tasks) != 0)
         return s_fail (why, why_size, "out of memory%s", NULL);
 
@@ -1253,8 +1254,7 @@ s_ladder_at (s_state_t *self, s_ladder_t *ladder, uint32_t i)
 //  nodes with its state first, else among all nodes, in the order of the
 //  ladder over e->lightest.
 static uint32_t
-s_evener (s_state_t *self, const s_evening_t *e, s_ladder_t *ladder, uint32_t item,
-          uint32_t heavy)
+s_evener (s_state_t *self, const s_evening_t *e, s_ladder_t *ladder, uint32_t item, uint32_t heavy)
 {
     uint32_t task = e->task_of (self, item), best = NONE;
     s_reach_t reach = e->reach ? e->reach (self, item) : S_REACH_ALL;
