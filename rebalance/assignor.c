@@ -100,12 +100,18 @@ typedef struct {
 //  are planned, only they may move.
 typedef enum { S_PLAN_ALL, S_PLAN_STATEFUL, S_PLAN_STATELESS } s_plan_t;
 
+//  Which nodes an item may move to in an evening, as far as is known
+//  without looking at them: none, only nodes with warm state for its task
+//  (s_warm), or any.
+typedef enum { S_REACH_NONE, S_REACH_WARM, S_REACH_ALL } s_reach_t;
+
 typedef struct {
     const shoal_assign_input_t *in;
     uint32_t nodes, tasks, jobs, classes;
     const shoal_assign_node_t **node; //  sorted by id
     const shoal_assign_task_t **task; //  sorted by id
     uint32_t *capacity;               //  per node
+    uint32_t capacity_max;            //  of every node
     uint32_t *spread_value;           //  per node: its spread_by value's number, or NONE
     bool *may_stateful;               //  per node: it may hold some stateful task
     bool *warming;                    //  per node: a learner warms up on it
@@ -144,6 +150,10 @@ typedef struct {
     uint64_t *keys[2];     //  per node
     uint32_t *mark;        //  per node: stamp
     uint32_t stamp;
+    uint32_t *ladder;     //  per node: the lightest nodes, in order (s_ladder_t)
+    uint32_t *class_from; //  per class: where its nodes begin in the ladder
+    uint32_t *class_seen; //  per class: the ladder's stamp when class_from was set
+    uint32_t ladder_stamp;
     uint64_t budget;      //  moves pass 1 may still make
     uint64_t version;     //  grows whenever a target leaves a node
     uint32_t full_class;  //  no room for this class and weight
@@ -393,6 +403,23 @@ s_evens (const s_state_t *self, const uint64_t *load, uint32_t heavy, uint32_t l
                         self->capacity[heavy]) < 0;
 }
 
+//  Whether no node as heavy as light or heavier (load / capacity) may take
+//  weight w from heavy and stay below it, as s_evens asks: even with the
+//  largest capacity, load[light] / cap[light] + w / capacity_max is not
+//  below load[heavy] / cap[heavy]. Loads of 2^63 or more are never judged,
+//  so that the products fit in 128 bits.
+static bool
+s_evens_past (const s_state_t *self, const uint64_t *load, uint32_t heavy, uint32_t light,
+              uint64_t w)
+{
+    if (load[light] >> 63 || load[heavy] >> 63 || w > UINT32_MAX)
+        return false;
+    uint32_t ch = self->capacity[heavy], cl = self->capacity[light], cm = self->capacity_max;
+    unsigned __int128 least =
+        ((unsigned __int128) load[light] * cm + (unsigned __int128) w * cl) * ch;
+    return least >= (unsigned __int128) load[heavy] * cl * cm;
+}
+
 static bool
 s_has_room (const s_state_t *self, uint32_t node, uint64_t weight)
 {
@@ -600,6 +627,8 @@ s_setup_nodes (s_state_t *self)
     uint32_t value_count = 0;
     for (uint32_t n = 0; n < self->nodes; n++) {
         self->capacity[n] = self->node[n]->capacity;
+        if (self->capacity[n] > self->capacity_max)
+            self->capacity_max = self->capacity[n];
         const char *value = key ? s_label (self->node[n], key) : NULL;
         if (value)
             values[value_count++] = value;
@@ -792,6 +821,9 @@ s_setup (s_state_t *self, char *why, size_t why_size)
     self->keys[0] = calloc (n, sizeof (uint64_t));
     self->keys[1] = calloc (n, sizeof (uint64_t));
     self->mark = calloc (n, sizeof (uint32_t));
+    self->ladder = calloc (n, sizeof (uint32_t));
+    self->class_from = calloc (t, sizeof (uint32_t));
+    self->class_seen = calloc (t, sizeof (uint32_t));
     self->lag_first = calloc (t + 1, sizeof (uint32_t));
     self->cur_first = calloc (t + 1, sizeof (uint32_t));
     self->avoid_first = calloc (t + 1, sizeof (uint32_t));
@@ -801,7 +833,8 @@ s_setup (s_state_t *self, char *why, size_t why_size)
         !self->class || !self->target || !self->active || !self->learner || !self->start ||
         !self->load || !self->reserved || !self->stateful || !self->frontier[0] ||
         !self->frontier[1] || !self->scratch[0] || !self->scratch[1] || !self->mark ||
-        !self->lag_first || !self->cur_first || !self->avoid_first || !self->standby_first ||
+        !self->ladder || !self->class_from || !self->class_seen || !self->lag_first ||
+        !self->cur_first || !self->avoid_first || !self->standby_first ||
         s_lists_init (&self->targets, self->nodes, self->tasks) != 0)
         return s_fail (why, why_size, "out of memory%s", NULL);
 
@@ -886,6 +919,9 @@ s_teardown (s_state_t *self)
     free (self->keys[0]);
     free (self->keys[1]);
     free (self->mark);
+    free (self->ladder);
+    free (self->class_from);
+    free (self->class_seen);
     free (self->standby);
     free (self->standby_first);
     s_lists_release (&self->standbys);
@@ -1021,6 +1057,13 @@ s_may_move (const s_state_t *self, uint32_t task, uint32_t node)
     return s_movable (self, task) && s_fits (self, task, node);
 }
 
+//  Where s_may_move may let task go: nowhere when it may not move now.
+static s_reach_t
+s_move_reach (const s_state_t *self, uint32_t task)
+{
+    return s_movable (self, task) ? S_REACH_ALL : S_REACH_NONE;
+}
+
 //  The lightest node that may hold task and has room for it, other than
 //  except. A failure is remembered until a target leaves some node, so
 //  that many tasks with nowhere to go cost one search.
@@ -1145,7 +1188,15 @@ typedef struct {
     const shoal_node_heap_t *lightest;
     const s_lists_t *lists;
     uint32_t (*task_of) (const s_state_t *self, uint32_t item);
-    s_test_fn may_take; //  light may take item, leaving its rules kept
+    s_test_fn may_take; //  light may take item, leaving its rules kept; never
+                        //  a node that may not hold its task (s_eligible)
+    //  Which nodes may_take may pass for item at all (s_reach_t); NULL when
+    //  any node may. It spares looking at every node lighter than heavy
+    //  for an item that is not to move in this stage (a stateful task while
+    //  the stateless ones are planned, a task the plan does not move anyway
+    //  when redirecting): such walks, one per item of every heavy node, made
+    //  one evening step cost nodes x items on the heavy nodes.
+    s_reach_t (*reach) (const s_state_t *self, uint32_t item);
     //  Lower is better; with tasks of equal weights, a move that costs 0
     //  or less is taken at once.
     int (*cost) (const s_state_t *self, uint32_t item, uint32_t heavy, uint32_t light);
@@ -1156,12 +1207,59 @@ typedef struct {
     void (*move) (s_state_t *self, uint32_t item, uint32_t light);
 } s_evening_t;
 
-//  The lightest node item may move to from heavy, evening the load: among
-//  nodes with its state first, else among all nodes.
+//  The nodes of a lightest heap in its order, as far as a walk over it has
+//  gone, for one step of evening, during which no load changes. Every item
+//  of every heavy node looks for the lightest node that may take it, and
+//  the heap's order is the same for all of them: walked once and kept in
+//  an array, it costs no heap comparisons after the first item. And for
+//  each class of tasks, class_from says where the nodes it may use begin:
+//  an item of a class that may use none of the lightest nodes (a task that
+//  requires a label only heavy nodes carry) skips them, where it used to
+//  walk them all. On a cluster with labels, those walks, one per item on
+//  every node as heavy as the heaviest, took seconds.
+typedef struct {
+    const shoal_node_heap_t *heap;
+    shoal_node_walk_t walk;
+    uint32_t count; //  nodes walked so far, in self->ladder
+    bool done;      //  the walk gave every node
+} s_ladder_t;
+
+static void
+s_ladder_start (s_state_t *self, s_ladder_t *ladder, const shoal_node_heap_t *heap)
+{
+    *ladder = (s_ladder_t){ .heap = heap };
+    if (++self->ladder_stamp == 0) {
+        memset (self->class_seen, 0, self->classes * sizeof (uint32_t));
+        self->ladder_stamp = 1;
+    }
+}
+
+//  The node at position i of the heap's order, or NONE past the last.
 static uint32_t
-s_evener (s_state_t *self, const s_evening_t *e, uint32_t item, uint32_t heavy)
+s_ladder_at (s_state_t *self, s_ladder_t *ladder, uint32_t i)
+{
+    if (ladder->count == 0 && !ladder->done)
+        shoal_node_walk_start (&ladder->walk, ladder->heap, self->frontier[1]);
+    while (i >= ladder->count && !ladder->done) {
+        uint32_t node = shoal_node_walk_next (&ladder->walk);
+        if (node == NONE)
+            ladder->done = true;
+        else
+            self->ladder[ladder->count++] = node;
+    }
+    return i < ladder->count ? self->ladder[i] : NONE;
+}
+
+//  The lightest node item may move to from heavy, evening the load: among
+//  nodes with its state first, else among all nodes, in the order of the
+//  ladder over e->lightest.
+static uint32_t
+s_evener (s_state_t *self, const s_evening_t *e, s_ladder_t *ladder, uint32_t item, uint32_t heavy)
 {
     uint32_t task = e->task_of (self, item), best = NONE;
+    s_reach_t reach = e->reach ? e->reach (self, item) : S_REACH_ALL;
+    if (reach == S_REACH_NONE)
+        return NONE;
     uint64_t w = s_weight (self, task);
     for (uint32_t i = 0; i < s_state_count (self, task); i++) {
         uint32_t n = s_state_node (self, task, i);
@@ -1172,16 +1270,30 @@ s_evener (s_state_t *self, const s_evening_t *e, uint32_t item, uint32_t heavy)
                                          self->capacity[best]) < 0)
             best = n;
     }
-    if (best != NONE)
+    if (best != NONE || reach == S_REACH_WARM)
         return best;
-    //  Nodes further on in the walk are no longer apart from heavy.
-    shoal_node_walk_t walk;
-    shoal_node_walk_start (&walk, e->lightest, self->frontier[1]);
-    for (uint32_t n; (n = shoal_node_walk_next (&walk)) != NONE;) {
+    //  Nodes further on in the ladder are no longer apart from heavy, and
+    //  once one is too heavy to take w, so are they all (s_evens_past).
+    //  Those before class_from may not hold the task; while the search
+    //  meets more such nodes right there, class_from moves past them.
+    uint32_t class = self->class_of[task];
+    if (self->class_seen[class] != self->ladder_stamp) {
+        self->class_seen[class] = self->ladder_stamp;
+        self->class_from[class] = 0;
+    }
+    for (uint32_t i = self->class_from[class], n; (n = s_ladder_at (self, ladder, i)) != NONE;
+         i++) {
         if (!s_apart (self, e->load, heavy, n))
             break;
+        if (!s_eligible (self, task, n)) {
+            if (i == self->class_from[class])
+                self->class_from[class] = i + 1;
+            continue;
+        }
         if (n != heavy && e->may_take (self, item, n) && s_evens (self, e->load, heavy, n, w))
             return n;
+        if (s_evens_past (self, e->load, heavy, n, w))
+            break;
     }
     return NONE;
 }
@@ -1239,6 +1351,8 @@ s_even_one (s_state_t *self, const s_evening_t *e)
     uint32_t lightest = shoal_node_heap_first (e->lightest);
     shoal_node_walk_t walk;
     shoal_node_walk_start (&walk, e->heaviest, self->frontier[0]);
+    s_ladder_t ladder;
+    s_ladder_start (self, &ladder, e->lightest);
     uint32_t best = NONE, best_light = NONE, best_heavy = NONE, rivals = 0;
     int best_cost = 0;
     long double best_gap = 0;
@@ -1257,7 +1371,7 @@ s_even_one (s_state_t *self, const s_evening_t *e)
                 if (least > best_cost || (least == best_cost && !fit))
                     continue;
             }
-            uint32_t light = s_evener (self, e, item, heavy);
+            uint32_t light = s_evener (self, e, &ladder, item, heavy);
             if (light == NONE)
                 continue;
             int cost = e->cost (self, item, heavy, light);
@@ -1424,11 +1538,59 @@ s_count_key (uint32_t count, uint32_t node)
     return (uint64_t) count << 32 | (uint32_t) ~node;
 }
 
-static int
-s_key_cmp (const void *a, const void *b)
+//  Keys (all different) handed out one at a time, largest first (or
+//  smallest first), from a binary heap: spreading looks at the first few
+//  holders of a job and at the first few nodes with fewer of it, and
+//  sorting all of them for each step cost a third of the assignment of
+//  100,000 tasks x 1,000 nodes. The order is that of a sort.
+typedef struct {
+    uint64_t *key;
+    uint32_t count;
+    bool largest_first;
+} s_keys_t;
+
+static bool
+s_keys_before (const s_keys_t *keys, uint32_t i, uint32_t k)
 {
-    uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-    return x > y ? -1 : x < y ? 1 : 0;
+    return keys->largest_first ? keys->key[i] > keys->key[k] : keys->key[i] < keys->key[k];
+}
+
+static void
+s_keys_sift_down (s_keys_t *keys, uint32_t i)
+{
+    while (true) {
+        uint32_t best = i, left = 2 * i + 1, right = 2 * i + 2;
+        if (left < keys->count && s_keys_before (keys, left, best))
+            best = left;
+        if (right < keys->count && s_keys_before (keys, right, best))
+            best = right;
+        if (best == i)
+            return;
+        uint64_t held = keys->key[i];
+        keys->key[i] = keys->key[best];
+        keys->key[best] = held;
+        i = best;
+    }
+}
+
+static void
+s_keys_start (s_keys_t *keys, uint64_t *key, uint32_t count, bool largest_first)
+{
+    *keys = (s_keys_t){ key, count, largest_first };
+    for (uint32_t i = count / 2; i-- > 0;)
+        s_keys_sift_down (keys, i);
+}
+
+//  The next key; false after the last.
+static bool
+s_keys_next (s_keys_t *keys, uint64_t *key)
+{
+    if (keys->count == 0)
+        return false;
+    *key = keys->key[0];
+    keys->key[0] = keys->key[--keys->count];
+    s_keys_sift_down (keys, 0);
+    return true;
 }
 
 //  Moves or swaps one task of job from a to b, when b may hold it: first
@@ -1467,22 +1629,25 @@ s_spread_job (s_state_t *self, uint32_t job)
     }
     if (most < 2)
         return false;
-    qsort (holders, held, sizeof (uint64_t), s_key_cmp);
+    s_keys_t holding;
+    s_keys_start (&holding, holders, held, true);
     uint32_t tries = 0;
-    for (uint32_t h = 0; h < held && tries < S_SPREAD_TRIES; h++) {
-        uint32_t a = ~(uint32_t) holders[h], on_a = (uint32_t) (holders[h] >> 32);
+    for (uint64_t holder; tries < S_SPREAD_TRIES && s_keys_next (&holding, &holder);) {
+        uint32_t a = ~(uint32_t) holder, on_a = (uint32_t) (holder >> 32);
         if (on_a < 2)
             break;
-        //  The peers of a with at least two fewer, fewest first.
+        //  The peers of a with at least two fewer, fewest first (and of as
+        //  few, the highest index first).
         uint32_t count = 0;
         for (uint32_t n = 0; n < self->nodes; n++) {
             uint32_t on_n = s_on (self, job, n);
             if (s_peers (self, n, a) && on_n + 2 <= on_a)
                 fewer[count++] = s_count_key (on_n, n);
         }
-        qsort (fewer, count, sizeof (uint64_t), s_key_cmp);
-        for (uint32_t i = count; i-- > 0 && tries < S_SPREAD_TRIES;) {
-            uint32_t b = ~(uint32_t) fewer[i];
+        s_keys_t fewest;
+        s_keys_start (&fewest, fewer, count, false);
+        for (uint64_t key; tries < S_SPREAD_TRIES && s_keys_next (&fewest, &key);) {
+            uint32_t b = ~(uint32_t) key;
             bool may = false;
             for (uint32_t t = self->targets.head[a]; t != NONE && !may; t = self->targets.next[t])
                 may = self->job_of[t] == job && s_eligible (self, t, b);
@@ -1586,9 +1751,11 @@ s_unswap (s_state_t *self)
     }
 }
 
-//  Evening of targets, moving a task only where may_take says.
+//  Evening of targets, moving a task only where may_take says, and only
+//  where reach allows (see s_evening_t).
 static s_evening_t
-s_target_evening (s_state_t *self, s_test_fn may_take)
+s_target_evening (s_state_t *self, s_test_fn may_take,
+                  s_reach_t (*reach) (const s_state_t *self, uint32_t task))
 {
     return (s_evening_t){ .load = self->load,
                           .heaviest = &self->heaviest,
@@ -1596,6 +1763,7 @@ s_target_evening (s_state_t *self, s_test_fn may_take)
                           .lists = &self->targets,
                           .task_of = s_target_task,
                           .may_take = may_take,
+                          .reach = reach,
                           .cost = s_target_cost,
                           .least_cost = s_target_least_cost,
                           .move = s_target_move };
@@ -1619,7 +1787,7 @@ s_in_plan (const s_state_t *self, uint32_t task, s_plan_t plan)
 static void
 s_balance (s_state_t *self, const uint32_t *order, uint32_t unplaced)
 {
-    const s_evening_t evening = s_target_evening (self, s_may_move);
+    const s_evening_t evening = s_target_evening (self, s_may_move, s_move_reach);
     for (int pass = 0; pass < 16; pass++) {
         bool changed = s_even (self, &evening);
         if (self->peers && self->equal_weights) {
@@ -1684,6 +1852,17 @@ s_plan (s_state_t *self, s_plan_t plan, uint32_t *order, uint32_t *unplaced)
     s_balance (self, order, *unplaced);
 }
 
+//  Where a task may be redirected at all (s_may_redirect): nowhere unless
+//  it is a stateful task that the plan moves; when the plan sends it to
+//  warm state, only to warm state, as a cold node would add a warm-up.
+static s_reach_t
+s_redirect_reach (const s_state_t *self, uint32_t task)
+{
+    if (!s_stateful (self, task) || self->target[task] == self->start[task])
+        return S_REACH_NONE;
+    return s_place_cost (self, task, self->target[task]) <= 1 ? S_REACH_WARM : S_REACH_ALL;
+}
+
 //  Whether a stateful task that the plan already moves may be sent to node
 //  instead, for nothing more: no more warm-up, and the stateful load stays
 //  as even.
@@ -1735,7 +1914,7 @@ s_targets (s_state_t *self)
         s_plan (self, S_PLAN_STATEFUL, order, &unplaced);
         s_keep (self, S_PLAN_STATELESS);
         s_placed (self);
-        const s_evening_t redirect = s_target_evening (self, s_may_redirect);
+        const s_evening_t redirect = s_target_evening (self, s_may_redirect, s_redirect_reach);
         s_even (self, &redirect);
         s_plan (self, S_PLAN_STATELESS, order, &unplaced);
         self->planning = S_PLAN_ALL;
