@@ -143,7 +143,8 @@ pause () {
 now_ms () { echo $((${EPOCHREALTIME/./} / 1000)); }
 
 # The network, once, for the largest size: s<i> and f<i> for i in 0 .. max-1.
-net_clean_leftovers
+left=$(net_clean_leftovers)
+[ "$left" -gt 0 ] && say "removed $left namespaces of earlier runs that are gone"
 max=0
 for value in "${sizes[@]}"; do [ "$value" -gt "$max" ] && max=$value; done
 key_of () { [ "$1" = shoal ] && echo s || echo f; } # SYSTEM: the letter of its keys

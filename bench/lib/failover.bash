@@ -1,14 +1,14 @@
 # bench/lib/failover.bash: the cluster of bench/task_failover.sh. Real
 # `shoal worker` processes, each in a network namespace of its own, wired by
 # a veth pair to one Linux bridge that lives in a namespace of its own too,
-# so that nothing of the root namespace is touched (as chaos/ does). Every
-# name starts with tfo- and carries the script's pid: tfo-PID-br (the
-# bridge's namespace; the bridge in it is tfo-br), tfo-PID-n0 .. (a node's
-# namespace, its end of the veth eth0, address 10.78.0.(i+1)/24). The
-# workers join through n0 (beacons off) with the LAN profile, log to
-# $dir/nI/worker.log and write their event log (docs/events.md) to
-# $dir/nI/events.jsonl; the client reaches each through the control socket
-# in its data directory, from the root namespace.
+# so that nothing of the root namespace is touched (bench/lib/netns.bash
+# makes them). Every name starts with tfo- and carries the script's pid:
+# tfo-PID-br (the bridge's namespace; the bridge in it is tfo-br0),
+# tfo-PID-n0 .. (a node's namespace, its end of the veth eth0, address
+# 10.78.0.(i+1)/24). The workers join through n0 (beacons off) with the LAN
+# profile, log to $dir/nI/worker.log and write their event log
+# (docs/events.md) to $dir/nI/events.jsonl; the client reaches each through
+# the control socket in its data directory, from the root namespace.
 #
 # Source it after `set -u`, with $shoal (the program), $nodes and $dir (the
 # run's folder) set before fo_start_cluster. It gives:
@@ -22,56 +22,33 @@
 #   fo_writer FILE         writes the tasks' command (see there) to FILE
 
 # shellcheck disable=SC2154 # nodes, dir, shoal: the script's
-fo_tag=tfo-$$
-fo_bridge=$fo_tag-br
-fo_made=()  # namespaces made, deleted by fo_topology_down
+net_prefix=tfo
+# shellcheck source-path=SCRIPTDIR source=netns.bash
+. "$(dirname "${BASH_SOURCE[0]}")/netns.bash"
 fo_pid=()   # the workers, by node index
 fo_extra=() # more arguments for every worker
 
-fo_ns () { echo "$fo_tag-n$1"; }
+fo_ns () { net_ns "n$1"; }
 fo_addr () { echo "10.78.0.$(($1 + 1))"; }
 
 fo_topology_up () {
-    local i ns
-    ip netns add "$fo_bridge" || return 1
-    fo_made+=("$fo_bridge")
-    ip -n "$fo_bridge" link set lo up &&
-        ip -n "$fo_bridge" link add tfo-br type bridge &&
-        ip -n "$fo_bridge" link set tfo-br up || return 1
+    local i
+    net_up || return 1
     for i in $(seq 0 $((nodes - 1))); do
-        ns=$(fo_ns "$i")
-        ip netns add "$ns" || return 1
-        fo_made+=("$ns")
-        ip -n "$fo_bridge" link add "tfo-n$i" type veth peer name eth0 netns "$ns" &&
-            ip -n "$fo_bridge" link set "tfo-n$i" master tfo-br up &&
-            ip -n "$ns" link set lo up &&
-            ip -n "$ns" addr add "$(fo_addr "$i")/24" brd + dev eth0 &&
-            ip -n "$ns" link set eth0 up || return 1
+        net_add "n$i" "$(fo_addr "$i")/24" || return 1
     done
 }
 
 # Every process still in one of our namespaces is killed (all of them are
 # this script's: workers, shims, children), then the namespaces go.
 fo_topology_down () {
-    local ns
     fo_stop_cluster
-    for ns in "${fo_made[@]}"; do ip netns del "$ns" 2>/dev/null; done
-    fo_made=()
+    net_down
 }
 
 # Namespaces tfo-PID-* whose script is gone (killed by SIGKILL, so that its
-# trap never ran): their processes and the namespaces. Returns how many.
-fo_clean_leftovers () {
-    local ns owner pid count=0
-    for ns in $(ip netns list 2>/dev/null | awk '{ print $1 }' | grep -E '^tfo-[0-9]+-'); do
-        owner=${ns#tfo-}
-        owner=${owner%%-*}
-        kill -0 "$owner" 2>/dev/null && continue
-        for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
-        ip netns del "$ns" 2>/dev/null && count=$((count + 1))
-    done
-    echo "$count"
-}
+# trap never ran): their processes and the namespaces. Prints how many.
+fo_clean_leftovers () { net_clean_leftovers; }
 
 fo_start_node () { # index
     local i=$1 join=()
@@ -101,7 +78,7 @@ fo_stop_cluster () {
     # Bash's word of each job killed goes to its own standard error, not
     # that of the wait: silenced for the while.
     exec 4>&2 2>/dev/null
-    for ns in "${fo_made[@]}"; do
+    for ns in "${net_made[@]}"; do
         for pid in $(ip netns pids "$ns"); do kill -KILL "$pid"; done
     done
     for pid in "${fo_pid[@]}"; do wait "$pid"; done
