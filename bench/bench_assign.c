@@ -68,12 +68,22 @@ s_u64_cmp (const void *a, const void *b)
     return x < y ? -1 : x > y ? 1 : 0;
 }
 
+//  Seconds on clock: CLOCK_MONOTONIC for wall time, or
+//  CLOCK_PROCESS_CPUTIME_ID for the CPU of this process (on a machine
+//  shared with other work, the wall clock also counts the time others had
+//  the core).
+static double
+s_clock_seconds (clockid_t clock)
+{
+    struct timespec ts;
+    clock_gettime (clock, &ts);
+    return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
 static double
 s_now (void)
 {
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+    return s_clock_seconds (CLOCK_MONOTONIC);
 }
 
 //  Runs one case in this process and writes "seconds holdings followup" to fd.
@@ -320,14 +330,10 @@ s_json_text (const s_json_case_t *c, uint32_t scale, size_t *size)
     return text.text;
 }
 
-//  CPU seconds of this process: on a machine shared with other work, the
-//  wall clock also counts the time others had the core.
 static double
 s_cpu_now (void)
 {
-    struct timespec ts;
-    clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+    return s_clock_seconds (CLOCK_PROCESS_CPUTIME_ID);
 }
 
 //  Times parsing, assigning and rendering the text in this process and
