@@ -43,7 +43,7 @@ extern "C" {
 #endif
 
 #define SHOAL_VERSION_MAJOR 0
-#define SHOAL_VERSION_MINOR 2
+#define SHOAL_VERSION_MINOR 3
 #define SHOAL_VERSION_PATCH 0
 
 //  The library's version as "MAJOR.MINOR.PATCH". It may differ from the
@@ -323,6 +323,11 @@ typedef struct {
     size_t require_count;       //  labels a node must have to run its tasks
     const char *const *require; //  "key=value" each
     const char *command;        //  for `shoal worker`: the command each task runs; NULL: none
+    //  0.3: every write of its tasks carries the task's epoch, and its sink
+    //  refuses a write of an older epoch than it has seen (fencing): a task
+    //  then moves as soon as its owner is declared dead, not a lease later
+    //  (docs/jobs.md, "Fenced jobs").
+    bool fenced;
 } shoal_job_spec_t;
 
 typedef enum {
@@ -383,10 +388,17 @@ typedef struct {
     size_t require_count;
     char require[SHOAL_REQUIRE_TEXT]; //  "key=value,key=value"; "" for none
     char command[SHOAL_COMMAND_TEXT]; //  "" for none
+    bool fenced;                      //  0.3
 } shoal_job_info_t;
 
 SHOAL_EXPORT int shoal_node_jobs (shoal_node_t *self, shoal_job_info_t *jobs, size_t item_size,
                                   size_t max, size_t *count, uint64_t version[2]);
+
+//  0.3: one job's whole spec, as shoal_node_jobs gives it, into info
+//  (item_size: the caller's sizeof (shoal_job_info_t)). -1 with why when
+//  the node knows no such job or is not running.
+SHOAL_EXPORT int shoal_node_job_info (shoal_node_t *self, const char *job, shoal_job_info_t *info,
+                                      size_t item_size, char *why, size_t why_size);
 
 //  ---------------------------------------------------------------------
 //  What the node knows

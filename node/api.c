@@ -493,14 +493,15 @@ shoal_node_submit (shoal_node_t *self, const shoal_job_spec_t *theirs, uint64_t 
     char texts[SHOAL_LABELS_MAX][2 * SHOAL_LABEL_MAX + 2];
     if (!s_result_fits (result))
         return -1;
-    if (!theirs || theirs->size < sizeof *theirs)
+    if (!theirs || theirs->size < offsetof (shoal_job_spec_t, fenced))
         return s_unanswered (result, SHOAL_RESULT_INVALID,
                              theirs ? "the job spec's size is below the 0.2 layout: set .size = "
                                       "sizeof (shoal_job_spec_t)"
                                     : "no job spec");
-    //  Fields past the library's are the caller's newer ones: not read.
-    shoal_job_spec_t copy, *spec = &copy;
-    memcpy (&copy, theirs, sizeof copy);
+    //  Fields past the library's are the caller's newer ones: not read;
+    //  fields past the caller's (a 0.2 spec has no fenced) are zero.
+    shoal_job_spec_t copy = { 0 }, *spec = &copy;
+    memcpy (&copy, theirs, theirs->size < sizeof copy ? theirs->size : sizeof copy);
     if (!spec->name || spec->require_count > SHOAL_LABELS_MAX)
         return s_unanswered (result, SHOAL_RESULT_INVALID,
                              !spec->name ? "a job needs a name" : "at most 16 required labels");
@@ -517,6 +518,7 @@ shoal_node_submit (shoal_node_t *self, const shoal_job_spec_t *theirs, uint64_t 
     shoal_jobspec_t job = { .name = spec->name,
                             .parallelism = spec->parallelism,
                             .stateful = spec->stateful,
+                            .fenced = spec->fenced,
                             .weight = spec->weight ? spec->weight : 1,
                             .require_count = (uint32_t) spec->require_count,
                             .require = require,
@@ -553,9 +555,10 @@ shoal_node_remove (shoal_node_t *self, const char *job, uint64_t timeout_ms, sho
     return s_request (self, &req, timeout_ms, cancel, result);
 }
 
-int
-shoal_node_job (shoal_node_t *self, const char *job, uint32_t *parallelism, bool *stateful,
-                char *command, size_t command_size, char *why, size_t why_size)
+//  The job call: shoal_node_job's outputs, and the whole spec into info.
+static int
+s_job (shoal_node_t *self, const char *job, uint32_t *parallelism, bool *stateful, char *command,
+       size_t command_size, shoal_job_info_t *info, size_t info_size, char *why, size_t why_size)
 {
     if (!self || !job)
         return s_reason (why, why_size, "no node or no job");
@@ -563,8 +566,11 @@ shoal_node_job (shoal_node_t *self, const char *job, uint32_t *parallelism, bool
     if (s_call_init (&call) != 0)
         return s_reason (why, why_size, "out of memory");
     call.kind = SHOAL_CALL_JOB;
-    call.u.job =
-        (shoal_call_job_t){ .name = job, .command = command, .command_size = command_size };
+    call.u.job = (shoal_call_job_t){ .name = job,
+                                     .command = command,
+                                     .command_size = command_size,
+                                     .info = info,
+                                     .info_size = info_size };
     int rc = s_call (self, &call) == 0 ? call.rc : -1;
     if (rc != 0)
         s_reason (why, why_size, call.why);
@@ -576,6 +582,22 @@ shoal_node_job (shoal_node_t *self, const char *job, uint32_t *parallelism, bool
     }
     s_call_fini (&call);
     return rc;
+}
+
+int
+shoal_node_job (shoal_node_t *self, const char *job, uint32_t *parallelism, bool *stateful,
+                char *command, size_t command_size, char *why, size_t why_size)
+{
+    return s_job (self, job, parallelism, stateful, command, command_size, NULL, 0, why, why_size);
+}
+
+int
+shoal_node_job_info (shoal_node_t *self, const char *job, shoal_job_info_t *info, size_t item_size,
+                     char *why, size_t why_size)
+{
+    if (!info || item_size < offsetof (shoal_job_info_t, fenced))
+        return s_reason (why, why_size, "the job info's size is below the 0.2 layout");
+    return s_job (self, job, NULL, NULL, NULL, 0, info, item_size, why, why_size);
 }
 
 //  A list call's room: max items of item_size bytes at items, each of at
@@ -645,7 +667,8 @@ int
 shoal_node_jobs (shoal_node_t *self, shoal_job_info_t *jobs, size_t item_size, size_t max,
                  size_t *count, uint64_t version[2])
 {
-    return s_list (self, SHOAL_CALL_JOBS, jobs, item_size, sizeof *jobs, max, count, version);
+    return s_list (self, SHOAL_CALL_JOBS, jobs, item_size, offsetof (shoal_job_info_t, fenced), max,
+                   count, version);
 }
 
 //  Runs the status call; when it waits for the leader, waits up to

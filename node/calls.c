@@ -162,6 +162,30 @@ s_tasks (shoal_actor_t *self, shoal_call_t *call)
     call->rc = 0;
 }
 
+//  A job's requirements as text: "key=value,key=value".
+static void
+s_require_text (const shoal_jobspec_t *spec, char text[SHOAL_REQUIRE_TEXT])
+{
+    size_t used = 0;
+    text[0] = 0;
+    for (uint32_t i = 0; i < spec->require_count; i++)
+        used += (size_t) snprintf (text + used, SHOAL_REQUIRE_TEXT - used, "%s%s=%s", i ? "," : "",
+                                   spec->require[i].key, spec->require[i].value);
+}
+
+static void
+s_job_info (const shoal_jobspec_t *spec, shoal_job_info_t *job)
+{
+    *job = (shoal_job_info_t){ .parallelism = spec->parallelism,
+                               .stateful = spec->stateful,
+                               .weight = spec->weight,
+                               .require_count = spec->require_count,
+                               .fenced = spec->fenced };
+    snprintf (job->name, sizeof job->name, "%s", spec->name);
+    snprintf (job->command, sizeof job->command, "%s", spec->command);
+    s_require_text (spec, job->require);
+}
+
 static void
 s_job (shoal_actor_t *self, shoal_call_t *call)
 {
@@ -182,21 +206,15 @@ s_job (shoal_actor_t *self, shoal_call_t *call)
             memcpy (job->command, specs[i].command, need);
         job->parallelism = specs[i].parallelism;
         job->stateful = specs[i].stateful;
+        if (job->info) {
+            shoal_job_info_t info;
+            s_job_info (&specs[i], &info);
+            shoal_call_give (job->info, job->info_size, &info, sizeof info, false);
+        }
         call->rc = 0;
         return;
     }
     shoal_why (call->why, sizeof call->why, "no job %s", job->name);
-}
-
-//  A job's requirements as text: "key=value,key=value".
-static void
-s_require_text (const shoal_jobspec_t *spec, char text[SHOAL_REQUIRE_TEXT])
-{
-    size_t used = 0;
-    text[0] = 0;
-    for (uint32_t i = 0; i < spec->require_count; i++)
-        used += (size_t) snprintf (text + used, SHOAL_REQUIRE_TEXT - used, "%s%s=%s", i ? "," : "",
-                                   spec->require[i].key, spec->require[i].value);
 }
 
 static void
@@ -210,13 +228,8 @@ s_jobs (shoal_actor_t *self, shoal_call_t *call)
     for (size_t i = 0; i < count; i++) {
         if (specs[i].parallelism == 0)
             continue; //  removed
-        shoal_job_info_t job = { .parallelism = specs[i].parallelism,
-                                 .stateful = specs[i].stateful,
-                                 .weight = specs[i].weight,
-                                 .require_count = specs[i].require_count };
-        snprintf (job.name, sizeof job.name, "%s", specs[i].name);
-        snprintf (job.command, sizeof job.command, "%s", specs[i].command);
-        s_require_text (&specs[i], job.require);
+        shoal_job_info_t job;
+        s_job_info (&specs[i], &job);
         s_list_give (list, list->count++, &job, sizeof job);
     }
     shoal_jobs_name (jobs, &list->version[0], &list->version[1]);

@@ -92,6 +92,8 @@ typedef struct {
     size_t command_size;
     uint32_t parallelism;
     bool stateful;
+    shoal_job_info_t *info; //  NULL: not wanted; else info_size bytes of it
+    size_t info_size;
 } shoal_call_job_t;
 
 //  Members, tasks, jobs and the status table: up to max items of

@@ -64,7 +64,7 @@
 //  over them whatever they hold.
 #define SHOAL_OPTIONS_ENV_RESERVED                                                                 \
     "SHOAL_JOB", "SHOAL_TASK", "SHOAL_INDEX", "SHOAL_PARALLELISM", "SHOAL_ROLE", "SHOAL_EPOCH",    \
-        "SHOAL_NODE", "SHOAL_STATUS_FD"
+        "SHOAL_NODE", "SHOAL_STATUS_FD", "SHOAL_FENCED"
 #define SHOAL_OPTIONS_ENV_RESERVED_PREFIXES "SHOAL_TEST_", "SHOAL_FAULTS_", "SHOAL_ASSIGN_"
 
 //  A host and port; host is "" where the option is off or left to derive.

@@ -290,14 +290,17 @@ s_handoff_start (shoal_peer_t *self, uint64_t term)
         shoal_membership_member_t member;
         if (shoal_membership_member_at (self->membership, i, &member) != 0)
             continue;
-        bool live = member.state == SHOAL_MEMBER_ALIVE || member.state == SHOAL_MEMBER_SUSPECT;
-        shoal_handoff_member (self->handoff, self->now, &member.node, member.meta, live);
+        shoal_handoff_presence_t presence = member.state == SHOAL_MEMBER_DEAD ? SHOAL_HANDOFF_DEAD
+                                            : member.state == SHOAL_MEMBER_LEFT
+                                                ? SHOAL_HANDOFF_GONE
+                                                : SHOAL_HANDOFF_LIVE;
+        shoal_handoff_member (self->handoff, self->now, &member.node, member.meta, presence);
         s_handoff_outputs (self);
     }
     //  A leader that is leaving is still alive in its view (it leaves the
     //  view last), but must be given nothing.
     if (self->draining) {
-        shoal_handoff_member (self->handoff, self->now, &self->id, NULL, false);
+        shoal_handoff_member (self->handoff, self->now, &self->id, NULL, SHOAL_HANDOFF_GONE);
         s_handoff_outputs (self);
     }
 }
@@ -498,8 +501,12 @@ s_outputs (shoal_peer_t *self)
             s_elector_outputs (self);
         }
         if (self->handoff) {
+            shoal_handoff_presence_t presence = events[i].type == SHOAL_MEMBERSHIP_DEAD
+                                                    ? SHOAL_HANDOFF_DEAD
+                                                : s_live (&events[i]) ? SHOAL_HANDOFF_LIVE
+                                                                      : SHOAL_HANDOFF_GONE;
             shoal_handoff_member (self->handoff, self->now, &events[i].node, events[i].meta,
-                                  s_live (&events[i]));
+                                  presence);
             s_handoff_outputs (self);
             s_jobs_capacity (self);
         }
@@ -700,7 +707,7 @@ shoal_peer_leave (shoal_peer_t *self, uint64_t now_ms)
         //  A handoff not acting yet (its leader waits for the jobs, or lost
         //  its majority for a while) must know too, for when it acts.
         if (self->handoff) {
-            shoal_handoff_member (self->handoff, self->now, &self->id, NULL, false);
+            shoal_handoff_member (self->handoff, self->now, &self->id, NULL, SHOAL_HANDOFF_GONE);
             s_handoff_outputs (self);
             s_jobs_capacity (self);
         }

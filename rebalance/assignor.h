@@ -46,6 +46,8 @@ typedef struct {
     const char *id;
     const char *job; //  never NULL (the JSON layer applies the default)
     bool stateful;
+    bool fenced;     //  the assignor ignores it; the handoff moves such a task from
+                     //  a dead member at once (docs/handoff.md, "Fenced jobs")
     uint32_t weight; //  >= 1
     uint32_t require_count;
     const shoal_label_t *require;

@@ -41,6 +41,7 @@ typedef struct {
     shoal_id_t id;
     char name[S_NAME_SIZE];
     bool live;
+    bool dead; //  the view declared it dead (not a leave): fenced tasks move at once
     bool has_meta;
     uint32_t capacity;
     uint32_t slots;
@@ -68,6 +69,7 @@ typedef struct {
     char *id;
     char *job;
     bool stateful;
+    bool fenced;
     uint32_t weight;
     uint32_t require_count;
     shoal_label_t *require;
@@ -257,6 +259,13 @@ static const s_task_t *
 s_task (const shoal_handoff_t *self, const char *id)
 {
     return s_named_record (self->tasks, self->task_count, sizeof *self->tasks, id);
+}
+
+static bool
+s_fenced (const shoal_handoff_t *self, const char *id)
+{
+    const s_task_t *task = s_task (self, id);
+    return task && task->fenced;
 }
 
 static void
@@ -455,11 +464,24 @@ s_lease_over (const shoal_handoff_t *self, const s_node_t *node, uint64_t now)
     return !node || now >= s_silent_since (self, node) + self->wait_ms;
 }
 
+//  True when node (NULL: unknown) may be counted out of running task's
+//  active: its lease is over, or the task is fenced and the view declared
+//  node dead. A fenced task's sink refuses the writes of an older epoch, so
+//  a dead member that is in fact alive behind a cut cannot land a write
+//  once the new owner has written (docs/handoff.md, "Fenced jobs").
+static bool
+s_stopped (const shoal_handoff_t *self, const char *task, const s_node_t *node, uint64_t now)
+{
+    if (s_lease_over (self, node, now))
+        return true;
+    return node->dead && s_fenced (self, task);
+}
+
 static bool
 s_claim_held (const shoal_handoff_t *self, const s_claim_t *claim, uint64_t now)
 {
     const s_node_t *node = s_node (self, &claim->node);
-    if (s_lease_over (self, node, now))
+    if (s_stopped (self, claim->task, node, now))
         return false;
     if (node->heard_ms == 0 || node->applied.term != self->term ||
         node->applied.version < claim->version)
@@ -672,7 +694,7 @@ s_publish (shoal_handoff_t *self, uint64_t now, s_placement_t *next, size_t next
         }
         if (taken) {
             //  No claim on a node whose lease is over: it ran nothing since.
-            if (!s_lease_over (self, s_node (self, &taken->node), now))
+            if (!s_stopped (self, taken->task, s_node (self, &taken->node), now))
                 failed |= s_claim_add (self, taken->task, &taken->node, version) != 0;
             self->stats.revokes++;
         }
@@ -804,7 +826,7 @@ s_running_elsewhere (const shoal_handoff_t *self, const char *task, const shoal_
          i < self->placement_count && strcmp (self->placements[i].task, task) == 0; i++)
         if (self->placements[i].role == SHOAL_ROLE_ACTIVE &&
             shoal_id_compare (&self->placements[i].node, except) != 0 &&
-            !s_lease_over (self, s_node (self, &self->placements[i].node), now))
+            !s_stopped (self, task, s_node (self, &self->placements[i].node), now))
             return true;
     return false;
 }
@@ -878,12 +900,13 @@ static shoal_assign_task_t
 s_assign_task (const s_task_t *task)
 {
     return (shoal_assign_task_t){
-        task->id,
-        task->job,
-        task->stateful,
-        task->weight ? task->weight : 1,
-        task->require_count,
-        task->require,
+        .id = task->id,
+        .job = task->job,
+        .stateful = task->stateful,
+        .fenced = task->fenced,
+        .weight = task->weight ? task->weight : 1,
+        .require_count = task->require_count,
+        .require = task->require,
     };
 }
 
@@ -1097,7 +1120,8 @@ s_compute (shoal_handoff_t *self, uint64_t now)
             if (was && was->role == SHOAL_ROLE_ACTIVE)
                 epoch = was->epoch; //  stays where it is
             else if (s_running_elsewhere (self, holding->task, &node, now) ||
-                     s_claimed (self, holding->task, &node) || !self->wait_over) {
+                     s_claimed (self, holding->task, &node) ||
+                     (!self->wait_over && !s_fenced (self, holding->task))) {
                 //  The first step of a move, or a wait for a lease: a
                 //  stateful task warms up meanwhile; a stateless one waits.
                 const s_task_t *task = s_task (self, holding->task);
@@ -1443,9 +1467,10 @@ s_new_life (shoal_handoff_t *self, s_node_t *node, uint64_t life, uint64_t now)
 
 int
 shoal_handoff_member (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *id,
-                      const shoal_meta_t *meta, bool live)
+                      const shoal_meta_t *meta, shoal_handoff_presence_t presence)
 {
     s_begin (self);
+    bool live = presence == SHOAL_HANDOFF_LIVE, dead = presence == SHOAL_HANDOFF_DEAD;
     bool found;
     size_t at = s_node_index (self, id, &found);
     if (!found) {
@@ -1466,9 +1491,10 @@ shoal_handoff_member (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *
     int rc = 0;
     if (meta || !node->has_meta)
         rc = s_meta_set (node, meta);
-    if (node->live != live || meta)
+    if (node->live != live || node->dead != dead || meta)
         self->dirty = true;
     node->live = live;
+    node->dead = dead;
     s_settle (self, now_ms);
     s_flush (self);
     return rc;
@@ -1487,6 +1513,7 @@ shoal_handoff_tasks (shoal_handoff_t *self, uint64_t now_ms, const shoal_assign_
         copies[i].id = strdup (tasks[i].id ? tasks[i].id : "");
         copies[i].job = strdup (tasks[i].job ? tasks[i].job : "");
         copies[i].stateful = tasks[i].stateful;
+        copies[i].fenced = tasks[i].fenced;
         copies[i].weight = tasks[i].weight;
         failed = !copies[i].id || !copies[i].job ||
                  s_labels_copy (tasks[i].require, tasks[i].require_count, &copies[i].require) != 0;

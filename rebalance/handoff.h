@@ -47,7 +47,9 @@
       (1 + drift) after the leader last heard from it (or learned of its
       current life, if later: a restarted member's STATUS may come before
       the view shows its new life); only then is the new owner made
-      active, under a new epoch (term, version).
+      active, under a new epoch (term, version). A fenced task's claim
+      also ends when the view declares the old owner dead, and it does
+      not wait for the lease wait of taking office.
     - A member that gave up on a task (its STATUS lists it in role none,
       state failed: it will not restart it) holds that task in no role
       from then on, and the task moves to another member as above. The
@@ -121,10 +123,20 @@ void shoal_handoff_destroy (shoal_handoff_t **self_p);
 //  starts a new leadership, which takes office.
 int shoal_handoff_retitle (shoal_handoff_t *self, uint64_t now_ms, uint64_t term);
 
-//  A member as the view says: live or not, with its meta (NULL when not
-//  known; copied). Returns -1 when memory is short.
+//  Where a member stands in the view. GONE and DEAD are both not live;
+//  DEAD is a verdict of the failure detector (not a leave, nor a leader
+//  that drains itself), after which a fenced task's active may move at
+//  once. A caller that passes a bool passes GONE or LIVE.
+typedef enum {
+    SHOAL_HANDOFF_GONE = 0, //  left, or leaving: stops its tasks itself
+    SHOAL_HANDOFF_LIVE = 1, //  alive or suspect
+    SHOAL_HANDOFF_DEAD = 2, //  declared dead: may still run, behind a cut
+} shoal_handoff_presence_t;
+
+//  A member as the view says, with its meta (NULL when not known; copied).
+//  Returns -1 when memory is short.
 int shoal_handoff_member (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *id,
-                          const shoal_meta_t *meta, bool live);
+                          const shoal_meta_t *meta, shoal_handoff_presence_t presence);
 
 //  Every task of the committed jobs (copied). Returns -1 when a task id
 //  repeats or memory is short; the tasks are then unchanged.

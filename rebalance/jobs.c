@@ -119,7 +119,7 @@ static bool
 s_spec_equal (const shoal_jobspec_t *a, const shoal_jobspec_t *b)
 {
     if (strcmp (a->name, b->name) != 0 || a->parallelism != b->parallelism ||
-        a->stateful != b->stateful || a->weight != b->weight ||
+        a->stateful != b->stateful || a->fenced != b->fenced || a->weight != b->weight ||
         a->require_count != b->require_count ||
         strcmp (a->command ? a->command : "", b->command ? b->command : "") != 0)
         return false;
@@ -1126,6 +1126,7 @@ s_tasks_build (shoal_jobs_t *self)
                 .id = strdup (id),
                 .job = spec->name,
                 .stateful = spec->stateful,
+                .fenced = spec->fenced,
                 .weight = spec->weight,
                 .require_count = spec->require_count,
                 .require = spec->require,

@@ -544,6 +544,7 @@ a_child_gets_the_shoal_environment_and_keeps_the_rest (void)
         "\nSHOAL_ROLE=learner\n",   "\nSHOAL_EPOCH=4.17\n",
         "\nSHOAL_STATUS_FD=3\n",    "\nSHOAL_NODE=00112233445566778899aabbccddeeff\n",
         "\nSHOAL_TEST_MARK=kept\n", "\nUNRELATED=kept too\n",
+        "\nSHOAL_FENCED=0\n",
     };
     for (size_t i = 0; i < sizeof present / sizeof present[0]; i++)
         CHECK_CONTAINS (whole, present[i]);

@@ -48,17 +48,23 @@ s_join (shoal_handoff_t *handoff, uint64_t now, int index)
 }
 
 static void
-s_tasks (shoal_handoff_t *handoff, uint64_t now, int count, bool stateful)
+s_tasks_of (shoal_handoff_t *handoff, uint64_t now, int count, bool stateful, bool fenced)
 {
     static char names[64][16];
     shoal_assign_task_t tasks[64];
     for (int i = 0; i < count; i++) {
         snprintf (names[i], sizeof names[i], "web/%d", i);
         tasks[i] = (shoal_assign_task_t){
-            .id = names[i], .job = "web", .stateful = stateful, .weight = 1
+            .id = names[i], .job = "web", .stateful = stateful, .fenced = fenced, .weight = 1
         };
     }
     CHECK_EQ (shoal_handoff_tasks (handoff, now, tasks, (size_t) count), 0);
+}
+
+static void
+s_tasks (shoal_handoff_t *handoff, uint64_t now, int count, bool stateful)
+{
+    s_tasks_of (handoff, now, count, stateful, false);
 }
 
 //  How many actives the published assignment names for task, and where the
@@ -511,6 +517,96 @@ an_unreachable_owner_is_replaced_after_its_lease (void)
         s_actives (handoff, task, &where, NULL);
         CHECK_EQ (where, 1);
     }
+    shoal_handoff_destroy (&handoff);
+}
+
+//  A fenced task (its sink refuses an older epoch's writes) moves as soon
+//  as the view declares its owner dead, in one version; an unfenced one
+//  waits for the lease, and so does a fenced one whose owner leaves (it
+//  stops its tasks itself) or is only silent.
+static void
+a_fenced_task_moves_when_its_owner_is_declared_dead (void)
+{
+    for (int fenced = 0; fenced <= 1; fenced++)
+        for (int presence = SHOAL_HANDOFF_GONE; presence <= SHOAL_HANDOFF_DEAD; presence++) {
+            if (presence == SHOAL_HANDOFF_LIVE)
+                continue;
+            shoal_handoff_config_t config = s_config ();
+            uint64_t now = 1000;
+            s_member_t members[2];
+            shoal_handoff_t *handoff = s_placed (&config, members, 2, 4, false, &now);
+            s_tasks_of (handoff, now, 4, false, fenced);
+            CHECK_EQ (s_check_actives (handoff, 4), 4);
+            uint64_t version = shoal_handoff_version (handoff);
+            now += 50;
+            shoal_id_t gone = shoal_sample_index_id (0);
+            CHECK_EQ (shoal_handoff_member (handoff, now, &gone, NULL, presence), 0);
+            bool at_once = fenced && presence == SHOAL_HANDOFF_DEAD;
+            CHECK_EQ (s_check_actives (handoff, 4), at_once ? 4 : 2);
+            CHECK_EQ (shoal_handoff_version (handoff), version + 1); //  one step
+            for (int i = 0; i < 4; i++) {
+                char task[16];
+                snprintf (task, sizeof task, "web/%d", i);
+                shoal_handoff_move_t move;
+                CHECK_EQ (shoal_handoff_phase (handoff, task, &move), 0);
+                if (at_once)
+                    CHECK (move.has_active && !move.claimed);
+                else
+                    CHECK (move.has_active || (move.phase == SHOAL_PHASE_REVOKED && move.claimed));
+            }
+            shoal_handoff_destroy (&handoff);
+        }
+}
+
+//  The dead owner was alive behind a cut, and comes back still running its
+//  fenced tasks under their old epochs: the leader keeps the new grants,
+//  one active each, and the old owner is told it holds none of them.
+static void
+a_dead_owner_back_does_not_take_its_fenced_tasks_back (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    uint64_t now = 1000;
+    s_member_t members[2];
+    shoal_handoff_t *handoff = s_placed (&config, members, 2, 4, false, &now);
+    s_tasks_of (handoff, now, 4, false, true);
+    uint64_t before = shoal_handoff_version (handoff);
+    now += 50;
+    shoal_id_t id = shoal_sample_index_id (0);
+    CHECK_EQ (shoal_handoff_member (handoff, now, &id, NULL, SHOAL_HANDOFF_DEAD), 0);
+    CHECK_EQ (s_check_actives (handoff, 4), 4);
+    now += 10;
+    CHECK_EQ (shoal_handoff_member (handoff, now, &id, NULL, SHOAL_HANDOFF_LIVE), 0);
+    //  It still reports what it held at the version before its death.
+    s_report_holding (handoff, members, now, 0, before, NULL, NULL);
+    shoal_handoff_tick (handoff, now);
+    //  Tasks may move back to it (the assignor balances), but in two steps:
+    //  none is active there while the new owner may still run it.
+    CHECK (s_check_actives (handoff, 4) >= 2);
+    for (int i = 0; i < 4; i++) {
+        char task[16];
+        snprintf (task, sizeof task, "web/%d", i);
+        CHECK (s_role (handoff, task, 0) != SHOAL_ROLE_ACTIVE);
+    }
+    shoal_handoff_destroy (&handoff);
+}
+
+//  A new leader grants a fenced task once every member has reported, without
+//  the lease wait of taking office: a holder it does not know of may still
+//  run it, but under an older epoch, whose writes the sink refuses.
+static void
+a_new_leader_grants_fenced_tasks_without_the_lease_wait (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    uint64_t now = 1000;
+    s_member_t members[2];
+    shoal_handoff_t *handoff = s_new_office (&config, TERM, false, now, false, members);
+    CHECK_EQ (s_check_actives (handoff, 4), 0);
+    s_tasks_of (handoff, now + 1, 4, false, true);
+    CHECK_EQ (s_check_actives (handoff, 4), 4);
+    int where;
+    shoal_epoch_t epoch;
+    CHECK_EQ (s_actives (handoff, "web/0", &where, &epoch), 1);
+    CHECK_EQ (epoch.term, TERM);
     shoal_handoff_destroy (&handoff);
 }
 
@@ -1441,6 +1537,9 @@ main (void)
     RUN (the_first_term_grants_at_once);
     RUN (an_active_moves_in_two_steps);
     RUN (an_unreachable_owner_is_replaced_after_its_lease);
+    RUN (a_fenced_task_moves_when_its_owner_is_declared_dead);
+    RUN (a_dead_owner_back_does_not_take_its_fenced_tasks_back);
+    RUN (a_new_leader_grants_fenced_tasks_without_the_lease_wait);
     RUN (a_stateful_task_warms_a_learner_first);
     RUN (a_stateful_move_walks_through_its_phases);
     RUN (caught_up_stand_ins_hold_still_during_the_lease_wait);

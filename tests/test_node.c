@@ -407,6 +407,17 @@ a_job_submitted_anywhere_runs_every_task_once (void)
     //  name is refused with a reason.
     CHECK_EQ (shoal_node_submit (s_members[0].node, &spec, WAIT_MS, NULL, &result), 0);
     CHECK_EQ (result.code, SHOAL_RESULT_OK);
+    //  A caller built against 0.2 knows no fenced: its spec is unfenced,
+    //  the same; a fenced one is another spec.
+    spec.size = offsetof (shoal_job_spec_t, fenced);
+    spec.fenced = true; //  past its size: not read
+    CHECK_EQ (shoal_node_submit (s_members[0].node, &spec, WAIT_MS, NULL, &result), 0);
+    CHECK_EQ (result.code, SHOAL_RESULT_OK);
+    spec.size = sizeof spec;
+    CHECK_EQ (shoal_node_submit (s_members[0].node, &spec, WAIT_MS, NULL, &result), 0);
+    CHECK_EQ (result.code, SHOAL_RESULT_INVALID);
+    CHECK_CONTAINS (result.reason, "another spec");
+    spec.fenced = false;
     spec.parallelism = 4;
     CHECK_EQ (shoal_node_submit (s_members[0].node, &spec, WAIT_MS, NULL, &result), 0);
     CHECK_EQ (result.code, SHOAL_RESULT_INVALID);
@@ -887,6 +898,7 @@ the_jobs_and_the_leaders_table_are_read_through_the_api (void)
     CHECK_STR (jobs[0].name, s_job);
     CHECK_EQ (jobs[0].parallelism, 6);
     CHECK (jobs[0].stateful);
+    CHECK (!jobs[0].fenced);
     CHECK_EQ (jobs[0].weight, 1);
     CHECK_STR (jobs[0].command, "./count --fast");
     CHECK_STR (jobs[0].require, "");
@@ -894,7 +906,8 @@ the_jobs_and_the_leaders_table_are_read_through_the_api (void)
     //  Counting needs no room; an item smaller than the 0.2 layout is refused.
     CHECK_EQ (shoal_node_jobs (node, NULL, 0, 0, &count, NULL), 0);
     CHECK_EQ (count, 1);
-    CHECK_EQ (shoal_node_jobs (node, jobs, sizeof *jobs - 1, 4, &count, NULL), -1);
+    CHECK_EQ (
+        shoal_node_jobs (node, jobs, offsetof (shoal_job_info_t, fenced) - 1, 4, &count, NULL), -1);
 
     //  The follower asks the leader: the whole table, every task placed.
     s_newer_row_t rows[TASKS_MAX];

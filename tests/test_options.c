@@ -930,6 +930,7 @@ reserved_and_unrelated_variables_are_passed_over (void)
                      "SHOAL_EPOCH=4.17",
                      "SHOAL_NODE=eu-1",
                      "SHOAL_STATUS_FD=3",
+                     "SHOAL_FENCED=1",
                      "SHOAL_TEST_SLOW=1",
                      "SHOAL_FAULTS_DROP=0.1",
                      "SHOAL_ASSIGN_SEED=7",

@@ -164,7 +164,7 @@ static bool
 s_spec_equal (const shoal_jobspec_t *a, const shoal_jobspec_t *b)
 {
     if (strcmp (a->name, b->name) != 0 || a->parallelism != b->parallelism ||
-        a->stateful != b->stateful || a->weight != b->weight ||
+        a->stateful != b->stateful || a->fenced != b->fenced || a->weight != b->weight ||
         a->require_count != b->require_count || strcmp (a->command, b->command) != 0)
         return false;
     for (uint32_t i = 0; i < a->require_count; i++)
@@ -490,9 +490,9 @@ job_specs_come_back (void)
 {
     shoal_label_t gpu[] = { { "gpu", "a100" }, { "zone", "eu-1" } };
     shoal_jobspec_t specs[] = {
-        { "ingest", 3, true, 2, 2, gpu, "/usr/bin/ingest --fast" },
-        { "report", 1, false, 1, 0, NULL, "" },
-        { "z\xc3\xa9ro", 65535, false, UINT32_MAX, 0, NULL, "\xf0\x9f\x90\x9f" },
+        { "ingest", 3, true, 2, 2, gpu, "/usr/bin/ingest --fast", true },
+        { "report", 1, false, 1, 0, NULL, "", false },
+        { "z\xc3\xa9ro", 65535, false, UINT32_MAX, 0, NULL, "\xf0\x9f\x90\x9f", false },
     };
     shoal_jobs_saved_t saved = { 4, 19, 3, specs };
     shoal_persist_jobs_t jobs;
@@ -500,6 +500,59 @@ job_specs_come_back (void)
     shoal_persist_jobs_release (&jobs);
     CHECK (jobs.arena.base == NULL && jobs.saved.specs == NULL && jobs.saved.count == 0);
     shoal_persist_jobs_release (&jobs);
+}
+
+//  fenced came after the first format: a spec of six fields (as written
+//  before it) reads as not fenced, an unfenced spec is still written in
+//  six, and a seventh field of another type is refused.
+static void
+a_spec_written_before_fenced_reads_as_unfenced (void)
+{
+    for (int fields = 6; fields <= 8; fields++) {
+        s_raw_t raw;
+        msgpack_packer *packer = s_raw_begin (&raw, 3, SHOAL_PERSIST_VERSION);
+        msgpack_pack_uint64 (packer, 1);
+        msgpack_pack_uint64 (packer, 1);
+        msgpack_pack_array (packer, 1);
+        msgpack_pack_array (packer, (size_t) fields);
+        s_raw_str (packer, "a");
+        msgpack_pack_uint64 (packer, 1);
+        msgpack_pack_false (packer);
+        msgpack_pack_uint64 (packer, 1);
+        msgpack_pack_map (packer, 0);
+        s_raw_str (packer, "");
+        if (fields >= 7)
+            msgpack_pack_true (packer);
+        if (fields == 8)
+            msgpack_pack_uint64 (packer, 1);
+        if (fields == 8) {
+            s_check_jobs_refuses (s_raw_data (&raw), raw.buffer.size, "8 fields, expected 6 to 7");
+            s_raw_end (&raw);
+            continue;
+        }
+        char why[256] = "";
+        shoal_persist_jobs_t jobs;
+        CHECK_EQ (
+            shoal_persist_jobs_decode (s_raw_data (&raw), raw.buffer.size, &jobs, why, sizeof why),
+            0);
+        CHECK_EQ (jobs.saved.count, 1);
+        CHECK (jobs.saved.specs[0].fenced == (fields == 7));
+        shoal_persist_jobs_release (&jobs);
+        s_raw_end (&raw);
+    }
+    //  An unfenced spec is written as before: an array of six.
+    shoal_jobspec_t spec = { "a", 1, false, 1, 0, NULL, "", false };
+    for (int fenced = 0; fenced <= 1; fenced++) {
+        spec.fenced = fenced;
+        msgpack_sbuffer buffer;
+        msgpack_sbuffer_init (&buffer);
+        msgpack_packer packer;
+        msgpack_packer_init (&packer, &buffer, msgpack_sbuffer_write);
+        CHECK_EQ (shoal_wire_jobspec_encode (&packer, &spec, NULL), 0);
+        CHECK (buffer.size > 0);
+        CHECK_EQ ((uint8_t) buffer.data[0], fenced ? 0x97 : 0x96);
+        msgpack_sbuffer_destroy (&buffer);
+    }
 }
 
 static void
@@ -540,9 +593,9 @@ job_specs_at_every_limit_come_back (void)
     memset (name, 'n', SHOAL_NAME_MAX);
     for (int i = 0; i < SHOAL_COMMAND_MAX; i += 2)
         memcpy (command + i, "\xc3\xa9", 2);
-    shoal_jobspec_t spec = { name,       SHOAL_PARALLELISM_MAX, true,
-                             UINT32_MAX, SHOAL_LABELS_MAX,      labels,
-                             command };
+    shoal_jobspec_t spec = {
+        name, SHOAL_PARALLELISM_MAX, true, UINT32_MAX, SHOAL_LABELS_MAX, labels, command, false
+    };
     shoal_jobs_saved_t saved = { UINT64_MAX, UINT64_MAX, 1, &spec };
     shoal_persist_jobs_t jobs;
     s_jobs_round_trip (&saved, &jobs);
@@ -556,7 +609,7 @@ the_most_job_specs_come_back_and_one_more_is_refused (void)
     static shoal_jobspec_t specs[SHOAL_JOBS_MAX + 1];
     for (int i = 0; i <= SHOAL_JOBS_MAX; i++) {
         snprintf (names[i], sizeof names[i], "job-%05d", i);
-        specs[i] = (shoal_jobspec_t){ names[i], 1, false, 1, 0, NULL, "run" };
+        specs[i] = (shoal_jobspec_t){ names[i], 1, false, 1, 0, NULL, "run", false };
     }
     shoal_jobs_saved_t saved = { 2, 3, SHOAL_JOBS_MAX, specs };
     shoal_persist_jobs_t jobs;
@@ -585,8 +638,8 @@ static void
 job_specs_out_of_order_are_refused (void)
 {
     shoal_jobspec_t specs[] = {
-        { "beta", 1, false, 1, 0, NULL, "" },
-        { "alpha", 1, false, 1, 0, NULL, "" },
+        { "beta", 1, false, 1, 0, NULL, "", false },
+        { "alpha", 1, false, 1, 0, NULL, "", false },
     };
     shoal_jobs_saved_t saved = { 1, 1, 2, specs };
     char why[256] = "";
@@ -607,8 +660,8 @@ static void
 a_job_name_given_twice_is_refused (void)
 {
     shoal_jobspec_t specs[] = {
-        { "alpha", 1, false, 1, 0, NULL, "" },
-        { "alpha", 2, false, 1, 0, NULL, "" },
+        { "alpha", 1, false, 1, 0, NULL, "", false },
+        { "alpha", 2, false, 1, 0, NULL, "", false },
     };
     shoal_jobs_saved_t saved = { 1, 1, 2, specs };
     char why[256] = "";
@@ -648,8 +701,8 @@ strings_over_their_limit_are_refused (void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const s_raw_spec_t *raw_spec = &cases[i].spec;
         shoal_label_t label = { raw_spec->key, raw_spec->value };
-        shoal_jobspec_t spec = { raw_spec->name,   1, false, 1, raw_spec->key ? 1 : 0, &label,
-                                 raw_spec->command };
+        shoal_jobspec_t spec = { raw_spec->name,    1,    false, 1, raw_spec->key ? 1 : 0, &label,
+                                 raw_spec->command, false };
         shoal_jobs_saved_t saved = { 1, 1, 1, &spec };
         char why[256] = "";
         uint8_t *data;
@@ -683,7 +736,7 @@ text_that_is_not_utf8_is_refused (void)
         s_raw_end (&raw);
     }
     //  The encoder refuses it too.
-    shoal_jobspec_t spec = { "a", 1, false, 1, 0, NULL, "\xc0\x80" };
+    shoal_jobspec_t spec = { "a", 1, false, 1, 0, NULL, "\xc0\x80", false };
     shoal_jobs_saved_t saved = { 1, 1, 1, &spec };
     char why[256] = "";
     uint8_t *data;
@@ -716,8 +769,8 @@ s_payload (int record, uint8_t **data, size_t *size)
     voters[2] = shoal_sample_id (0x03);
     static shoal_label_t labels[] = { { "gpu", "yes" } };
     static shoal_jobspec_t specs[] = {
-        { "a", 2, true, 3, 1, labels, "run a" },
-        { "b", 1, false, 1, 0, NULL, "" },
+        { "a", 2, true, 3, 1, labels, "run a", false },
+        { "b", 1, false, 1, 0, NULL, "", false },
     };
     shoal_persist_identity_t identity = { shoal_sample_id (0x42), 3, 70000 };
     shoal_elector_saved_t elector = { 1000, voters[1], 2, 3, voters };
@@ -913,6 +966,7 @@ main (void)
     RUN (a_voter_without_an_id_is_refused);
     RUN (a_field_of_another_type_is_refused);
     RUN (job_specs_come_back);
+    RUN (a_spec_written_before_fenced_reads_as_unfenced);
     RUN (no_job_specs_come_back_as_none);
     RUN (job_specs_at_every_limit_come_back);
     RUN (the_most_job_specs_come_back_and_one_more_is_refused);

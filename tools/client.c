@@ -58,10 +58,15 @@ static const s_command_t s_commands[] = {
     { "jobs", "usage: shoal jobs [OPTIONS]\n\nThe job specs the cluster holds.\n", SHOAL_OP_JOBS,
       0 },
     { "submit",
-      "usage: shoal submit NAME --parallelism N [--stateful] [--weight W]\n"
+      "usage: shoal submit NAME --parallelism N [--stateful] [--fenced] [--weight W]\n"
       "                    [--require KEY=VALUE]... [--command CMD] [OPTIONS]\n\n"
       "Submits a job of N tasks, NAME/0 .. NAME/N-1. Submitting the same spec\n"
-      "again is done already; another spec under the name is refused.\n",
+      "again is done already; another spec under the name is refused.\n\n"
+      "--fenced: every write of a task carries its epoch (SHOAL_EPOCH), and the\n"
+      "store refuses a write of an older epoch than it has seen. Such a task\n"
+      "moves as soon as its node is declared dead, without waiting out the\n"
+      "node's lease; a node that was only cut off may still run it meanwhile,\n"
+      "but its writes no longer land (docs/jobs.md, \"Fenced jobs\").\n",
       SHOAL_OP_SUBMIT, 1 },
     { "rescale",
       "usage: shoal rescale JOB N [--min M] [--wait DUR] [OPTIONS]\n\n"
@@ -148,8 +153,8 @@ s_print_jobs (const shoal_control_rep_t *rep, bool json)
 {
     json_t *list = json ? json_array () : NULL;
     if (!json)
-        printf ("%-24s  %11s  %-8s  %6s  %-24s  %s\n", "JOB", "PARALLELISM", "STATEFUL", "WEIGHT",
-                "REQUIRE", "COMMAND");
+        printf ("%-24s  %11s  %-8s  %-6s  %6s  %-24s  %s\n", "JOB", "PARALLELISM", "STATEFUL",
+                "FENCED", "WEIGHT", "REQUIRE", "COMMAND");
     for (uint32_t i = 0; i < rep->job_count; i++) {
         const shoal_jobspec_t *job = &rep->jobs[i];
         char require[SHOAL_LABELS_MAX * (2 * SHOAL_LABEL_MAX + 2) + 1] = "";
@@ -164,13 +169,14 @@ s_print_jobs (const shoal_control_rep_t *rep, bool json)
         }
         if (json)
             json_array_append_new (
-                list, json_pack ("{s:s, s:i, s:b, s:i, s:o, s:s}", "name", job->name, "parallelism",
-                                 (int) job->parallelism, "stateful", job->stateful, "weight",
-                                 (int) job->weight, "require", labels, "command", job->command));
+                list, json_pack ("{s:s, s:i, s:b, s:b, s:i, s:o, s:s}", "name", job->name,
+                                 "parallelism", (int) job->parallelism, "stateful", job->stateful,
+                                 "fenced", job->fenced, "weight", (int) job->weight, "require",
+                                 labels, "command", job->command));
         else
-            printf ("%-24s  %11u  %-8s  %6u  %-24s  %s\n", job->name, job->parallelism,
-                    job->stateful ? "yes" : "no", job->weight, require[0] ? require : "-",
-                    job->command[0] ? job->command : "-");
+            printf ("%-24s  %11u  %-8s  %-6s  %6u  %-24s  %s\n", job->name, job->parallelism,
+                    job->stateful ? "yes" : "no", job->fenced ? "yes" : "no", job->weight,
+                    require[0] ? require : "-", job->command[0] ? job->command : "-");
     }
     if (json) {
         json_t *out = json_pack ("{s:o, s:I}", "jobs", list, "version", (json_int_t) rep->version);
@@ -410,6 +416,7 @@ enum {
     S_OPT_JSON,
     S_OPT_LOCAL,
     S_OPT_STATEFUL,
+    S_OPT_FENCED,
     S_OPT_PARALLELISM,
     S_OPT_WEIGHT,
     S_OPT_COMMAND,
@@ -435,6 +442,7 @@ s_options (const s_command_t *command, struct option *options)
     static const struct option status[] = { { "local", no_argument, NULL, S_OPT_LOCAL } };
     static const struct option submit[] = {
         { "stateful", no_argument, NULL, S_OPT_STATEFUL },
+        { "fenced", no_argument, NULL, S_OPT_FENCED },
         { "parallelism", required_argument, NULL, S_OPT_PARALLELISM },
         { "weight", required_argument, NULL, S_OPT_WEIGHT },
         { "command", required_argument, NULL, S_OPT_COMMAND },
@@ -516,6 +524,8 @@ s_option (const s_command_t *command, s_args_t *args, int code, const char *valu
         args->local = true;
     else if (code == S_OPT_STATEFUL)
         args->spec.stateful = true;
+    else if (code == S_OPT_FENCED)
+        args->spec.fenced = true;
     else if (code == S_OPT_DATA_DIR)
         args->data_dir = value;
     else if (code == S_OPT_CONTROL)

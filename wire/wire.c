@@ -124,8 +124,10 @@ static const s_field_t s_jobspec_fields[] = {
     F_UINT (shoal_jobspec_t, weight, UINT32_MAX),
     F_LABELS (shoal_jobspec_t, require, require_count),
     F_STR (shoal_jobspec_t, command, SHOAL_COMMAND_MAX),
+    F_BOOL (shoal_jobspec_t, fenced),
 };
-SCHEMA (s_jobspec, "jobspec", shoal_jobspec_t, s_jobspec_fields);
+//  fenced came later: a spec without it (false) encodes as before.
+SCHEMA_TAIL (s_jobspec, "jobspec", shoal_jobspec_t, s_jobspec_fields, 6);
 
 static const s_field_t s_placement_fields[] = {
     F_STR (shoal_placement_t, task, SHOAL_TASK_MAX),

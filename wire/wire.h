@@ -111,6 +111,7 @@ typedef struct {
     uint32_t require_count;
     shoal_label_t *require;
     const char *command; //  "" when the job has none
+    bool fenced;         //  its tasks' writes carry their epoch: a dead owner's tasks move at once
 } shoal_jobspec_t;
 
 typedef enum {

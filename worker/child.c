@@ -173,7 +173,7 @@ shoal_output_end (shoal_output_splitter_t *self, shoal_output_line_t *line)
 //  The environment of a command
 
 //  The variables a child is given, made afresh for each.
-#define S_TASK_VARIABLES 8
+#define S_TASK_VARIABLES 9
 
 typedef struct {
     char **entries;               //  what the command gets, NULL last
@@ -258,6 +258,7 @@ s_environment (const shoal_child_spec_t *spec, s_environment_t *environment)
                           (unsigned long long) spec->epoch_version);
     made[6] = s_variable ("SHOAL_NODE=%s", spec->node ? spec->node : "");
     made[7] = s_variable ("SHOAL_STATUS_FD=%d", SHOAL_CHILD_STATUS_FD);
+    made[8] = s_variable ("SHOAL_FENCED=%d", spec->fenced ? 1 : 0);
     for (size_t i = 0; i < S_TASK_VARIABLES; i++) {
         if (!made[i]) {
             s_environment_free (environment);

@@ -151,6 +151,7 @@ typedef struct {
     int role;                 //  SHOAL_ROLE: shoal_role_code_t
     uint64_t epoch_term;      //  SHOAL_EPOCH "term.version"
     uint64_t epoch_version;   //
+    bool fenced;              //  SHOAL_FENCED: 1 when the job is fenced, else 0
     const char *node;         //  SHOAL_NODE: the worker's node id
     char *const *environment; //  the rest: the worker's (as environ), less its options
     uint64_t grace_ms;        //  for what the command leaves behind when it exits

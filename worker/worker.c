@@ -527,8 +527,8 @@ s_failure (s_worker_t *self, s_task_t *task, uint64_t now, unsigned last_exit, c
 static void
 s_spawn (s_worker_t *self, s_task_t *task, uint64_t now)
 {
-    char command[SHOAL_COMMAND_TEXT], why[SHOAL_REASON_TEXT] = "";
-    uint32_t parallelism = 0;
+    char why[SHOAL_REASON_TEXT] = "";
+    shoal_job_info_t job = { .parallelism = 0 };
     task->restart_ms = 0;
     task->running = task->reported = false;
     task->promote_due = false;
@@ -537,9 +537,8 @@ s_spawn (s_worker_t *self, s_task_t *task, uint64_t now)
     task->started_epoch[0] = task->epoch[0];
     task->started_epoch[1] = task->epoch[1];
     task->lag = task->role == SHOAL_ACTIVE ? 0 : S_LAG_UNKNOWN;
-    if (shoal_node_job (self->node, task->job, &parallelism, NULL, command, sizeof command, why,
-                        sizeof why) != 0 ||
-        !command[0]) {
+    if (shoal_node_job_info (self->node, task->job, &job, sizeof job, why, sizeof why) != 0 ||
+        !job.command[0]) {
         if (!task->told_no_command)
             s_log (self, SHOAL_LOG_ERROR, s_fields (task),
                    "job %s has no command%s%s: %s reported failed", task->job, why[0] ? ": " : "",
@@ -553,16 +552,17 @@ s_spawn (s_worker_t *self, s_task_t *task, uint64_t now)
         s_report (self, task, SHOAL_FAILED, 0);
         return;
     }
-    if (parallelism)
-        task->parallelism = parallelism;
+    if (job.parallelism)
+        task->parallelism = job.parallelism;
     shoal_child_spec_t spec = {
-        .command = command,
+        .command = job.command,
         .job = task->job,
         .index = task->index,
         .parallelism = task->parallelism,
         .role = task->role,
         .epoch_term = task->epoch[0],
         .epoch_version = task->epoch[1],
+        .fenced = job.fenced,
         .node = self->id,
         .environment = environ,
         .grace_ms = self->grace_ms,

@@ -21,6 +21,10 @@ type JobSpec struct {
 	Weight      uint32   // relative load of each task (0: 1)
 	Require     []string // labels a node must have to run its tasks: "key=value"
 	Command     string   // for `shoal worker`: the command each task runs; "": none
+	// Fenced: every write of a task carries its epoch, and the store refuses
+	// a write of an older epoch than it has seen. Such a task moves as soon
+	// as its node is declared dead, without waiting out the node's lease.
+	Fenced bool
 }
 
 // Result is the cluster's answer to a submit or a rescale.
@@ -94,6 +98,7 @@ func (n *Node) Submit(ctx context.Context, spec JobSpec) (Result, error) {
 	cspec.name = strs.str(spec.Name)
 	cspec.parallelism = C.uint32_t(spec.Parallelism)
 	cspec.stateful = C.bool(spec.Stateful)
+	cspec.fenced = C.bool(spec.Fenced)
 	cspec.weight = C.uint32_t(spec.Weight)
 	if spec.Command != "" {
 		cspec.command = strs.str(spec.Command)
@@ -177,6 +182,7 @@ type Job struct {
 	Weight      uint32
 	Require     []string // "key=value"
 	Command     string
+	Fenced      bool
 }
 
 // Revision is a version of the jobs or of the assignment: (term, number).
@@ -212,6 +218,7 @@ func (n *Node) Jobs() ([]Job, Revision, error) {
 				Stateful:    bool(j.stateful),
 				Weight:      uint32(j.weight),
 				Command:     C.GoString(&j.command[0]),
+				Fenced:      bool(j.fenced),
 			}
 			if req := C.GoString(&j.require[0]); req != "" {
 				jobs[i].Require = strings.Split(req, ",")

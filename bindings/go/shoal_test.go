@@ -295,6 +295,11 @@ func TestCluster(t *testing.T) {
 	if !errors.As(err, &rerr) || rerr.Code != ResultInvalid || rerr.Reason == "" {
 		t.Fatalf("a second spec under one name: %v, want ResultInvalid with a reason", err)
 	}
+	fenced := spec
+	fenced.Fenced = true // the same but fenced is another spec too
+	if _, err = a0.node.Submit(ctx, fenced); !errors.As(err, &rerr) || rerr.Code != ResultInvalid {
+		t.Fatalf("the spec fenced under the same name: %v, want ResultInvalid", err)
+	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("a refusal matches a context error: %v", err)
 	}
@@ -323,7 +328,8 @@ func TestCluster(t *testing.T) {
 
 	jobs, rev, err := a1.node.Jobs()
 	if err != nil || len(jobs) != 1 || jobs[0].Name != "work" || jobs[0].Parallelism != 6 ||
-		!jobs[0].Stateful || jobs[0].Command != "./count --fast" || rev.Number == 0 {
+		!jobs[0].Stateful || jobs[0].Fenced || jobs[0].Command != "./count --fast" ||
+		rev.Number == 0 {
 		t.Errorf("jobs on n1: %+v %+v %v", jobs, rev, err)
 	}
 	st, err := a1.node.Status(ctx)
