@@ -25,6 +25,11 @@
 #   old_after_ms   the old owner's last write minus the time of the fault
 #   overlaps       writes of the old owner (its pid) at or after the new
 #                  owner's first: a double active; must be 0
+# With --job-option fenced (docs/jobs.md, section 8) the writes are read as
+# a fencing store would take them: an old owner's write at or after the new
+# owner's first is refused when its epoch is older (counted as refused, not
+# as an overlap), the gap ends at the old owner's last write before the new
+# owner's first, and double_actives counts only children of one epoch.
 # and from the survivors' event logs (docs/events.md; wall clock, ms), the
 # first survivor to see it: suspect_ms and dead_ms (its `member` line),
 # leader_ms (a `leader` line naming a new leader: the leader fault), and
@@ -87,6 +92,8 @@ while [ $# -gt 0 ]; do
     *) usage ;;
     esac
 done
+fenced=0
+for option in "${job_args[@]}"; do [ "$option" = --fenced ] && fenced=1; done
 if [ "$quick" -eq 1 ]; then
     nodes=${nodes:-3} runs=${runs:-1} faults=${faults:-kill} tasks=${tasks:-4}
 else
@@ -218,10 +225,10 @@ event_lines () { # victim-id file...
 }
 
 # Two children of one task (a file and a pid) whose spans of writes
-# intersect, over every file of the run.
+# intersect, over every file of the run; of a fenced job, two of one epoch.
 double_actives () {
-    cat "$dir"/rec/* 2>/dev/null | awk '
-        { key = $2 " " $4
+    cat "$dir"/rec/* 2>/dev/null | awk -v fenced="$fenced" '
+        { key = $2 " " $4 (fenced ? " " $3 : "")
           if (!(key in first)) { first[key] = $1; task[key] = $2 }
           last[key] = $1 }
         END {
@@ -346,21 +353,29 @@ one_run () { # kind run
             [ "$file" != "$dir/rec/$victim.${task/\//-}" ] && others+=("$file")
         done
         awk -v task="$task" -v fault="$t_fault" -v old="${old_of[$task]}" -v vfile="$dir/rec/$victim.${task/\//-}" \
-            -v kind="$kind" -v run="$run" -v fms="$((t_fault / 1000))" '
-            FILENAME == vfile { if ($4 == old) { last = $1; olds[++n] = $1 }; next }
+            -v kind="$kind" -v run="$run" -v fms="$((t_fault / 1000))" -v fenced="$fenced" '
+            function older (a, b,    x, y) { # epochs TERM.VERSION
+                split (a, x, "."); split (b, y, ".")
+                return x[1] + 0 < y[1] + 0 || (x[1] + 0 == y[1] + 0 && x[2] + 0 < y[2] + 0)
+            }
+            FILENAME == vfile { if ($4 == old) { last = $1; olds[++n] = $1; oldep[n] = $3 }; next }
             FILENAME ~ /event-lines$/ {
                 if ($3 != task || $2 < fms) next
                 if ($1 == "task" && (assign == "" || $2 < assign)) assign = $2
                 if ($1 == "moving" && (moving == "" || $2 < moving)) moving = $2
                 next
             }
-            $1 > fault && (first == "" || $1 < first) { first = $1; split (FILENAME, p, "/"); node = p[length (p)]; sub (/\..*/, "", node) }
+            $1 > fault && (first == "" || $1 < first) { first = $1; firstep = $3; split (FILENAME, p, "/"); node = p[length (p)]; sub (/\..*/, "", node) }
             END {
-                overlap = 0
-                for (i = 1; i <= n; i++) if (olds[i] >= first) overlap++
+                overlap = 0; refused = 0
+                if (fenced) last = ""
+                for (i = 1; i <= n; i++)
+                    if (olds[i] < first) { if (fenced && (last == "" || olds[i] > last)) last = olds[i] }
+                    else if (fenced && older(oldep[i], firstep)) refused++
+                    else overlap++
                 job = task; sub (/\/.*/, "", job)
                 print kind, run, task, job, node, fault, last, first, overlap, (assign == "" ? "-" : assign - fms),
-                    (moving == "" ? "-" : moving - fms)
+                    (moving == "" ? "-" : moving - fms), refused
             }' "$dir/rec/$victim.${task/\//-}" "${others[@]}" "$dir/event-lines" >>"$records"
     done
     new_first=$(awk -v k="$kind" -v r="$run" '$1 == k && $2 == r { g = ($8 - $7) / 1000; if (g > m) m = g; o += $9 } END { printf "max gap %d ms, %d overlaps", m, o }' "$records")
@@ -381,7 +396,7 @@ done
 
 # The JSON: per kind, the counts and each time's n/p50/p99/max.
 json=$(awk -v kinds="${kinds[*]}" -v runs="$runs" -v quick="$quick" -v nodes="$nodes" -v tasks="$tasks" \
-    -v options="${job_args[*]}" '
+    -v options="${job_args[*]}" -v fenced="$fenced" '
     function stats (list,    v, n, i, j, t, p50, p99) {
         n = split (list, v, " ")
         if (n == 0) return "{\"n\": 0, \"p50\": null, \"p99\": null, \"max\": null}"
@@ -393,7 +408,7 @@ json=$(awk -v kinds="${kinds[*]}" -v runs="$runs" -v quick="$quick" -v nodes="$n
     }
     function add (name, value) { if (value != "-") list[name] = list[name] " " value }
     FILENAME ~ /records$/ {
-        k = $1; moved[k]++; over[k] += $9
+        k = $1; moved[k]++; over[k] += $9; refused[k] += $12
         add (k " gap", int (($8 - $7) / 1000 + 0.5)); add (k " gap " $4, int (($8 - $7) / 1000 + 0.5))
         add (k " from", int (($8 - $6) / 1000 + 0.5)); add (k " old", int (($7 - $6) / 1000 + 0.5))
         add (k " assign", $10); add (k " moving", $11)
@@ -409,7 +424,7 @@ json=$(awk -v kinds="${kinds[*]}" -v runs="$runs" -v quick="$quick" -v nodes="$n
         printf "{\"benchmark\": \"task_failover\", \"quick\": %s, \"nodes\": %d, \"runs\": %d, ",
             quick ? "true" : "false", nodes, runs
         printf "\"profile\": \"lan\", \"cluster\": \"fresh each run\", \"tasks_per_job\": %d, ", tasks
-        printf "\"write_interval_ms\": 20, \"job_options\": ["
+        printf "\"write_interval_ms\": 20, \"fenced\": %s, \"job_options\": [", fenced ? "true" : "false"
         n = split (options, o, " ")
         for (i = 1; i <= n; i++) printf "%s\"%s\"", (i > 1 ? ", " : ""), o[i]
         printf "], \"faults\": {"
@@ -418,7 +433,8 @@ json=$(awk -v kinds="${kinds[*]}" -v runs="$runs" -v quick="$quick" -v nodes="$n
             k = kind[i]
             printf "%s\"%s\": {\"runs\": %d, \"failed\": %d, \"tasks_moved\": %d, \"overlaps\": %d, ",
                 (i > 1 ? ", " : ""), k, runs, failed[k], moved[k], over[k]
-            printf "\"double_actives\": %d, \"gap_ms\": %s, ", double[k], stats (list[k " gap"])
+            printf "\"double_actives\": %d, \"refused\": %d, \"gap_ms\": %s, ", double[k], refused[k],
+                stats (list[k " gap"])
             printf "\"gap_ms_by_job\": {\"stateless\": %s, \"stateful\": %s}, ",
                 stats (list[k " gap stateless"]), stats (list[k " gap stateful"])
             printf "\"from_fault_ms\": %s, \"old_after_ms\": %s, ", stats (list[k " from"]), stats (list[k " old"])

@@ -1164,14 +1164,17 @@ s_compute (shoal_handoff_t *self, uint64_t now)
 
 //  True when every member of the view has reported since this leader took
 //  office, or the lease wait has passed (whoever did not report has
-//  stopped its actives by now).
+//  stopped its actives by now). A member the view holds dead is not waited
+//  for: were it alive behind a cut, its actives are placed nowhere by the
+//  adoption, and granted elsewhere only after the lease wait (or at once,
+//  fenced, whose store refuses its writes).
 static bool
 s_ready (const shoal_handoff_t *self, uint64_t now)
 {
     if (now >= self->office_ms + self->wait_ms)
         return true;
     for (size_t n = 0; n < self->node_count; n++)
-        if (self->nodes[n].heard_ms == 0)
+        if (self->nodes[n].heard_ms == 0 && !self->nodes[n].dead)
             return false;
     return self->node_count > 0;
 }
@@ -1273,12 +1276,15 @@ s_begin (shoal_handoff_t *self)
 //  this life), are placed together: the computation waits until none has
 //  come for join_settle_ms, so that nodes started together get their tasks in
 //  one step and no task moves twice. Members counted at the last computation
-//  and gone from the view since (left, or dead) are handled together the same
-//  way, after leave_settle_ms: nodes stopped together hear of each other's
-//  leave a gossip round or two apart, and a task must not move to a node
-//  that is about to leave too. The wait is at most three times the longer
-//  settle after the first change, and none before the first computation
-//  that counted anyone: a cold start places at once.
+//  that left the view since are handled together the same way, after
+//  leave_settle_ms: nodes stopped together hear of each other's leave a
+//  gossip round or two apart, and a task must not move to a node that is
+//  about to leave too. A death does not wait: failure detectors find
+//  crashes seconds apart, so the wait would seldom group two, and it would
+//  delay the moves a death allows at once (fenced tasks, learners to warm
+//  up). The wait is at most three times the longer settle after the first
+//  change, and none before the first computation that counted anyone: a
+//  cold start places at once.
 static void
 s_settle_changes (shoal_handoff_t *self, uint64_t now)
 {
@@ -1287,7 +1293,7 @@ s_settle_changes (shoal_handoff_t *self, uint64_t now)
     for (size_t n = 0; n < self->node_count; n++) {
         const s_node_t *node = &self->nodes[n];
         newcomers += !node->was_counted && s_countable (self, node, now);
-        departures += node->counted && !node->live;
+        departures += node->counted && !node->live && !node->dead;
         counted |= node->counted;
     }
     if ((newcomers == 0 && departures == 0) || !counted) {

@@ -39,7 +39,8 @@ s_set_jobs (sim_run_t *run)
         { .name = "web",
           .parallelism = options->tasks,
           .stateful = !options->stateless,
-          .weight = 1 },
+          .weight = 1,
+          .fenced = options->fenced },
         { .name = "bad", .parallelism = 4, .stateful = !options->stateless, .weight = 1 },
     };
     return shoal_sim_set_jobs (run->sim, jobs, run->job_count);

@@ -35,6 +35,9 @@ static const char s_usage_tail[] =
     "                     fraction or a percentage (default 0)\n"
     "  --stateless        task scenarios: the job keeps no state (default: it\n"
     "                     does, so a move first warms a learner up)\n"
+    "  --fenced           task scenarios: the job is fenced (its store refuses\n"
+    "                     an older epoch's writes), so a dead node's tasks move\n"
+    "                     at once; an active fenced out counts as none\n"
     "  --submit           random-tasks: submit a job of 1 to 3 tasks to a random\n"
     "                     node at the start of each fault; reports jobs_acked and\n"
     "                     lost_jobs (answered ok, then lost: a violation)\n"
@@ -176,23 +179,15 @@ s_option_value (int option, const char *arg, sim_options_t *options)
 }
 
 static const struct option s_longs[] = {
-    { "scenario", required_argument, NULL, 's' },
-    { "nodes", required_argument, NULL, 'n' },
-    { "seed", required_argument, NULL, 'S' },
-    { "loss", required_argument, NULL, 'l' },
-    { "duration", required_argument, NULL, 'd' },
-    { "stall", required_argument, NULL, 'k' },
-    { "profile", required_argument, NULL, 'p' },
-    { "json", no_argument, NULL, 'j' },
-    { "available", no_argument, NULL, 'a' },
-    { "faults", required_argument, NULL, 'f' },
-    { "tasks", required_argument, NULL, 't' },
-    { "stateless", no_argument, NULL, 'T' },
-    { "backlog", required_argument, NULL, 'b' },
-    { "fail", required_argument, NULL, 'F' },
-    { "submit", no_argument, NULL, 'J' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
+    { "scenario", required_argument, NULL, 's' }, { "nodes", required_argument, NULL, 'n' },
+    { "seed", required_argument, NULL, 'S' },     { "loss", required_argument, NULL, 'l' },
+    { "duration", required_argument, NULL, 'd' }, { "stall", required_argument, NULL, 'k' },
+    { "profile", required_argument, NULL, 'p' },  { "json", no_argument, NULL, 'j' },
+    { "available", no_argument, NULL, 'a' },      { "faults", required_argument, NULL, 'f' },
+    { "tasks", required_argument, NULL, 't' },    { "stateless", no_argument, NULL, 'T' },
+    { "fenced", no_argument, NULL, 'E' },         { "backlog", required_argument, NULL, 'b' },
+    { "fail", required_argument, NULL, 'F' },     { "submit", no_argument, NULL, 'J' },
+    { "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
 };
 
 //  One option; returns 0 or 2.
@@ -208,6 +203,9 @@ s_option (int option, char **argv, sim_options_t *options)
         return 0;
     case 'T':
         options->stateless = true;
+        return 0;
+    case 'E':
+        options->fenced = true;
         return 0;
     case 'J':
         options->submit = true;

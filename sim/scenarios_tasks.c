@@ -441,6 +441,8 @@ s_measure_tasks (sim_run_t *run)
     shoal_sim_task_stats_t after;
     shoal_sim_task_stats (run->sim, &after);
     sim_measure (run, "double_active_ms", after.double_active_ms);
+    if (run->options->fenced)
+        sim_measure (run, "fenced_out", after.fenced_out);
     sim_measure (run, "unavailable_ms", after.unavailable_ms - run->before.unavailable_ms);
     sim_measure (run, run->moves, after.activations - run->before.activations);
     s_measure_gaps (run, &after);

@@ -44,9 +44,10 @@ typedef struct {
     bool winding;  //  that was under lease: it may write until it stopped, or
                    //  until that lease ends (winding_until), whichever is first
     uint64_t winding_until;
-    bool started; //  reported running
-    uint64_t lag; //  of a learner or standby
-    uint32_t gen; //  of its pending S_APP event
+    bool started;        //  reported running
+    uint64_t lag;        //  of a learner or standby
+    uint32_t gen;        //  of its pending S_APP event
+    shoal_epoch_t epoch; //  of its last start or promotion
 } s_app_t;
 
 typedef struct {
@@ -124,6 +125,8 @@ typedef struct s_track {
     uint64_t empty_since_ms; //  without an active since
     bool placed;             //  had an active once
     bool retired;            //  no longer in the acting leader's job specs
+    shoal_epoch_t fence;     //  a fenced task: the newest epoch that acted; its
+                             //  store refuses the writes of an older one
 } s_track_t;
 
 //  A request made to a node, and its answer.
@@ -509,6 +512,40 @@ s_track (shoal_sim_t *self, size_t t, bool acting)
         track->empty_since_ms = self->now;
 }
 
+static int
+s_epoch_order (shoal_epoch_t a, shoal_epoch_t b)
+{
+    if (a.term != b.term)
+        return a.term < b.term ? -1 : 1;
+    return a.version < b.version ? -1 : a.version > b.version;
+}
+
+//  Whether node n acting on task t under epoch counts as an active: for a
+//  fenced task, only while no newer epoch acted (docs/jobs.md, section 8:
+//  the store refuses an older epoch's writes). A newer epoch that acts
+//  fences out every node acting under an older one.
+static bool
+s_fence (shoal_sim_t *self, uint32_t n, size_t t, shoal_epoch_t epoch, bool acting)
+{
+    s_track_t *track = &self->track[t];
+    if (!acting || !self->task_list[t].fenced)
+        return acting;
+    int order = s_epoch_order (epoch, track->fence);
+    if (order < 0)
+        return false;
+    if (order > 0) {
+        track->fence = epoch;
+        for (uint32_t m = 0; m < self->size; m++)
+            if (m != n && self->nodes[m].acting && self->nodes[m].acting[t] &&
+                s_epoch_order (self->nodes[m].apps[t].epoch, epoch) < 0) {
+                self->nodes[m].acting[t] = false;
+                s_track (self, t, false);
+                self->task_stats.fenced_out++;
+            }
+    }
+    return true;
+}
+
 //  Node n's account of which tasks it runs as active, brought up to date:
 //  after every input to its tasks, and when it pauses, resumes or stops.
 static void
@@ -530,6 +567,7 @@ s_acting_update (shoal_sim_t *self, uint32_t n)
                 app->winding_until = shoal_tasks_lease_end (tasks);
         }
         bool acting = leased && (app->role == SHOAL_ROLE_ACTIVE || (app->stopping && app->winding));
+        acting = s_fence (self, n, t, app->epoch, acting);
         if (acting != node->acting[t]) {
             node->acting[t] = acting;
             s_track (self, t, acting);
@@ -569,7 +607,7 @@ s_app_command (void *arg, const shoal_tasks_command_t *command)
                    (app->role == SHOAL_ROLE_ACTIVE || (app->stopping && app->winding));
     switch (command->type) {
     case SHOAL_TASKS_START:
-        *app = (s_app_t){ .role = command->role, .gen = app->gen };
+        *app = (s_app_t){ .role = command->role, .gen = app->gen, .epoch = command->epoch };
         if (command->role == SHOAL_ROLE_LEARNER || command->role == SHOAL_ROLE_STANDBY)
             app->lag = self->task_list[t].stateful ? self->config.learner_lag : 0;
         if (command->role == SHOAL_ROLE_ACTIVE)
@@ -579,6 +617,7 @@ s_app_command (void *arg, const shoal_tasks_command_t *command)
     case SHOAL_TASKS_PROMOTE:
         app->role = SHOAL_ROLE_ACTIVE;
         app->stopping = false;
+        app->epoch = command->epoch;
         self->task_stats.activations++;
         break;
     case SHOAL_TASKS_DEMOTE:

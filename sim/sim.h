@@ -106,6 +106,8 @@ typedef struct {
     uint64_t failed_starts;        //  starts the application reported failed
     uint64_t placed;               //  tasks that had an active at least once
     uint64_t first_double_ms;      //  when a task first ran as active twice (0: never)
+    uint64_t fenced_out;           //  a fenced task's active whose writes a newer epoch's
+                                   //  first write fenced out (it ran on, refused)
     const char *first_double_task; //  which (NULL: none)
     size_t gap_count;              //  stretches without an active, each in gaps
     const uint64_t *gaps;          //  their lengths, in ms, in the order they ended

@@ -52,7 +52,19 @@ grep -q 'invalid: .*another spec' "$work/err" || fail "submit another spec: says
 expect_status 0 "jobs --json" "$shoal" jobs "${a[@]}" --json
 grep -Eq '"name": ?"work", ?"parallelism": ?4, ?"stateful": ?true' "$work/out" || fail "jobs --json: $(cat "$work/out")"
 expect_status 0 "jobs" "$shoal" jobs "${b[@]}"
-grep -Eq '^work  +4  +yes  +1  +-  +-$' "$work/out" || fail "jobs: the row ($(cat "$work/out"))"
+grep -Eq '^work  +4  +yes  +no  +1  +-  +-$' "$work/out" || fail "jobs: the row ($(cat "$work/out"))"
+# A fenced job says so, in both forms; the same spec fenced is another one.
+expect_status 1 "submit the spec fenced" "$shoal" submit work --parallelism 4 --stateful --fenced "${a[@]}"
+grep -q 'invalid: .*another spec' "$work/err" || fail "submit the spec fenced: says why ($(cat "$work/err"))"
+expect_status 0 "submit fenced" "$shoal" submit ledger --parallelism 2 --fenced "${a[@]}"
+expect_status 0 "jobs --json, fenced" "$shoal" jobs "${b[@]}" --json
+grep -Eq '"name": ?"ledger", ?"parallelism": ?2, ?"stateful": ?false, ?"fenced": ?true' "$work/out" ||
+    fail "jobs --json shows the fenced job: $(cat "$work/out")"
+grep -Eq '"name": ?"work", ?"parallelism": ?4, ?"stateful": ?true, ?"fenced": ?false' "$work/out" ||
+    fail "jobs --json shows the unfenced job: $(cat "$work/out")"
+expect_status 0 "jobs, fenced" "$shoal" jobs "${a[@]}"
+grep -Eq '^ledger  +2  +no  +yes  +1  +-  +-$' "$work/out" || fail "jobs: the fenced row ($(cat "$work/out"))"
+expect_status 0 "remove fenced" "$shoal" remove ledger "${a[@]}"
 
 # status on the leader lists every task active once.
 all_active () {

@@ -590,6 +590,44 @@ a_dead_owner_back_does_not_take_its_fenced_tasks_back (void)
     shoal_handoff_destroy (&handoff);
 }
 
+//  A new leader does not wait for a member its view holds dead: it adopts
+//  once the others reported. A leave settles, a death does not.
+static void
+a_new_leader_does_not_wait_for_the_dead (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    config.leave_settle_ms = 500;
+    uint64_t now = 1000;
+    shoal_handoff_t *handoff = shoal_handoff_new (&config, TERM, 0, now);
+    s_member_t members[3];
+    for (int i = 0; i < 3; i++) {
+        members[i] = (s_member_t){ shoal_sample_index_id (i), 0, 0 };
+        s_join (handoff, now, i);
+    }
+    s_tasks_of (handoff, now, 4, false, true);
+    CHECK_EQ (shoal_handoff_member (handoff, now, &members[2].id, NULL, SHOAL_HANDOFF_DEAD), 0);
+    s_report_empty (handoff, members, now, 0, 0, 0);
+    s_report_empty (handoff, members, now, 1, 0, 0);
+    CHECK (shoal_handoff_adopted (handoff));
+    CHECK_EQ (s_check_actives (handoff, 4), 4); //  fenced: granted at once
+    shoal_handoff_destroy (&handoff);
+
+    //  Placed on two members; one dies: its fenced tasks move in the same
+    //  input. One leaves: the computation waits for the settle.
+    for (int presence = SHOAL_HANDOFF_GONE; presence <= SHOAL_HANDOFF_DEAD; presence += 2) {
+        now = 1000;
+        handoff = s_placed (&config, members, 2, 4, false, &now);
+        s_tasks_of (handoff, now, 4, false, true);
+        uint64_t version = shoal_handoff_version (handoff);
+        now += 50;
+        CHECK_EQ (shoal_handoff_member (handoff, now, &members[0].id, NULL, presence), 0);
+        CHECK_EQ (shoal_handoff_version (handoff), version + (presence == SHOAL_HANDOFF_DEAD));
+        shoal_handoff_tick (handoff, now + config.leave_settle_ms);
+        CHECK (shoal_handoff_version (handoff) >= version + 1);
+        shoal_handoff_destroy (&handoff);
+    }
+}
+
 //  A new leader grants a fenced task once every member has reported, without
 //  the lease wait of taking office: a holder it does not know of may still
 //  run it, but under an older epoch, whose writes the sink refuses.
@@ -1540,6 +1578,7 @@ main (void)
     RUN (a_fenced_task_moves_when_its_owner_is_declared_dead);
     RUN (a_dead_owner_back_does_not_take_its_fenced_tasks_back);
     RUN (a_new_leader_grants_fenced_tasks_without_the_lease_wait);
+    RUN (a_new_leader_does_not_wait_for_the_dead);
     RUN (a_stateful_task_warms_a_learner_first);
     RUN (a_stateful_move_walks_through_its_phases);
     RUN (caught_up_stand_ins_hold_still_during_the_lease_wait);
