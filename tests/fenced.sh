@@ -5,21 +5,24 @@
 # as soon as their node is declared dead, not a lease later.
 #
 # Three workers on the LAN timings run a fenced job of 6 tasks. SIGSTOP one
-# that runs actives and does not lead (its children write on until their
-# shims freeze them at the lease end), then:
+# that runs actives and does not lead, and its children's shims, not the
+# children: the worst case, children that write on with nothing to stop
+# them (for an unfenced job, the shims' freeze at the lease end is what
+# prevents that; tests/freeze.sh). Then:
 #
 #   - every task it ran becomes active on another worker, under a newer
 #     epoch, and the new owner's writes land in the ledger;
-#   - the ledger's epochs never go back (shoal-example-fenced check), so no
-#     write of the frozen worker's children landed after the new owner's;
+#   - the frozen worker's children, still writing, are refused from then
+#     on: each such task's ledger holds refusals of the old epoch;
+#   - the ledger's epochs never go back (shoal-example-fenced check);
 #   - SIGCONT: the worker finds its lease lost and ends those children; the
 #     cluster settles with each task active once;
 #   - every child ran with SHOAL_FENCED=1 (the writer refuses to run
 #     without it).
 #
 # It prints, without asserting on it, how long after the stop the tasks
-# moved, and how many of the frozen children's writes the ledger refused:
-# a time depends on the machine's load. Waits are bounded against a hang.
+# moved: a time depends on the machine's load. Waits are bounded against a
+# hang.
 set -u
 shoal=$1 build=$3
 fenced=$build/shoal-example-fenced
@@ -30,9 +33,10 @@ fenced=$build/shoal-example-fenced
 [ -x "$fenced" ] || { echo "skip: $fenced is not built"; exit 77; }
 command -v jq >/dev/null || { echo "skip: no jq (scripts/setup installs it)"; exit 77; }
 
+shims=()
 before_cleanup () {
     local pid
-    for pid in "${pid_of[@]}"; do kill -CONT "$pid" 2>/dev/null; done
+    for pid in "${pid_of[@]}" "${shims[@]}"; do kill -CONT "$pid" 2>/dev/null; done
 }
 
 ledger=$work/ledger
@@ -82,9 +86,16 @@ done
 [ -n "$victim" ] || { fail "a follower runs active tasks"; exit 1; }
 victim_id=$(id_of "$victim")
 mapfile -t before < <(actives | grep " $victim_id ")
-echo "freezing $victim, which runs: ${before[*]}"
+# The shims of its children: the parents of the pids its records carry.
+for line in "${before[@]}"; do
+    task=${line%% *}
+    pid=$(awk -v node="${victim_id:0:8}" '$2 == node { p = $3 } END { print p }' "$(ledger_of "$task").log")
+    [ -n "$pid" ] || { fail "$task: a record of $victim's child"; exit 1; }
+    shims+=("$(sed 's/.*) //' "/proc/$pid/stat" | cut -d' ' -f2)")
+done
+echo "freezing $victim and the shims ${shims[*]}, which run: ${before[*]}"
 stopped_at=$(date +%s.%N)
-kill -STOP "${pid_of[$victim]}"
+kill -STOP "${pid_of[$victim]}" "${shims[@]}"
 
 # Every task it ran is active elsewhere, under a newer epoch, and the new
 # owner's writes land.
@@ -119,10 +130,16 @@ for line in "${before[@]}"; do
         fail "$task: the new epoch $newer is not above the old $epoch"
 done
 
-# Until the frozen worker's lease has surely ended (5 s x 1.05 after its
-# last STATUS), its children may write: the ledger refuses them.
-sleep 6
-kill -CONT "${pid_of[$victim]}"
+# Its children write on: the ledger refuses them, under their old epoch.
+refused_old () {
+    local line task epoch
+    for line in "${before[@]}"; do
+        read -r task _ epoch <<<"$line"
+        grep -q "^$epoch ${victim_id:0:8} " "$(ledger_of "$task").refused" 2>/dev/null || return 1
+    done
+}
+wait_for "the frozen worker's children are refused" refused_old
+kill -CONT "${pid_of[$victim]}" "${shims[@]}"
 wait_for "the frozen worker finds its lease lost" grep -q 'lease lost' "$work/$victim.log"
 wait_for "every task active once after the thaw" six_actives
 
