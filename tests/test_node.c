@@ -908,6 +908,20 @@ the_jobs_and_the_leaders_table_are_read_through_the_api (void)
     CHECK_EQ (count, 1);
     CHECK_EQ (
         shoal_node_jobs (node, jobs, offsetof (shoal_job_info_t, fenced) - 1, 4, &count, NULL), -1);
+    //  One job's whole spec; an info smaller than the 0.2 layout is refused.
+    shoal_job_info_t one;
+    char why[256] = "";
+    CHECK_EQ (shoal_node_job_info (node, s_job, &one, sizeof one, why, sizeof why), 0);
+    CHECK_STR (one.name, s_job);
+    CHECK_EQ (one.parallelism, 6);
+    CHECK (one.stateful && !one.fenced);
+    CHECK_STR (one.command, "./count --fast");
+    CHECK_EQ (shoal_node_job_info (node, "no-such-job", &one, sizeof one, why, sizeof why), -1);
+    CHECK_CONTAINS (why, "no job no-such-job");
+    CHECK_EQ (shoal_node_job_info (node, s_job, &one, offsetof (shoal_job_info_t, fenced) - 1, why,
+                                   sizeof why),
+              -1);
+    CHECK_CONTAINS (why, "0.2 layout");
 
     //  The follower asks the leader: the whole table, every task placed.
     s_newer_row_t rows[TASKS_MAX];
