@@ -83,14 +83,6 @@ net_down () {
 
 # A runner killed by SIGKILL ran no trap: its namespaces (and whatever runs
 # in them) stay. Those whose runner's pid is gone are removed.
-net_clean_leftovers () {
-    local ns owner pid count=0
-    for ns in $(ip netns list 2>/dev/null | awk '{ print $1 }' | grep -E "^$net_prefix-[0-9]+-"); do
-        owner=${ns#"$net_prefix"-}
-        owner=${owner%%-*}
-        kill -0 "$owner" 2>/dev/null && continue
-        for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
-        ip netns del "$ns" 2>/dev/null && count=$((count + 1))
-    done
-    echo "$count"
-}
+# shellcheck source=../../chaos/lib/leftovers.bash
+. "$(dirname "${BASH_SOURCE[0]}")/../../chaos/lib/leftovers.bash"
+net_clean_leftovers () { netns_clean_leftovers "$net_prefix"; }

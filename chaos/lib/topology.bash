@@ -57,14 +57,6 @@ topo_down () {
 
 # Namespaces of earlier runs whose runner is gone (killed with SIGKILL, so
 # its trap never ran): their processes and the namespaces.
-topo_clean_leftovers () {
-    local ns pid owner count=0
-    for ns in $(ip netns list 2>/dev/null | awk '{ print $1 }' | grep -E '^chaos-[0-9]+-'); do
-        owner=${ns#chaos-}
-        owner=${owner%%-*}
-        kill -0 "$owner" 2>/dev/null && continue
-        for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
-        ip netns del "$ns" 2>/dev/null && count=$((count + 1))
-    done
-    echo "$count"
-}
+# shellcheck source=leftovers.bash
+. "$(dirname "${BASH_SOURCE[0]}")/leftovers.bash"
+topo_clean_leftovers () { netns_clean_leftovers chaos; }
