@@ -213,7 +213,8 @@ typedef enum {
 //  there is one; from 0x80, (operand & 0x7f) raw bytes follow. A spec is a
 //  name, a parallelism, flags (bit 0 stateful, bits 1-2 the weight: 1, 0,
 //  7 or UINT32_MAX, bits 3-7 a label count) and a command (0 none, 0xff
-//  not UTF-8, else (operand - 1) * 17 bytes), then one operand per label
+//  not UTF-8, else (operand - 1) * 17 bytes; an even one, not 0, also
+//  makes the job fenced), then one operand per label
 //  (FUZZ_JOBS_LABEL_*). A parallelism or capacity operand below 0xf8 is
 //  itself; the eight above stand for large and edge values. A timeout is
 //  operand^2 * 10 ms, 0xff UINT32_MAX.

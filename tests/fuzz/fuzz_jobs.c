@@ -296,7 +296,9 @@ s_read_spec (const shoal_jobs_t *core, const uint8_t *data, size_t size, size_t 
     spec->stateful = flags & 1;
     spec->weight = s_weights[(flags >> 1) & 3];
     spec->require_count = flags >> 3;
-    spec->command = s_read_command (fuzz_operand (data, size, at), 17);
+    uint8_t command = fuzz_operand (data, size, at);
+    spec->command = s_read_command (command, 17);
+    spec->fenced = command != 0 && command % 2 == 0;
     if (spec->require_count) {
         spec->require = s_alloc (spec->require_count * sizeof *spec->require);
         for (uint32_t i = 0; i < spec->require_count; i++)
@@ -359,7 +361,7 @@ static bool
 s_spec_equal (const shoal_jobspec_t *a, const shoal_jobspec_t *b)
 {
     if (!s_text_equal (a->name, b->name) || a->parallelism != b->parallelism ||
-        a->stateful != b->stateful || a->weight != b->weight ||
+        a->stateful != b->stateful || a->fenced != b->fenced || a->weight != b->weight ||
         a->require_count != b->require_count || !s_text_equal (a->command, b->command))
         return false;
     for (uint32_t i = 0; i < a->require_count; i++)
@@ -495,6 +497,7 @@ s_check_specs (const shoal_jobspec_t *specs, size_t count, uint64_t *digest)
         sum = s_mix_text (sum, spec->name);
         sum = s_mix (sum, spec->parallelism);
         sum = s_mix (sum, spec->stateful);
+        sum = s_mix (sum, spec->fenced);
         sum = s_mix (sum, spec->weight);
         sum = s_mix (sum, spec->require_count);
         for (uint32_t l = 0; l < spec->require_count; l++) {
@@ -547,7 +550,8 @@ s_check_tasks (const shoal_jobs_t *core, const shoal_jobspec_t *specs, size_t co
         }
         FUZZ_REQUIRE (index < spec->parallelism, "task %s of a job of parallelism %" PRIu32,
                       task->id, spec->parallelism);
-        FUZZ_REQUIRE (task->stateful == spec->stateful && task->weight == spec->weight &&
+        FUZZ_REQUIRE (task->stateful == spec->stateful && task->fenced == spec->fenced &&
+                          task->weight == spec->weight &&
                           task->require_count == spec->require_count,
                       "task %s differs from its job", task->id);
     }

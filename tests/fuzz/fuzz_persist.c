@@ -134,7 +134,7 @@ static bool
 s_spec_equal (const shoal_jobspec_t *a, const shoal_jobspec_t *b)
 {
     if (strcmp (a->name, b->name) != 0 || a->parallelism != b->parallelism ||
-        a->stateful != b->stateful || a->weight != b->weight ||
+        a->stateful != b->stateful || a->fenced != b->fenced || a->weight != b->weight ||
         a->require_count != b->require_count || strcmp (a->command, b->command) != 0)
         return false;
     for (uint32_t i = 0; i < a->require_count; i++)
