@@ -1336,9 +1336,9 @@ s_persist_seeds (void)
         keys[i][0] = (char) ('a' + i);
         labels[i] = (shoal_label_t){ keys[i], value };
     }
-    specs[0] = (shoal_jobspec_t){ name,       SHOAL_PARALLELISM_MAX, true,
-                                  UINT32_MAX, SHOAL_LABELS_MAX,      labels,
-                                  command };
+    specs[0] = (shoal_jobspec_t){
+        name, SHOAL_PARALLELISM_MAX, true, UINT32_MAX, SHOAL_LABELS_MAX, labels, command, true
+    };
     jobs = (shoal_jobs_saved_t){ UINT64_MAX, UINT64_MAX, 1, specs };
     rc = shoal_persist_jobs_encode (&jobs, &data, &size, why, sizeof why);
     s_persist_write ("jobs-largest-spec", rc, data, size, why);
