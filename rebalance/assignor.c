@@ -150,7 +150,6 @@ typedef struct {
     uint64_t *keys[2];     //  per node
     uint32_t *mark;        //  per node: stamp
     uint32_t stamp;
-    uint32_t *ladder;     //  per node: the lightest nodes, in order (s_ladder_t)
     uint32_t *class_from; //  per class: where its nodes begin in the ladder
     uint32_t *class_seen; //  per class: the ladder's stamp when class_from was set
     uint32_t ladder_stamp;
@@ -821,7 +820,6 @@ s_setup (s_state_t *self, char *why, size_t why_size)
     self->keys[0] = calloc (n, sizeof (uint64_t));
     self->keys[1] = calloc (n, sizeof (uint64_t));
     self->mark = calloc (n, sizeof (uint32_t));
-    self->ladder = calloc (n, sizeof (uint32_t));
     self->class_from = calloc (t, sizeof (uint32_t));
     self->class_seen = calloc (t, sizeof (uint32_t));
     self->lag_first = calloc (t + 1, sizeof (uint32_t));
@@ -833,8 +831,8 @@ s_setup (s_state_t *self, char *why, size_t why_size)
         !self->class || !self->target || !self->active || !self->learner || !self->start ||
         !self->load || !self->reserved || !self->stateful || !self->frontier[0] ||
         !self->frontier[1] || !self->scratch[0] || !self->scratch[1] || !self->mark ||
-        !self->ladder || !self->class_from || !self->class_seen || !self->lag_first ||
-        !self->cur_first || !self->avoid_first || !self->standby_first ||
+        !self->class_from || !self->class_seen || !self->lag_first || !self->cur_first ||
+        !self->avoid_first || !self->standby_first ||
         s_lists_init (&self->targets, self->nodes, self->tasks) != 0)
         return s_fail (why, why_size, "out of memory%s", NULL);
 
@@ -919,7 +917,6 @@ s_teardown (s_state_t *self)
     free (self->keys[0]);
     free (self->keys[1]);
     free (self->mark);
-    free (self->ladder);
     free (self->class_from);
     free (self->class_seen);
     free (self->standby);
@@ -963,19 +960,37 @@ s_placed (s_state_t *self)
     }
 }
 
-//  The first node in the heap's order, other than except, that passes
-//  test (self, item, node).
+//  A test of whether node passes for item.
 typedef bool (*s_test_fn) (const s_state_t *self, uint32_t item, uint32_t node);
 
+//  How many nodes s_first walks the heap for before it goes on in the
+//  heap's sorted order instead.
+#define S_WALK_SHORT 16
+
+//  The first node in the heap's order, other than except, that passes
+//  test (self, item, node). Usually one of the first few passes, and a
+//  walk over the heap finds it at once. Where the test fails for many
+//  nodes (labels that only heavy nodes carry, standbys kept apart), a walk
+//  costs log time per node and each search walked anew: the order goes on
+//  in the heap's sorted array, which puts back in place only the nodes
+//  updated since the last search (shoal_node_heap_sorted).
 static uint32_t
-s_first (const s_state_t *self, const shoal_node_heap_t *heap, int depth, s_test_fn test,
-         uint32_t item, uint32_t except)
+s_first (const s_state_t *self, shoal_node_heap_t *heap, int depth, s_test_fn test, uint32_t item,
+         uint32_t except)
 {
     shoal_node_walk_t walk;
     shoal_node_walk_start (&walk, heap, self->frontier[depth]);
-    for (uint32_t node; (node = shoal_node_walk_next (&walk)) != NONE;)
+    uint32_t walked = 0;
+    for (uint32_t node; walked < S_WALK_SHORT && (node = shoal_node_walk_next (&walk)) != NONE;
+         walked++)
         if (node != except && test (self, item, node))
             return node;
+    if (walked < S_WALK_SHORT)
+        return NONE;
+    const uint32_t *sorted = shoal_node_heap_sorted (heap);
+    for (uint32_t i = walked; i < heap->size; i++)
+        if (sorted[i] != except && test (self, item, sorted[i]))
+            return sorted[i];
     return NONE;
 }
 
@@ -1185,7 +1200,7 @@ s_place_new (s_state_t *self, uint32_t task)
 typedef struct {
     const uint64_t *load;
     const shoal_node_heap_t *heaviest;
-    const shoal_node_heap_t *lightest;
+    shoal_node_heap_t *lightest; //  not const: its sorted order is kept (s_ladder_t)
     const s_lists_t *lists;
     uint32_t (*task_of) (const s_state_t *self, uint32_t item);
     s_test_fn may_take; //  light may take item, leaving its rules kept; never
@@ -1207,25 +1222,26 @@ typedef struct {
     void (*move) (s_state_t *self, uint32_t item, uint32_t light);
 } s_evening_t;
 
-//  The nodes of a lightest heap in its order, as far as a walk over it has
-//  gone, for one step of evening, during which no load changes. Every item
-//  of every heavy node looks for the lightest node that may take it, and
-//  the heap's order is the same for all of them: walked once and kept in
-//  an array, it costs no heap comparisons after the first item. And for
+//  The nodes of a lightest heap in its order, for one step of evening,
+//  during which no load changes. Every item of every heavy node looks for
+//  the lightest node that may take it, and the heap's order is the same
+//  for all of them: an array, it costs no heap comparisons. Nor is it
+//  made anew for each step, as a walk over the heap was (which cost half
+//  of the assignment of 10,000 tasks with labels): one step moves one
+//  item, so the heap keeps its sorted order and puts back in place only
+//  the two nodes whose loads changed (shoal_node_heap_sorted). And for
 //  each class of tasks, class_from says where the nodes it may use begin:
 //  an item of a class that may use none of the lightest nodes (a task that
 //  requires a label only heavy nodes carry) skips them, where it used to
 //  walk them all. On a cluster with labels, those walks, one per item on
 //  every node as heavy as the heaviest, took seconds.
 typedef struct {
-    const shoal_node_heap_t *heap;
-    shoal_node_walk_t walk;
-    uint32_t count; //  nodes walked so far, in self->ladder
-    bool done;      //  the walk gave every node
+    shoal_node_heap_t *heap;
+    const uint32_t *sorted; //  the heap's order, once asked for
 } s_ladder_t;
 
 static void
-s_ladder_start (s_state_t *self, s_ladder_t *ladder, const shoal_node_heap_t *heap)
+s_ladder_start (s_state_t *self, s_ladder_t *ladder, shoal_node_heap_t *heap)
 {
     *ladder = (s_ladder_t){ .heap = heap };
     if (++self->ladder_stamp == 0) {
@@ -1236,18 +1252,13 @@ s_ladder_start (s_state_t *self, s_ladder_t *ladder, const shoal_node_heap_t *he
 
 //  The node at position i of the heap's order, or NONE past the last.
 static uint32_t
-s_ladder_at (s_state_t *self, s_ladder_t *ladder, uint32_t i)
+s_ladder_at (s_ladder_t *ladder, uint32_t i)
 {
-    if (ladder->count == 0 && !ladder->done)
-        shoal_node_walk_start (&ladder->walk, ladder->heap, self->frontier[1]);
-    while (i >= ladder->count && !ladder->done) {
-        uint32_t node = shoal_node_walk_next (&ladder->walk);
-        if (node == NONE)
-            ladder->done = true;
-        else
-            self->ladder[ladder->count++] = node;
-    }
-    return i < ladder->count ? self->ladder[i] : NONE;
+    if (i >= ladder->heap->size)
+        return NONE;
+    if (!ladder->sorted)
+        ladder->sorted = shoal_node_heap_sorted (ladder->heap);
+    return ladder->sorted[i];
 }
 
 //  The lightest node item may move to from heavy, evening the load: among
@@ -1281,8 +1292,7 @@ s_evener (s_state_t *self, const s_evening_t *e, s_ladder_t *ladder, uint32_t it
         self->class_seen[class] = self->ladder_stamp;
         self->class_from[class] = 0;
     }
-    for (uint32_t i = self->class_from[class], n; (n = s_ladder_at (self, ladder, i)) != NONE;
-         i++) {
+    for (uint32_t i = self->class_from[class], n; (n = s_ladder_at (ladder, i)) != NONE; i++) {
         if (!s_apart (self, e->load, heavy, n))
             break;
         if (!s_eligible (self, task, n)) {
