@@ -68,7 +68,7 @@ shoal_node_heap_init (shoal_node_heap_t *self, uint32_t size, const uint64_t *lo
     self->order = calloc (size ? size : 1, sizeof (uint32_t));
     self->at = calloc (size ? size : 1, sizeof (uint32_t));
     self->sorted = calloc (size ? size : 1, sizeof (uint32_t));
-    self->changed = calloc (SHOAL_NODE_HEAP_CHANGED, sizeof (uint32_t));
+    self->changed = calloc (size ? size : 1, sizeof (uint32_t));
     self->is_changed = calloc (size ? size : 1, sizeof (bool));
     self->frontier = calloc ((size_t) size + 1, sizeof (uint32_t));
     if (!self->order || !self->at || !self->sorted || !self->changed || !self->is_changed ||
@@ -111,12 +111,8 @@ shoal_node_heap_update (shoal_node_heap_t *self, uint32_t node)
     s_sift_down (self, self->at[node]);
     if (self->changed_count == SHOAL_NODE_NONE || self->is_changed[node])
         return;
-    if (self->changed_count == SHOAL_NODE_HEAP_CHANGED)
-        self->changed_count = SHOAL_NODE_NONE;
-    else {
-        self->changed[self->changed_count++] = node;
-        self->is_changed[node] = true;
-    }
+    self->changed[self->changed_count++] = node;
+    self->is_changed[node] = true;
 }
 
 uint32_t
@@ -182,6 +178,24 @@ shoal_node_walk_next (shoal_node_walk_t *walk)
     return walk->heap->order[position];
 }
 
+//  Sorts the count nodes at nodes in the heap's order, by merging; spare
+//  has room for count nodes.
+static void
+s_sort (const shoal_node_heap_t *self, uint32_t *nodes, uint32_t *spare, uint32_t count)
+{
+    if (count < 2)
+        return;
+    uint32_t half = count / 2;
+    s_sort (self, nodes, spare, half);
+    s_sort (self, nodes + half, spare, count - half);
+    memcpy (spare, nodes, half * sizeof (uint32_t));
+    uint32_t i = 0, k = half, out = 0;
+    while (i < half && k < count)
+        nodes[out++] = shoal_node_heap_before (self, nodes[k], spare[i]) ? nodes[k++] : spare[i++];
+    while (i < half)
+        nodes[out++] = spare[i++];
+}
+
 //  Puts node, taken out of sorted (which holds count nodes, in order),
 //  back in its place.
 static void
@@ -216,9 +230,23 @@ shoal_node_heap_sorted (shoal_node_heap_t *self)
             if (!self->is_changed[self->sorted[i]])
                 self->sorted[kept++] = self->sorted[i];
         assert (kept + self->changed_count == self->size);
-        for (uint32_t k = 0; k < self->changed_count; k++) {
-            s_sorted_insert (self, kept++, self->changed[k]);
-            self->is_changed[self->changed[k]] = false;
+        uint32_t count = self->changed_count, *changed = self->changed;
+        for (uint32_t k = 0; k < count; k++)
+            self->is_changed[changed[k]] = false;
+        if (count <= SHOAL_NODE_HEAP_CHANGED)
+            for (uint32_t k = 0; k < count; k++)
+                s_sorted_insert (self, kept++, changed[k]);
+        else {
+            //  Sorted among themselves, then merged in from the back.
+            s_sort (self, changed, self->frontier, count);
+            uint32_t out = self->size;
+            while (count > 0) {
+                if (kept > 0 &&
+                    shoal_node_heap_before (self, changed[count - 1], self->sorted[kept - 1]))
+                    self->sorted[--out] = self->sorted[--kept];
+                else
+                    self->sorted[--out] = changed[--count];
+            }
         }
     }
     self->changed_count = 0;

@@ -34,14 +34,14 @@ typedef struct {
     uint32_t *order;        //  nodes, in heap order
     uint32_t *at;           //  per node: its position in order
     uint32_t *sorted;       //  every node in order, as of the last shoal_node_heap_sorted
-    uint32_t *changed;      //  nodes updated since, at most SHOAL_NODE_HEAP_CHANGED
-    uint32_t changed_count; //  SHOAL_NODE_NONE: too many, sorted is made anew
+    uint32_t *changed;      //  nodes updated since
+    uint32_t changed_count; //  SHOAL_NODE_NONE: all (a reorder), sorted is made anew
     bool *is_changed;       //  per node: it is in changed
     uint32_t *frontier;     //  for the walk that makes sorted anew
 } shoal_node_heap_t;
 
 //  How many updated nodes shoal_node_heap_sorted puts back in place one by
-//  one; beyond that it sorts them all.
+//  one; more are sorted among themselves and merged in.
 #define SHOAL_NODE_HEAP_CHANGED 16
 
 //  A walk over a heap; its frontier holds at most size + 1 positions.

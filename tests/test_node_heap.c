@@ -108,7 +108,8 @@ s_check_sorted (shoal_node_heap_t *heap)
 
 //  The sorted order is asked for after one change, after a few (put back
 //  in place one by one), after more than SHOAL_NODE_HEAP_CHANGED (sorted
-//  anew), after a node changed twice, and after a reorder.
+//  among themselves and merged in), after most nodes changed, after a node
+//  changed twice, and after a reorder.
 static void
 sorted_order_follows_changes (void)
 {
@@ -123,7 +124,8 @@ sorted_order_follows_changes (void)
     s_check_sorted (&lightest);
     s_check_sorted (&heaviest);
     for (int step = 0; step < 400; step++) {
-        uint32_t changes = 1 + (uint32_t) (splitmix_next (&state) % (SHOAL_NODE_HEAP_CHANGED + 8));
+        uint32_t most = step % 10 == 0 ? 2 * S_NODES : SHOAL_NODE_HEAP_CHANGED + 8;
+        uint32_t changes = 1 + (uint32_t) (splitmix_next (&state) % most);
         for (uint32_t k = 0; k < changes; k++) {
             uint32_t n = (uint32_t) (splitmix_next (&state) % S_NODES);
             if (splitmix_next (&state) % 2 || s_load[n] == 0)
