@@ -5,6 +5,9 @@
     format and fills the assignor's structs, whose strings point into the
     tree (a default job, into an array of its own). The parsed description
     keeps the tree alive for them.
+
+    The output is written as text straight into a buffer, byte for byte
+    as jansson dumps the same document with JSON_INDENT (2).
 */
 
 #include "rebalance/assign_json.h"

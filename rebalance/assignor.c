@@ -32,9 +32,10 @@
     4. The output: holdings sorted, unassigned tasks, moves, followup.
 
     Working memory is linear in tasks x (1 + standbys) + nodes + lags:
-    per-node lists of tasks, heaps of nodes by load (node_heap.h) and
-    counts per (job, node) pair in use (pair_count.h), never a table of
-    tasks x nodes.
+    per-node lists of tasks, heaps of nodes by load (node_heap.h, which
+    also keep their sorted order), counts per (job, node) pair in use
+    (pair_count.h), hash tables of ids and jobs, never a table of tasks x
+    nodes.
 */
 
 #define _GNU_SOURCE //  qsort_r
