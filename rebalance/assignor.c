@@ -200,18 +200,48 @@ s_fail (char *why, size_t why_size, const char *text, const char *id)
 //  ---------------------------------------------------------------------
 //  Lookups
 
-static int
-s_node_cmp (const void *a, const void *b)
-{
-    return strcmp ((*(const shoal_assign_node_t *const *) a)->id,
-                   (*(const shoal_assign_node_t *const *) b)->id);
-}
+//  An item to sort by its name: the name's first 8 bytes as a number, in
+//  the order strcmp gives them (big-endian, unsigned, zeros past its end),
+//  and the item, which begins with its name.
+typedef struct {
+    uint64_t prefix;
+    const void *item;
+} s_named_t;
 
 static int
-s_task_cmp (const void *a, const void *b)
+s_named_cmp (const void *a, const void *b)
 {
-    return strcmp ((*(const shoal_assign_task_t *const *) a)->id,
-                   (*(const shoal_assign_task_t *const *) b)->id);
+    const s_named_t *x = a, *y = b;
+    if (x->prefix != y->prefix)
+        return x->prefix < y->prefix ? -1 : 1;
+    //  The same first 8 bytes; if a name ends among them, so does the other.
+    const char *p = *(const char *const *) x->item, *q = *(const char *const *) y->item;
+    return (x->prefix & 0xFF) == 0 ? strcmp (p, q) : strcmp (p + 8, q + 8);
+}
+
+//  Sorts count items, each beginning with its name, by name as strcmp
+//  orders them. Sorting the pointers with strcmp read two names at random
+//  places for every comparison (a fifth of the assignment of 100,000
+//  tasks); most comparisons are now decided by the prefixes, in the array.
+static int
+s_sort_by_name (const void **items, size_t count)
+{
+    s_named_t *named = malloc ((count ? count : 1) * sizeof (s_named_t));
+    if (!named)
+        return -1;
+    for (size_t i = 0; i < count; i++) {
+        const unsigned char *name = *(const unsigned char *const *) items[i];
+        uint64_t prefix = 0;
+        int k = 0;
+        for (; k < 8 && name[k]; k++) //  no further than the name's end
+            prefix = prefix << 8 | name[k];
+        named[i] = (s_named_t){ k == 0 ? 0 : prefix << (8 * (8 - k)), items[i] };
+    }
+    qsort (named, count, sizeof (s_named_t), s_named_cmp);
+    for (size_t i = 0; i < count; i++)
+        items[i] = named[i].item;
+    free (named);
+    return 0;
 }
 
 static int
@@ -278,6 +308,7 @@ s_index_all (s_index_t *index, const void *const *items, size_t count)
 static uint32_t
 s_index_find (const s_index_t *index, const char *name)
 {
+    assert (index->slot);
     return index->slot[s_index_slot (index, name)];
 }
 
@@ -929,8 +960,9 @@ s_setup (s_state_t *self, char *why, size_t why_size)
         self->node[i] = &in->nodes[i];
     for (uint32_t i = 0; i < self->tasks; i++)
         self->task[i] = &in->tasks[i];
-    qsort (self->node, self->nodes, sizeof *self->node, s_node_cmp);
-    qsort (self->task, self->tasks, sizeof *self->task, s_task_cmp);
+    if (s_sort_by_name ((const void **) self->node, self->nodes) != 0 ||
+        s_sort_by_name ((const void **) self->task, self->tasks) != 0)
+        return s_fail (why, why_size, "out of memory%s", NULL);
     for (uint32_t i = 0; i < self->nodes; i++) {
         if (i && strcmp (self->node[i - 1]->id, self->node[i]->id) == 0)
             return s_fail (why, why_size, "node \"%s\" given twice", self->node[i]->id);
@@ -943,8 +975,12 @@ s_setup (s_state_t *self, char *why, size_t why_size)
         if (self->task[i]->weight == 0)
             return s_fail (why, why_size, "task \"%s\": weight 0", self->task[i]->id);
     }
-    if (s_index_all (&self->node_index, (const void *const *) self->node, self->nodes) != 0 ||
-        s_index_all (&self->task_index, (const void *const *) self->task, self->tasks) != 0 ||
+    //  Ids are looked up only for the lags, holdings and pairs to avoid.
+    bool lookups = in->lag_count > 0 || in->current_count > 0 || in->avoid_count > 0;
+    if ((lookups &&
+         s_index_all (&self->node_index, (const void *const *) self->node, self->nodes) != 0) ||
+        (lookups &&
+         s_index_all (&self->task_index, (const void *const *) self->task, self->tasks) != 0) ||
         s_setup_jobs (self) != 0 || s_setup_avoid (self) != 0 || s_setup_classes (self) != 0 ||
         s_setup_nodes (self) != 0 || s_setup_shapes (self) != 0 || s_setup_state (self) != 0 ||
         shoal_node_heap_init (&self->lightest, self->nodes, self->load, self->capacity, false) ||

@@ -2487,6 +2487,40 @@ output_text_is_jansson_s (void)
         " \"lags\": {\"n/\\u007f\\u00e9\\u2028\": {\"t\\u0001/0\": 5}}}");
 }
 
+//  Ids sort as strcmp orders them, bytes unsigned: shorter than 8 bytes,
+//  exactly 8, longer with the same first 8, and bytes above 0x7F. The
+//  assignor sorts them by their first 8 bytes first.
+static void
+ids_sort_as_strcmp_does (void)
+{
+    static const char *const ids[] = { "abcdefghij", "abcdefgh", "abcdefg",  "abcdefgh\xc3\xa9",
+                                       "abcdefghi",  "a",        "\xc3\xa9", "abcdefgg",
+                                       "b",          "ab",       "abcdefgi", "abcdefgh\x01" };
+    enum { COUNT = sizeof ids / sizeof ids[0] };
+    shoal_assign_node_t node[2] = { { .id = "\xff", .capacity = 1, .handles_all = true },
+                                    { .id = "n", .capacity = 1, .handles_all = true } };
+    shoal_assign_task_t task[COUNT];
+    for (int i = 0; i < COUNT; i++)
+        task[i] = (shoal_assign_task_t){ .id = ids[i], .job = "j", .stateful = false, .weight = 1 };
+    shoal_assign_input_t input = { .config = { .max_warmups = 2 },
+                                   .node_count = 2,
+                                   .nodes = node,
+                                   .task_count = COUNT,
+                                   .tasks = task };
+    shoal_assign_output_t output;
+    char why[200];
+    CHECK_EQ (shoal_assign (&input, &output, why, sizeof why), 0);
+    CHECK_EQ (output.holding_count, (size_t) COUNT);
+    bool sorted = true;
+    for (size_t i = 1; i < output.holding_count; i++) {
+        const shoal_assign_holding_t *a = &output.holdings[i - 1], *b = &output.holdings[i];
+        int by_node = strcmp (a->node, b->node);
+        sorted &= by_node < 0 || (by_node == 0 && strcmp (a->task, b->task) < 0);
+    }
+    CHECK (sorted);
+    shoal_assign_output_release (&output);
+}
+
 int
 main (void)
 {
@@ -2537,6 +2571,7 @@ main (void)
     RUN (a_task_avoided_everywhere_is_listed);
 
     RUN (output_text_is_jansson_s);
+    RUN (ids_sort_as_strcmp_does);
 
     RUN (convergence_takes_no_extra_rounds);
     RUN (random_clusters_converge);
