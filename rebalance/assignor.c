@@ -200,11 +200,11 @@ s_fail (char *why, size_t why_size, const char *text, const char *id)
 //  ---------------------------------------------------------------------
 //  Lookups
 
-//  An item to sort by its name: the name's first 8 bytes as a number, in
-//  the order strcmp gives them (big-endian, unsigned, zeros past its end),
-//  and the item, which begins with its name.
+//  An item to sort by its name: the name's first 16 bytes as two numbers,
+//  in the order strcmp gives them (big-endian, unsigned, zeros past its
+//  end), and the item, which begins with its name.
 typedef struct {
-    uint64_t prefix;
+    uint64_t prefix[2];
     const void *item;
 } s_named_t;
 
@@ -212,17 +212,20 @@ static int
 s_named_cmp (const void *a, const void *b)
 {
     const s_named_t *x = a, *y = b;
-    if (x->prefix != y->prefix)
-        return x->prefix < y->prefix ? -1 : 1;
-    //  The same first 8 bytes; if a name ends among them, so does the other.
+    for (int k = 0; k < 2; k++)
+        if (x->prefix[k] != y->prefix[k])
+            return x->prefix[k] < y->prefix[k] ? -1 : 1;
+    //  The same first 16 bytes; if a name ends among them, so does the
+    //  other, and they are equal.
     const char *p = *(const char *const *) x->item, *q = *(const char *const *) y->item;
-    return (x->prefix & 0xFF) == 0 ? strcmp (p, q) : strcmp (p + 8, q + 8);
+    return (x->prefix[1] & 0xFF) == 0 ? 0 : strcmp (p + 16, q + 16);
 }
 
 //  Sorts count items, each beginning with its name, by name as strcmp
 //  orders them. Sorting the pointers with strcmp read two names at random
 //  places for every comparison (a fifth of the assignment of 100,000
-//  tasks); most comparisons are now decided by the prefixes, in the array.
+//  tasks); comparisons are now decided by the prefixes, in the array,
+//  unless two names share their first 16 bytes.
 static int
 s_sort_by_name (const void **items, size_t count)
 {
@@ -231,11 +234,9 @@ s_sort_by_name (const void **items, size_t count)
         return -1;
     for (size_t i = 0; i < count; i++) {
         const unsigned char *name = *(const unsigned char *const *) items[i];
-        uint64_t prefix = 0;
-        int k = 0;
-        for (; k < 8 && name[k]; k++) //  no further than the name's end
-            prefix = prefix << 8 | name[k];
-        named[i] = (s_named_t){ k == 0 ? 0 : prefix << (8 * (8 - k)), items[i] };
+        named[i] = (s_named_t){ { 0, 0 }, items[i] };
+        for (int k = 0; k < 16 && name[k]; k++) //  no further than the name's end
+            named[i].prefix[k / 8] |= (uint64_t) name[k] << (8 * (7 - k % 8));
     }
     qsort (named, count, sizeof (s_named_t), s_named_cmp);
     for (size_t i = 0; i < count; i++)

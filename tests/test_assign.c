@@ -2488,14 +2488,31 @@ output_text_is_jansson_s (void)
 }
 
 //  Ids sort as strcmp orders them, bytes unsigned: shorter than 8 bytes,
-//  exactly 8, longer with the same first 8, and bytes above 0x7F. The
-//  assignor sorts them by their first 8 bytes first.
+//  exactly 8, longer with the same first 8, the same for 16, and bytes
+//  above 0x7F. The assignor sorts them by their first 16 bytes first.
 static void
 ids_sort_as_strcmp_does (void)
 {
-    static const char *const ids[] = { "abcdefghij", "abcdefgh", "abcdefg",  "abcdefgh\xc3\xa9",
-                                       "abcdefghi",  "a",        "\xc3\xa9", "abcdefgg",
-                                       "b",          "ab",       "abcdefgi", "abcdefgh\x01" };
+    static const char *const ids[] = { "abcdefghij",
+                                       "abcdefgh",
+                                       "abcdefg",
+                                       "abcdefgh\xc3\xa9",
+                                       "abcdefghi",
+                                       "a",
+                                       "\xc3\xa9",
+                                       "abcdefgg",
+                                       "b",
+                                       "ab",
+                                       "abcdefgi",
+                                       "abcdefgh\x01",
+                                       "abcdefghijklmnopq",
+                                       "abcdefghijklmnop",
+                                       "abcdefghijklmnoo",
+                                       "abcdefghijklmnop\xff",
+                                       "abcdefghijklmnopa",
+                                       "abcdefghijklmnopz",
+                                       "abcdefghijklmnopm",
+                                       "abcdefghijklmnopb" };
     enum { COUNT = sizeof ids / sizeof ids[0] };
     shoal_assign_node_t node[2] = { { .id = "\xff", .capacity = 1, .handles_all = true },
                                     { .id = "n", .capacity = 1, .handles_all = true } };
