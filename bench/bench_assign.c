@@ -19,9 +19,11 @@
     RUNS times (5; 1 with --quick) and reports medians. Prints one JSON
     object; asserts nothing about time.
 
-    Usage: bench_assign [--quick] [--runs N] [--shoal PATH] [NAME...]
+    Usage: bench_assign [--quick] [--runs N] [--shoal PATH] [--save DIR] [NAME...]
       --quick  every case a tenth the size, one run each
       --runs   runs of each JSON case (default 5)
+      --save   also write each JSON case's input to DIR/NAME.json, to
+               profile `shoal assign` on it or compare its output
       --shoal  the shoal binary for whole-command runs (default: ../shoal
                next to this program's directory, as in a build tree); when
                it is not there, whole-command figures are null
@@ -416,15 +418,34 @@ s_median (double *values, int count)
 
 #define S_RUNS_MAX 101
 
+//  Writes text to dir/name.json. Returns 0, or -1 having said why.
+static int
+s_save (const char *dir, const char *name, const char *text, size_t size)
+{
+    char path[PATH_MAX];
+    snprintf (path, sizeof path, "%s/%s.json", dir, name);
+    FILE *file = fopen (path, "wb");
+    bool ok = file && fwrite (text, 1, size, file) == size;
+    if (file && fclose (file) != 0)
+        ok = false;
+    if (!ok)
+        fprintf (stderr, "bench_assign: cannot write %s\n", path);
+    return ok ? 0 : -1;
+}
+
 //  Runs one JSON case: runs in-process children and runs whole commands
 //  (when shoal is not NULL). Returns the case's JSON, or NULL on a failure.
 static json_t *
-s_json_case (const s_json_case_t *c, uint32_t scale, int runs, const char *shoal)
+s_json_case (const s_json_case_t *c, uint32_t scale, int runs, const char *shoal, const char *save)
 {
     size_t size = 0;
     char *text = s_json_text (c, scale, &size);
     if (!text)
         return NULL;
+    if (save && s_save (save, c->name, text, size) != 0) {
+        free (text);
+        return NULL;
+    }
     char file[] = "/tmp/bench_assign-XXXXXX";
     int file_fd = shoal ? mkstemp (file) : -1;
     if (shoal && (file_fd < 0 || write (file_fd, text, size) != (ssize_t) size)) {
@@ -531,7 +552,7 @@ main (int argc, char **argv)
 {
     uint32_t scale = 1;
     int runs = 5, first_name = 1;
-    char *shoal = NULL;
+    char *shoal = NULL, *save = NULL;
     bool shoal_given = false;
     for (; first_name < argc; first_name++) {
         if (strcmp (argv[first_name], "--quick") == 0)
@@ -544,6 +565,8 @@ main (int argc, char **argv)
             }
         } else if (strcmp (argv[first_name], "--shoal") == 0 && first_name + 1 < argc)
             shoal = argv[++first_name], shoal_given = true;
+        else if (strcmp (argv[first_name], "--save") == 0 && first_name + 1 < argc)
+            save = argv[++first_name];
         else
             break;
     }
@@ -592,7 +615,7 @@ main (int argc, char **argv)
     for (size_t i = 0; i < sizeof s_json_cases / sizeof s_json_cases[0]; i++) {
         if (!s_wanted (s_json_cases[i].name, argc, argv, first_name))
             continue;
-        json_t *result = s_json_case (&s_json_cases[i], scale, runs, shoal);
+        json_t *result = s_json_case (&s_json_cases[i], scale, runs, shoal, save);
         if (!result) {
             fprintf (stderr, "bench_assign: case %s failed\n", s_json_cases[i].name);
             status = 1;

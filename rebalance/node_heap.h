@@ -12,6 +12,11 @@
     Loads are compared as load / capacity exactly; ties go to the lower
     node index. The heap reads the loads and capacities from the caller's
     arrays: after changing load[node], call shoal_node_heap_update.
+
+    A caller that walks far into the order many times, with few loads
+    changed in between (the assignor's evening), asks for the whole order
+    as an array (shoal_node_heap_sorted): it is sorted once, and after
+    that only the nodes whose loads changed are put back in their place.
 */
 #ifndef SHOAL_NODE_HEAP_H
 #define SHOAL_NODE_HEAP_H
@@ -26,9 +31,18 @@ typedef struct {
     const uint32_t *capacity;
     bool heaviest_first;
     uint32_t size;
-    uint32_t *order; //  nodes, in heap order
-    uint32_t *at;    //  per node: its position in order
+    uint32_t *order;        //  nodes, in heap order
+    uint32_t *at;           //  per node: its position in order
+    uint32_t *sorted;       //  every node in order, as of the last shoal_node_heap_sorted
+    uint32_t *changed;      //  nodes updated since
+    uint32_t changed_count; //  SHOAL_NODE_NONE: all (a reorder), sorted is made anew
+    bool *is_changed;       //  per node: it is in changed
+    uint32_t *frontier;     //  for the walk that makes sorted anew
 } shoal_node_heap_t;
+
+//  How many updated nodes shoal_node_heap_sorted puts back in place one by
+//  one; more are sorted among themselves and merged in.
+#define SHOAL_NODE_HEAP_CHANGED 16
 
 //  A walk over a heap; its frontier holds at most size + 1 positions.
 typedef struct {
@@ -49,6 +63,10 @@ void shoal_node_heap_update (shoal_node_heap_t *self, uint32_t node);
 
 //  Restores the order after any number of loads changed, in linear time.
 void shoal_node_heap_reorder (shoal_node_heap_t *self);
+
+//  Every node, in the heap's order (the order of a walk). Valid until the
+//  next update or reorder.
+const uint32_t *shoal_node_heap_sorted (shoal_node_heap_t *self);
 
 //  The lightest (or heaviest) node, or SHOAL_NODE_NONE when there is none.
 uint32_t shoal_node_heap_first (const shoal_node_heap_t *self);

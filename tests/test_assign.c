@@ -30,6 +30,7 @@
 #include "wire/splitmix.h"
 
 #include <dirent.h>
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -2401,6 +2402,142 @@ random_clusters_converge (void)
     s_random_clusters ();
 }
 
+//  ---------------------------------------------------------------------
+//  The rendered text
+
+//  The output as jansson dumps it with JSON_INDENT (2): how `shoal assign`
+//  wrote it before it wrote the text itself, which must not change a byte.
+static char *
+s_jansson_render (const shoal_assign_input_t *input, const shoal_assign_output_t *output)
+{
+    static const char *const roles[] = { "active", "standby", "learner" };
+    json_t *root = json_object (), *assignment = json_object (), *moves = json_object ();
+    json_t *unassigned = json_array ();
+    const char **nodes = malloc ((input->node_count + 1) * sizeof (char *));
+    for (size_t i = 0; i < input->node_count; i++)
+        nodes[i] = input->nodes[i].id;
+    qsort (nodes, input->node_count, sizeof (char *), s_name_order);
+    for (size_t i = 0; i < input->node_count; i++) {
+        json_t *entry = json_object ();
+        for (size_t role = 0; role < 3; role++)
+            json_object_set_new (entry, roles[role], json_array ());
+        json_object_set_new (assignment, nodes[i], entry);
+    }
+    free (nodes);
+    for (size_t i = 0; i < output->holding_count; i++) {
+        const shoal_assign_holding_t *holding = &output->holdings[i];
+        json_t *entry = json_object_get (assignment, holding->node);
+        json_array_append_new (json_object_get (entry, roles[holding->role - 1]),
+                               json_string (holding->task));
+    }
+    for (size_t i = 0; i < output->unassigned_count; i++)
+        json_array_append_new (unassigned, json_string (output->unassigned[i]));
+    for (size_t role = 0; role < 3; role++)
+        json_object_set_new (moves, roles[role], json_integer (output->moves[role]));
+    json_object_set_new (root, "assignment", assignment);
+    json_object_set_new (root, "unassigned", unassigned);
+    json_object_set_new (root, "followup", json_boolean (output->followup));
+    json_object_set_new (root, "moves", moves);
+    char *text = json_dumps (root, JSON_INDENT (2));
+    json_decref (root);
+    return text;
+}
+
+//  CHECKs that the text of cluster is jansson's, byte for byte.
+static void
+s_check_render (const char *cluster)
+{
+    shoal_assign_json_t *parsed = NULL;
+    char why[256] = "";
+    int rc = shoal_assign_json_parse (cluster, strlen (cluster), &parsed, why, sizeof why);
+    CHECK_EQ (rc, 0);
+    if (rc != 0) {
+        fprintf (stderr, "%s\n", why);
+        return;
+    }
+    const shoal_assign_input_t *input = shoal_assign_json_input (parsed);
+    shoal_assign_output_t output;
+    CHECK_EQ (shoal_assign (input, &output, why, sizeof why), 0);
+    char *text = shoal_assign_json_render (input, &output);
+    char *expected = s_jansson_render (input, &output);
+    CHECK (text && expected && strcmp (text, expected) == 0);
+    free (text);
+    free (expected);
+    shoal_assign_output_release (&output);
+    shoal_assign_json_destroy (&parsed);
+}
+
+//  Names with every byte that JSON escapes, UTF-8 of two to four bytes,
+//  DEL and '/', which it does not; no nodes; no tasks; unassigned tasks.
+static void
+output_text_is_jansson_s (void)
+{
+    s_check_render ("{\"nodes\": [], \"tasks\": []}");
+    s_check_render ("{\"nodes\": [], \"tasks\": [{\"id\": \"a\"}, {\"id\": \"b\\u0001\"}]}");
+    s_check_render ("{\"nodes\": [{\"id\": \"n\"}], \"tasks\": []}");
+    s_check_render (
+        "{\"config\": {\"standbys\": 1, \"max_warmups\": 1},"
+        " \"nodes\": [{\"id\": \"n\\u0001\\\"q\\\\\"}, {\"id\": \"n/\\u007f\\u00e9\\u2028\"},"
+        " {\"id\": \"n\\b\\f\\n\\r\\t\\u001f\"}, {\"id\": \"\\ud83d\\ude00\"}],"
+        " \"tasks\": [{\"id\": \"t\\u0001/0\"}, {\"id\": \"t\\\"/1\"},"
+        " {\"id\": \"t\\\\/2\", \"stateful\": false}, {\"id\": \"t\\u00e9\\ud83d\\ude00/3\"},"
+        " {\"id\": \"t\\b\\f\\n\\r\\t/4\"}, {\"id\": \"x/5\", \"require\": {\"zone\": \"z\"}},"
+        " {\"id\": \"y\\u001f/6\", \"require\": {\"q\": \"\\u0002\"}}],"
+        " \"current\": {\"\\ud83d\\ude00\": {\"active\": [\"t\\u0001/0\"]}},"
+        " \"lags\": {\"n/\\u007f\\u00e9\\u2028\": {\"t\\u0001/0\": 5}}}");
+}
+
+//  Ids sort as strcmp orders them, bytes unsigned: shorter than 8 bytes,
+//  exactly 8, longer with the same first 8, the same for 16, and bytes
+//  above 0x7F. The assignor sorts them by their first 16 bytes first.
+static void
+ids_sort_as_strcmp_does (void)
+{
+    static const char *const ids[] = { "abcdefghij",
+                                       "abcdefgh",
+                                       "abcdefg",
+                                       "abcdefgh\xc3\xa9",
+                                       "abcdefghi",
+                                       "a",
+                                       "\xc3\xa9",
+                                       "abcdefgg",
+                                       "b",
+                                       "ab",
+                                       "abcdefgi",
+                                       "abcdefgh\x01",
+                                       "abcdefghijklmnopq",
+                                       "abcdefghijklmnop",
+                                       "abcdefghijklmnoo",
+                                       "abcdefghijklmnop\xff",
+                                       "abcdefghijklmnopa",
+                                       "abcdefghijklmnopz",
+                                       "abcdefghijklmnopm",
+                                       "abcdefghijklmnopb" };
+    enum { COUNT = sizeof ids / sizeof ids[0] };
+    shoal_assign_node_t node[2] = { { .id = "\xff", .capacity = 1, .handles_all = true },
+                                    { .id = "n", .capacity = 1, .handles_all = true } };
+    shoal_assign_task_t task[COUNT];
+    for (int i = 0; i < COUNT; i++)
+        task[i] = (shoal_assign_task_t){ .id = ids[i], .job = "j", .stateful = false, .weight = 1 };
+    shoal_assign_input_t input = { .config = { .max_warmups = 2 },
+                                   .node_count = 2,
+                                   .nodes = node,
+                                   .task_count = COUNT,
+                                   .tasks = task };
+    shoal_assign_output_t output;
+    char why[200];
+    CHECK_EQ (shoal_assign (&input, &output, why, sizeof why), 0);
+    CHECK_EQ (output.holding_count, (size_t) COUNT);
+    bool sorted = true;
+    for (size_t i = 1; i < output.holding_count; i++) {
+        const shoal_assign_holding_t *a = &output.holdings[i - 1], *b = &output.holdings[i];
+        int by_node = strcmp (a->node, b->node);
+        sorted &= by_node < 0 || (by_node == 0 && strcmp (a->task, b->task) < 0);
+    }
+    CHECK (sorted);
+    shoal_assign_output_release (&output);
+}
+
 int
 main (void)
 {
@@ -2449,6 +2586,9 @@ main (void)
     RUN (avoided_node_holds_the_task_in_no_role);
     RUN (avoid_moves_only_the_avoided_task);
     RUN (a_task_avoided_everywhere_is_listed);
+
+    RUN (output_text_is_jansson_s);
+    RUN (ids_sort_as_strcmp_does);
 
     RUN (convergence_takes_no_extra_rounds);
     RUN (random_clusters_converge);

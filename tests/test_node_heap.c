@@ -1,8 +1,9 @@
 /*  tests/test_node_heap.c: nodes ordered by load per unit of capacity.
 
     The assignor trusts the heap to name the lightest and heaviest node and
-    to walk the nodes in order; these tests hold it to that against a plain
-    sort, through random load changes.
+    to walk the nodes in order, and to give that order as an array; these
+    tests hold it to that against a plain sort, through random load
+    changes.
 */
 #include "rebalance/node_heap.h"
 #include "tests/test.h"
@@ -89,6 +90,64 @@ walk_visits_nodes_in_order_through_changes (void)
     shoal_node_heap_release (&heaviest);
 }
 
+//  CHECKs that the heap's sorted order is the promised one.
+static void
+s_check_sorted (shoal_node_heap_t *heap)
+{
+    uint32_t expected[S_NODES];
+    for (uint32_t n = 0; n < S_NODES; n++)
+        expected[n] = n;
+    s_heaviest_first = heap->heaviest_first;
+    qsort (expected, S_NODES, sizeof (uint32_t), s_expected_cmp);
+    const uint32_t *sorted = shoal_node_heap_sorted (heap);
+    bool in_order = true;
+    for (uint32_t i = 0; i < S_NODES; i++)
+        in_order &= sorted[i] == expected[i];
+    CHECK (in_order);
+}
+
+//  The sorted order is asked for after one change, after a few (put back
+//  in place one by one), after more than SHOAL_NODE_HEAP_CHANGED (sorted
+//  among themselves and merged in), after most nodes changed, after a node
+//  changed twice, and after a reorder.
+static void
+sorted_order_follows_changes (void)
+{
+    uint64_t state = 11;
+    for (uint32_t n = 0; n < S_NODES; n++) {
+        s_capacity[n] = 1 + (uint32_t) (splitmix_next (&state) % 3);
+        s_load[n] = splitmix_next (&state) % 10;
+    }
+    shoal_node_heap_t lightest, heaviest;
+    CHECK_EQ (shoal_node_heap_init (&lightest, S_NODES, s_load, s_capacity, false), 0);
+    CHECK_EQ (shoal_node_heap_init (&heaviest, S_NODES, s_load, s_capacity, true), 0);
+    s_check_sorted (&lightest);
+    s_check_sorted (&heaviest);
+    for (int step = 0; step < 400; step++) {
+        uint32_t most = step % 10 == 0 ? 2 * S_NODES : SHOAL_NODE_HEAP_CHANGED + 8;
+        uint32_t changes = 1 + (uint32_t) (splitmix_next (&state) % most);
+        for (uint32_t k = 0; k < changes; k++) {
+            uint32_t n = (uint32_t) (splitmix_next (&state) % S_NODES);
+            if (splitmix_next (&state) % 2 || s_load[n] == 0)
+                s_load[n] += 1 + splitmix_next (&state) % 2;
+            else
+                s_load[n]--;
+            shoal_node_heap_update (&lightest, n);
+            shoal_node_heap_update (&heaviest, n);
+        }
+        s_check_sorted (&lightest);
+        s_check_sorted (&heaviest);
+    }
+    for (uint32_t n = 0; n < S_NODES; n++)
+        s_load[n] = splitmix_next (&state) % 4;
+    shoal_node_heap_reorder (&lightest);
+    shoal_node_heap_reorder (&heaviest);
+    s_check_sorted (&lightest);
+    s_check_sorted (&heaviest);
+    shoal_node_heap_release (&lightest);
+    shoal_node_heap_release (&heaviest);
+}
+
 static void
 ratios_compare_exactly (void)
 {
@@ -121,6 +180,7 @@ int
 main (void)
 {
     RUN (walk_visits_nodes_in_order_through_changes);
+    RUN (sorted_order_follows_changes);
     RUN (ratios_compare_exactly);
     RUN (empty_heap_has_no_first);
     return TEST_DONE ();
