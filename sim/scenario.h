@@ -81,7 +81,8 @@ typedef struct {
     uint32_t backlog;
     uint32_t fail_ppm;
     bool stateless;
-    bool submit; //  random-tasks: a job submitted at each fault
+    bool submit;       //  random-tasks: a job submitted at each fault
+    bool silent_crash; //  no port unreachable from crashed nodes
     bool json;
 } sim_options_t;
 
