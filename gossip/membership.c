@@ -2397,8 +2397,10 @@ shoal_membership_receive (shoal_membership_t *self, uint64_t now_ms,
     return rc;
 }
 
-//  Whether a hint about slot is taken: a live member (not this node), not
-//  the target of the probe in flight, not hinted within a probe interval,
+//  Whether a hint about slot is taken: a member alive here (not this node:
+//  a suspect has its verdict coming, and the checks of section 2.2 decide
+//  who confirms it, or every node would probe it every interval), not the
+//  target of the probe in flight, not hinted within a probe interval,
 //  while no other hint waits and this node is neither leaving nor in
 //  doubt of its own health.
 static bool
@@ -2408,8 +2410,7 @@ s_hint_taken (shoal_membership_t *self, uint64_t now, uint32_t slot)
         self->health > 0)
         return false;
     s_member_t *member = &self->members[slot];
-    if ((member->state != SHOAL_MEMBER_ALIVE && member->state != SHOAL_MEMBER_SUSPECT) ||
-        now < member->hint_allowed_ms)
+    if (member->state != SHOAL_MEMBER_ALIVE || now < member->hint_allowed_ms)
         return false;
     const s_probe_t *probe = &self->probe;
     if (probe->active && !probe->acked && shoal_id_equal (&probe->target, &member->id))

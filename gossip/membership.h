@@ -259,10 +259,11 @@ void shoal_membership_heard (shoal_membership_t *self, uint64_t now_ms, const sh
 //  "Hints"). A hint is not a verdict: it only probes the member out of
 //  turn, at once (PING, PING-REQs after probe_timeout, a suspicion if it
 //  fails, exactly as any probe), without moving the probe schedule. It is
-//  ignored for an unknown id, this node, a member not alive or suspect, the
-//  target of the probe waiting for its ACK, a member hinted within the last
-//  probe interval, while another hint waits, while this node leaves, or
-//  while its health score is above 0. Hinted probes start at most one per
+//  ignored for an unknown id, this node, a member not alive here (a
+//  suspect has its verdict coming, and its checks), the target of the
+//  probe waiting for its ACK, a member hinted within the last probe
+//  interval, while another hint waits, while this node leaves, or while its
+//  health score is above 0. Hinted probes start at most one per
 //  probe_timeout, so forged hints cost at most that many PINGs.
 void shoal_membership_hint (shoal_membership_t *self, uint64_t now_ms, const shoal_id_t *id);
 

@@ -1175,9 +1175,14 @@ hints_are_rate_limited_and_checked (void)
     CHECK (scheduled >= 2000 / config.probe_interval_ms - 1); //  the round robin goes on
     CHECK_EQ (after.probes_failed, before.probes_failed);
 
-    //  A member dead here, and a node that leaves: ignored.
+    //  A suspect (its checks decide who probes it), a member dead here, and
+    //  a node that leaves: ignored.
     net->nodes[5].mute = true;
     s_suspect (net, 5, 1);
+    shoal_membership_stats (core, &before);
+    shoal_membership_hint (core, net->now, &net->nodes[5].id);
+    shoal_membership_stats (core, &after);
+    CHECK_EQ (after.hints_ignored, before.hints_ignored + 1);
     s_run_until (net, net->now + 60 * config.probe_interval_ms);
     CHECK_EQ (s_state (net, 0, 5), SHOAL_MEMBER_DEAD);
     shoal_membership_stats (core, &before);
