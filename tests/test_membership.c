@@ -70,8 +70,9 @@ typedef struct {
     uint64_t watch_incarnation;
     uint8_t watch_state;
     uint32_t watched[NODES_MAX];
-    uint32_t watched_to[NODES_MAX];  //  the same, by recipient
-    uint32_t asked_about[NODES_MAX]; //  PING-REQs sent about each node
+    uint32_t watched_to[NODES_MAX];      //  the same, by recipient
+    uint32_t asked_about[NODES_MAX];     //  PING-REQs sent about each node
+    uint32_t own_accusations[NODES_MAX]; //  datagrams carrying a suspicion by their sender
 } s_net_t;
 
 static shoal_id_t
@@ -164,18 +165,40 @@ s_net_add (s_net_t *net, bool real)
     return index;
 }
 
+//  The updates a datagram carries, into *updates; returns how many.
+static uint32_t
+s_updates (const shoal_msg_t *msg, const shoal_update_t **updates)
+{
+    *updates = msg->u.ping.updates;
+    uint32_t count = msg->u.ping.update_count;
+    if (msg->type == SHOAL_MSG_ACK || msg->type == SHOAL_MSG_NACK) {
+        *updates = msg->u.ack.updates;
+        count = msg->u.ack.update_count;
+    } else if (msg->type == SHOAL_MSG_PING_REQ) {
+        *updates = msg->u.ping_req.updates;
+        count = msg->u.ping_req.update_count;
+    }
+    return count;
+}
+
+//  Whether a datagram tells a suspicion raised by id.
+static bool
+s_accuses_by (const shoal_msg_t *msg, const shoal_id_t *id)
+{
+    const shoal_update_t *updates;
+    uint32_t count = s_updates (msg, &updates);
+    for (uint32_t i = 0; i < count; i++)
+        if (updates[i].state == SHOAL_MEMBER_SUSPECT &&
+            memcmp (updates[i].by.bytes, id->bytes, SHOAL_ID_SIZE) == 0)
+            return true;
+    return false;
+}
+
 static bool
 s_watched (const s_net_t *net, const shoal_msg_t *msg)
 {
-    const shoal_update_t *updates = msg->u.ping.updates;
-    uint32_t count = msg->u.ping.update_count;
-    if (msg->type == SHOAL_MSG_ACK || msg->type == SHOAL_MSG_NACK) {
-        updates = msg->u.ack.updates;
-        count = msg->u.ack.update_count;
-    } else if (msg->type == SHOAL_MSG_PING_REQ) {
-        updates = msg->u.ping_req.updates;
-        count = msg->u.ping_req.update_count;
-    }
+    const shoal_update_t *updates;
+    uint32_t count = s_updates (msg, &updates);
     for (uint32_t i = 0; i < count; i++)
         if (memcmp (updates[i].node.bytes, net->watch.bytes, SHOAL_ID_SIZE) == 0 &&
             updates[i].incarnation == net->watch_incarnation &&
@@ -246,6 +269,8 @@ s_collect (s_net_t *net, int from)
                 net->updates_per_datagram_max = s_update_count (msg);
             if (s_watched (net, msg))
                 net->watched[from]++;
+            if (s_accuses_by (msg, &node->id))
+                net->own_accusations[from]++;
         } else
             net->frames++;
         int to = -1;
@@ -1074,6 +1099,43 @@ s_hinted (const shoal_membership_config_t *config, uint64_t seed, uint64_t *susp
     CHECK_EQ (stats.hints, 1);
     s_net_destroy (&net);
     return pinged;
+}
+
+//  Three members confirm a suspicion at once: each passes on only the last
+//  accuser it heard (one record per member in the queue), so an accusation
+//  can be lost to others. A node whose own probe fails again on a member
+//  it accused tells its accusation again while confirmations are missing.
+static void
+an_accusation_is_told_again_while_confirmations_are_missing (void)
+{
+    shoal_membership_config_t config = s_loopback ();
+    config.suspicion_max_mult = 64; //  2.8 s with two confirmations: past the test
+    s_net_t *net = s_solo (&config, 9, 5);
+    shoal_membership_t *core = net->nodes[0].core;
+    net->nodes[3].mute = true;
+    s_suspect (net, 3, 1);
+    shoal_membership_stats_t stats;
+    shoal_membership_stats (core, &stats);
+    uint64_t failed = stats.probes_failed, limit = net->now + 20 * config.probe_interval_ms;
+    while (stats.probes_failed == failed && net->now < limit) {
+        s_run_until (net, net->now + 1);
+        shoal_membership_stats (core, &stats);
+    }
+    CHECK (stats.probes_failed > failed); //  0 accused 3 too: a confirmation
+    s_suspect (net, 3, 2);                //  the record now names 2
+    //  The record is sent as often as any, then leaves the queue.
+    s_run_until (net, net->now + 10 * config.gossip_interval_ms);
+    uint32_t told = net->own_accusations[0];
+    failed = stats.probes_failed;
+    while (stats.probes_failed == failed && net->now < limit) {
+        s_run_until (net, net->now + 1);
+        shoal_membership_stats (core, &stats);
+    }
+    CHECK (stats.probes_failed > failed);
+    s_run_until (net, net->now + 2 * config.gossip_interval_ms);
+    CHECK (net->own_accusations[0] > told);
+    CHECK_EQ (s_state (net, 0, 3), SHOAL_MEMBER_SUSPECT);
+    s_net_destroy (&net);
 }
 
 //  A hint probes the member at once, out of turn; a hinted probe that fails
@@ -2333,6 +2395,7 @@ main (void)
     RUN (a_new_suspicion_is_checked_out_of_turn);
     RUN (a_new_suspicion_is_checked_at_once_with_relays);
     RUN (a_probe_ends_at_its_last_nack);
+    RUN (an_accusation_is_told_again_while_confirmations_are_missing);
     RUN (a_hint_probes_at_once);
     RUN (a_hint_on_a_live_member_is_one_probe);
     RUN (hints_are_rate_limited_and_checked);
