@@ -481,6 +481,23 @@ s_seal (shoal_transport_t *self, shoal_purpose_t purpose, const shoal_life_t *re
                               (size_t) size, self->sealed, SHOAL_FRAME_MAX);
 }
 
+static bool s_icmp_errno (int error);
+
+//  Sends the sealed datagram. An ICMP error pending on the socket (IP_RECVERR)
+//  fails the next send, whatever its destination, and is cleared by it:
+//  that send is made again, once.
+static ssize_t
+s_sendto (shoal_transport_t *self, size_t size, const struct sockaddr_storage *address,
+          socklen_t address_size)
+{
+    ssize_t sent =
+        sendto (self->udp, self->sealed, size, 0, (const struct sockaddr *) address, address_size);
+    if (sent < 0 && s_icmp_errno (errno))
+        sent = sendto (self->udp, self->sealed, size, 0, (const struct sockaddr *) address,
+                       address_size);
+    return sent;
+}
+
 int
 shoal_transport_datagram (shoal_transport_t *self, const char *addr, const shoal_life_t *recipient,
                           const shoal_msg_t *msg)
@@ -490,8 +507,7 @@ shoal_transport_datagram (shoal_transport_t *self, const char *addr, const shoal
     long sealed = -1;
     if (s_resolve (addr, self->family, false, false, &address, &size) == 0)
         sealed = s_seal (self, SHOAL_PURPOSE_DATAGRAM, recipient, msg);
-    if (sealed < 0 || sendto (self->udp, self->sealed, (size_t) sealed, 0,
-                              (struct sockaddr *) &address, size) != sealed) {
+    if (sealed < 0 || s_sendto (self, (size_t) sealed, &address, size) != sealed) {
         self->stats.send_dropped++;
         return -1;
     }

@@ -278,6 +278,9 @@ a_datagram_to_a_closed_port_is_reported_unreachable (void)
         error = p.revents & POLLERR;
     }
     CHECK (error);
+    //  The error pending on the socket would fail the next send, whatever
+    //  its destination: it is sent all the same.
+    CHECK_EQ (shoal_transport_datagram (a.transport, b.addr, &b.life, &ping), 0);
     CHECK_EQ (shoal_transport_unreachable (a.transport, addr, sizeof addr), 1);
     CHECK_STR (addr, gone_addr);
     CHECK_EQ (shoal_transport_unreachable (a.transport, addr, sizeof addr), -1);
@@ -290,6 +293,8 @@ a_datagram_to_a_closed_port_is_reported_unreachable (void)
     shoal_transport_stats_t stats;
     shoal_transport_stats (a.transport, &stats);
     CHECK_EQ (stats.unreachable, 1);
+    CHECK_EQ (stats.send_dropped, 0);
+    CHECK_EQ (s_receive (&b, true, &arena, &in), 1);
     p.revents = 0;
     CHECK_EQ (poll (&p, 1, 0), 0); //  nothing left: no POLLERR to spin on
     shoal_arena_release (&arena);
