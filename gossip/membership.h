@@ -10,7 +10,8 @@
 
     Inputs:  shoal_membership_receive (a decoded message and its envelope),
              shoal_membership_tick (the time came that next() asked for),
-             join (a seed address), introduce (a beacon), leave, set_meta.
+             join (a seed address), introduce (a beacon), leave, set_meta,
+             heard (another layer heard a member), hint (a member may be gone).
     Outputs, after each input and valid until the next input:
              shoal_membership_outbox  messages to send, each to one member;
              shoal_membership_events  what changed, for the application;
@@ -96,12 +97,12 @@
 //
 //  field                        lan        loopback
 //  probe_interval_ms            1000       100
-//  probe_timeout_ms             400        40
+//  probe_timeout_ms             400        50
 //  indirect_checks              3          3
 //  gossip_interval_ms           200        20
 //  gossip_fanout                3          3
 //  retransmit_mult              4          4
-//  suspicion_mult               1          1
+//  suspicion_mult               2          2
 //  suspicion_max_mult           6          6
 //  suspicion_confirmations      3          3
 //  awareness_max                8          8
@@ -213,6 +214,9 @@ typedef struct {
     uint64_t late_ticks;      //  ticks later than asked for (this node stalled)
     uint64_t syncs;           //  SYNC-REPLYs merged
     uint64_t dead_doubted;    //  others' DEAD verdicts on a member just heard: taken as SUSPECT
+    uint64_t hints;           //  hints taken (shoal_membership_hint)
+    uint64_t hints_ignored;   //  hints not taken: unknown or not live member, rate limit, busy
+    uint64_t probes_hinted;   //  probes started by a hint (counted in probes too)
 } shoal_membership_stats_t;
 
 //  ---------------------------------------------------------------------
@@ -249,6 +253,19 @@ int shoal_membership_receive (shoal_membership_t *self, uint64_t now_ms,
 //  would, it makes another node's DEAD verdict on it doubtful here for two
 //  probe intervals (taken as SUSPECT, which it refutes).
 void shoal_membership_heard (shoal_membership_t *self, uint64_t now_ms, const shoal_life_t *sender);
+
+//  The shell has a sign that member id may be gone: the kernel answered a
+//  datagram to its address with ICMP port unreachable (docs/membership.md,
+//  "Hints"). A hint is not a verdict: it only probes the member out of
+//  turn, at once (PING, PING-REQs after probe_timeout, a suspicion if it
+//  fails, exactly as any probe), without moving the probe schedule. It is
+//  ignored for an unknown id, this node, a member not alive here (a
+//  suspect has its verdict coming, and its checks), the target of the
+//  probe waiting for its ACK, a member hinted within the last probe
+//  interval, while another hint waits, while this node leaves, or while its
+//  health score is above 0. Hinted probes start at most one per
+//  probe_timeout, so forged hints cost at most that many PINGs.
+void shoal_membership_hint (shoal_membership_t *self, uint64_t now_ms, const shoal_id_t *id);
 
 //  Does everything due by now_ms. A tick much later than next() asked for
 //  (more than probe_timeout) means this node stalled: it counts against its

@@ -33,6 +33,8 @@
 #define S_ARENA_SIZE (4u * SHOAL_FRAME_MAX)
 //  Messages taken from one socket before the others get a turn.
 #define S_BURST 64
+//  Errors of the UDP socket turned into hints at most, per pass.
+#define S_HINTS 4
 //  How often frames that wait for a connection are tried again.
 #define S_FLUSH_MS 2
 //  Events queued for an application that does not read, past which only
@@ -810,6 +812,51 @@ s_refused (shoal_actor_t *self)
         shoal_actor_notice (self, "%s", text);
 }
 
+//  The live member listening at addr ("ip:port", as the transport formats
+//  a destination), into id. Returns 0, or -1 when no member is there.
+static int
+s_member_at (shoal_actor_t *self, const char *addr, shoal_id_t *id)
+{
+    shoal_membership_t *membership = shoal_peer_membership (self->peer);
+    size_t size = shoal_membership_size (membership);
+    for (size_t i = 0; i < size; i++) {
+        shoal_membership_member_t member;
+        if (shoal_membership_member_at (membership, i, &member) == 0 &&
+            (member.state == SHOAL_MEMBER_ALIVE || member.state == SHOAL_MEMBER_SUSPECT) &&
+            member.meta && member.meta->addr && strcmp (member.meta->addr, addr) == 0 &&
+            memcmp (member.node.bytes, self->id.bytes, SHOAL_ID_SIZE) != 0) {
+            *id = member.node;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+//  The kernel of a datagram's destination answered that no process listens
+//  at its port (ICMP port unreachable): the member there may have died.
+//  Each such error is a hint to the membership, which probes the member at
+//  once (docs/membership.md, "Hints"): never a verdict. Reads up to S_BURST
+//  errors a pass, and looks up at most S_HINTS of them in the table (a scan
+//  each), so that a flood of forged ICMP costs little.
+static void
+s_unreachable (shoal_actor_t *self)
+{
+    int hinted = 0;
+    for (int i = 0; i < S_BURST; i++) {
+        char addr[SHOAL_ADDR_MAX + 1];
+        int rc = shoal_transport_unreachable (self->transport, addr, sizeof addr);
+        if (rc < 0)
+            return;
+        shoal_id_t id;
+        if (rc == 0 || hinted >= S_HINTS || s_member_at (self, addr, &id) != 0)
+            continue;
+        hinted++;
+        uint64_t now = shoal_actor_now ();
+        shoal_peer_hint (self->peer, now, &id);
+        shoal_actor_deliver (self, now);
+    }
+}
+
 static void
 s_receive (shoal_actor_t *self, shoal_purpose_t carrier)
 {
@@ -915,8 +962,8 @@ s_loop (shoal_actor_t *self)
     zmq_pollitem_t items[5];
     int count = 0;
     items[count++] = (zmq_pollitem_t){ zsock_resolve (self->pipe), 0, ZMQ_POLLIN, 0 };
-    items[count++] =
-        (zmq_pollitem_t){ NULL, shoal_transport_udp_fd (self->transport), ZMQ_POLLIN, 0 };
+    items[count++] = (zmq_pollitem_t){ NULL, shoal_transport_udp_fd (self->transport),
+                                       ZMQ_POLLIN | ZMQ_POLLERR, 0 };
     items[count++] = (zmq_pollitem_t){ zsock_resolve (shoal_transport_router (self->transport)), 0,
                                        ZMQ_POLLIN, 0 };
     items[count++] = (zmq_pollitem_t){ zsock_resolve (shoal_control_server_socket (self->control)),
@@ -954,6 +1001,8 @@ s_loop (shoal_actor_t *self)
             s_pipe (self);
         if (items[1].revents & ZMQ_POLLIN)
             s_receive (self, SHOAL_PURPOSE_DATAGRAM);
+        if (items[1].revents & ZMQ_POLLERR)
+            s_unreachable (self);
         if (items[2].revents & ZMQ_POLLIN)
             s_receive (self, SHOAL_PURPOSE_FRAME);
         if (items[3].revents & ZMQ_POLLIN)

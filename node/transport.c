@@ -8,8 +8,11 @@
 #include <arpa/inet.h>
 #include <czmq.h>
 #include <errno.h>
+#include <linux/errqueue.h>
 #include <netdb.h>
+#include <netinet/icmp6.h>
 #include <netinet/in.h>
+#include <netinet/ip_icmp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,6 +216,14 @@ s_bind (shoal_transport_t *self, const char *bind_addr, bool *retry, char *why, 
     self->udp = socket (self->family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (self->udp < 0 || bind (self->udp, (struct sockaddr *) &address, size) != 0)
         return shoal_why (why, why_size, "bind: UDP: %s", strerror (errno));
+    //  ICMP errors about datagrams sent from this unconnected socket are
+    //  queued for shoal_transport_unreachable (without this, the kernel
+    //  drops them). Where an option is missing, no hints: nothing else
+    //  depends on it.
+    int on = 1;
+    if (self->family == AF_INET6)
+        setsockopt (self->udp, IPPROTO_IPV6, IPV6_RECVERR, &on, sizeof on);
+    setsockopt (self->udp, IPPROTO_IP, IP_RECVERR, &on, sizeof on);
     struct sockaddr_storage bound;
     socklen_t bound_size = sizeof bound;
     getsockname (self->udp, (struct sockaddr *) &bound, &bound_size);
@@ -470,6 +481,23 @@ s_seal (shoal_transport_t *self, shoal_purpose_t purpose, const shoal_life_t *re
                               (size_t) size, self->sealed, SHOAL_FRAME_MAX);
 }
 
+static bool s_icmp_errno (int error);
+
+//  Sends the sealed datagram. An ICMP error pending on the socket (IP_RECVERR)
+//  fails the next send, whatever its destination, and is cleared by it:
+//  that send is made again, once.
+static ssize_t
+s_sendto (shoal_transport_t *self, size_t size, const struct sockaddr_storage *address,
+          socklen_t address_size)
+{
+    ssize_t sent =
+        sendto (self->udp, self->sealed, size, 0, (const struct sockaddr *) address, address_size);
+    if (sent < 0 && s_icmp_errno (errno))
+        sent = sendto (self->udp, self->sealed, size, 0, (const struct sockaddr *) address,
+                       address_size);
+    return sent;
+}
+
 int
 shoal_transport_datagram (shoal_transport_t *self, const char *addr, const shoal_life_t *recipient,
                           const shoal_msg_t *msg)
@@ -479,8 +507,7 @@ shoal_transport_datagram (shoal_transport_t *self, const char *addr, const shoal
     long sealed = -1;
     if (s_resolve (addr, self->family, false, false, &address, &size) == 0)
         sealed = s_seal (self, SHOAL_PURPOSE_DATAGRAM, recipient, msg);
-    if (sealed < 0 || sendto (self->udp, self->sealed, (size_t) sealed, 0,
-                              (struct sockaddr *) &address, size) != sealed) {
+    if (sealed < 0 || s_sendto (self, (size_t) sealed, &address, size) != sealed) {
         self->stats.send_dropped++;
         return -1;
     }
@@ -683,6 +710,15 @@ s_accept (shoal_transport_t *self, shoal_purpose_t purpose, size_t size, shoal_a
     return 1;
 }
 
+//  An error a receive on the UDP socket reports for an ICMP message about a
+//  datagram it sent, not about the socket.
+static bool
+s_icmp_errno (int error)
+{
+    return error == ECONNREFUSED || error == EHOSTUNREACH || error == ENETUNREACH ||
+           error == EHOSTDOWN || error == EPROTO;
+}
+
 static int
 s_receive_datagram (shoal_transport_t *self, shoal_arena_t *arena, shoal_transport_in_t *in)
 {
@@ -691,8 +727,15 @@ s_receive_datagram (shoal_transport_t *self, shoal_arena_t *arena, shoal_transpo
     //  One byte more than a datagram may be tells an oversized one apart.
     ssize_t size = recvfrom (self->udp, self->sealed, SHOAL_DATAGRAM_MAX + 1, MSG_TRUNC,
                              (struct sockaddr *) &from, &from_size);
+    //  An ICMP error queued on the socket is reported once by a receive
+    //  (shoal_transport_unreachable reads it): what waits is read next.
+    if (size < 0 && s_icmp_errno (errno))
+        size = recvfrom (self->udp, self->sealed, SHOAL_DATAGRAM_MAX + 1, MSG_TRUNC,
+                         (struct sockaddr *) &from, &from_size);
     if (size < 0)
-        return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+        return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || s_icmp_errno (errno)
+                   ? 0
+                   : -1;
     if ((size_t) size > SHOAL_DATAGRAM_MAX) {
         self->stats.refused[SHOAL_OPEN_SIZE]++;
         return 0;
@@ -804,6 +847,58 @@ shoal_transport_receive (shoal_transport_t *self, shoal_purpose_t carrier, shoal
     default:
         return -1;
     }
+}
+
+//  Whether a queued error is an ICMP port unreachable (IPv4 or IPv6).
+static bool
+s_port_unreachable (struct msghdr *header)
+{
+    for (struct cmsghdr *cmsg = CMSG_FIRSTHDR (header); cmsg; cmsg = CMSG_NXTHDR (header, cmsg)) {
+        bool v4 = cmsg->cmsg_level == IPPROTO_IP && cmsg->cmsg_type == IP_RECVERR;
+        bool v6 = cmsg->cmsg_level == IPPROTO_IPV6 && cmsg->cmsg_type == IPV6_RECVERR;
+        if (!v4 && !v6)
+            continue;
+        struct sock_extended_err error;
+        memcpy (&error, CMSG_DATA (cmsg), sizeof error);
+        if ((error.ee_origin == SO_EE_ORIGIN_ICMP && error.ee_type == ICMP_DEST_UNREACH &&
+             error.ee_code == ICMP_PORT_UNREACH) ||
+            (error.ee_origin == SO_EE_ORIGIN_ICMP6 && error.ee_type == ICMP6_DST_UNREACH &&
+             error.ee_code == ICMP6_DST_UNREACH_NOPORT))
+            return true;
+    }
+    return false;
+}
+
+int
+shoal_transport_unreachable (shoal_transport_t *self, char *addr, size_t addr_size)
+{
+    struct sockaddr_storage to;
+    uint8_t head[64]; //  the start of the datagram refused: not needed
+    uint8_t control[512] __attribute__ ((aligned (sizeof (struct cmsghdr))));
+    struct iovec iov = { .iov_base = head, .iov_len = sizeof head };
+    struct msghdr header = { .msg_name = &to,
+                             .msg_namelen = sizeof to,
+                             .msg_iov = &iov,
+                             .msg_iovlen = 1,
+                             .msg_control = control,
+                             .msg_controllen = sizeof control };
+    memset (&to, 0, sizeof to);
+    if (recvmsg (self->udp, &header, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) {
+        //  An error the kernel could not queue is still pending, and a poll
+        //  would report it for ever: reading SO_ERROR clears it.
+        int error = 0;
+        socklen_t size = sizeof error;
+        getsockopt (self->udp, SOL_SOCKET, SO_ERROR, &error, &size);
+        return -1;
+    }
+    if (!s_port_unreachable (&header) || header.msg_namelen == 0 ||
+        (to.ss_family != AF_INET && to.ss_family != AF_INET6)) {
+        self->stats.errors_other++;
+        return 0;
+    }
+    self->stats.unreachable++;
+    s_format (&to, addr, addr_size);
+    return 1;
 }
 
 shoal_open_result_t

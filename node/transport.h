@@ -61,7 +61,9 @@ typedef struct {
     uint64_t send_dropped; //  refused by a full queue, no route or a message too large
     uint64_t refused[SHOAL_OPEN_RESULT_COUNT]; //  envelopes dropped, by reason
     uint64_t undecodable;                      //  authentic, but the payload broke the codec
-    uint64_t malformed; //  ZeroMQ messages not of one frame, beacons not of two
+    uint64_t malformed;    //  ZeroMQ messages not of one frame, beacons not of two
+    uint64_t unreachable;  //  ICMP port unreachables about datagrams sent
+    uint64_t errors_other; //  other errors the UDP socket's error queue held
     //  By message type (the wire's type byte): messages sent and accepted,
     //  and their bytes as sealed on the wire (for the node's metrics).
     struct {
@@ -171,6 +173,14 @@ typedef struct {
 //  socket error.
 int shoal_transport_receive (shoal_transport_t *self, shoal_purpose_t carrier, shoal_arena_t *arena,
                              shoal_transport_in_t *in);
+
+//  Reads one error the kernel queued on the UDP socket (a poll says
+//  ZMQ_POLLERR on shoal_transport_udp_fd) without waiting. Returns 1 when it
+//  was an ICMP port unreachable about a datagram this node sent, with the
+//  datagram's destination, "ip:port", in addr: no process listens there
+//  any more (or someone forged the ICMP: it is a hint, never a proof). 0
+//  when it was another error (dropped, counted), -1 when none was queued.
+int shoal_transport_unreachable (shoal_transport_t *self, char *addr, size_t addr_size);
 
 //  Why the envelope of the message the last receive dropped was refused
 //  (SHOAL_OPEN_OK when that receive refused none), and where it came from

@@ -668,6 +668,14 @@ shoal_peer_next (const shoal_peer_t *self)
     return next;
 }
 
+void
+shoal_peer_hint (shoal_peer_t *self, uint64_t now_ms, const shoal_id_t *id)
+{
+    self->now = now_ms;
+    shoal_membership_hint (self->membership, self->now, id);
+    s_outputs (self);
+}
+
 int
 shoal_peer_join (shoal_peer_t *self, uint64_t now_ms, const char *addr)
 {

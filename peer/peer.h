@@ -121,6 +121,10 @@ void shoal_peer_resume (shoal_peer_t *self, uint64_t now_ms);
 //  When shoal_peer_tick is due next.
 uint64_t shoal_peer_next (const shoal_peer_t *self);
 
+//  Member id may be gone (the kernel refused a datagram to it): probe it
+//  now, as shoal_membership_hint.
+void shoal_peer_hint (shoal_peer_t *self, uint64_t now_ms, const shoal_id_t *id);
+
 //  Joins through the member at addr (a seed), as shoal_membership_join.
 int shoal_peer_join (shoal_peer_t *self, uint64_t now_ms, const char *addr);
 

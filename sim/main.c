@@ -135,6 +135,7 @@ s_configure (const sim_options_t *options, shoal_sim_config_t *config)
     config->election = options->family->election;
     config->tasks = options->family->tasks;
     config->backlog = options->backlog;
+    config->unreachable = !options->silent_crash;
     config->app_fail_ppm = options->fail_ppm;
     config->elector.quorum = !options->available;
 }

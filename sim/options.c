@@ -31,6 +31,8 @@ static const char s_usage_tail[] =
     "  --faults K         random: how many faults (default 10)\n"
     "  --tasks N          task scenarios: tasks in the job (default 60)\n"
     "  --backlog N        messages a paused node's socket keeps (default 256)\n"
+    "  --silent-crash     a crashed node's kernel sends no port unreachable (a\n"
+    "                     machine lost, not a process): senders get no hint\n"
     "  --fail P           task scenarios: starts of a task that fail, as a\n"
     "                     fraction or a percentage (default 0)\n"
     "  --stateless        task scenarios: the job keeps no state (default: it\n"
@@ -179,15 +181,25 @@ s_option_value (int option, const char *arg, sim_options_t *options)
 }
 
 static const struct option s_longs[] = {
-    { "scenario", required_argument, NULL, 's' }, { "nodes", required_argument, NULL, 'n' },
-    { "seed", required_argument, NULL, 'S' },     { "loss", required_argument, NULL, 'l' },
-    { "duration", required_argument, NULL, 'd' }, { "stall", required_argument, NULL, 'k' },
-    { "profile", required_argument, NULL, 'p' },  { "json", no_argument, NULL, 'j' },
-    { "available", no_argument, NULL, 'a' },      { "faults", required_argument, NULL, 'f' },
-    { "tasks", required_argument, NULL, 't' },    { "stateless", no_argument, NULL, 'T' },
-    { "fenced", no_argument, NULL, 'E' },         { "backlog", required_argument, NULL, 'b' },
-    { "fail", required_argument, NULL, 'F' },     { "submit", no_argument, NULL, 'J' },
-    { "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
+    { "scenario", required_argument, NULL, 's' },
+    { "nodes", required_argument, NULL, 'n' },
+    { "seed", required_argument, NULL, 'S' },
+    { "loss", required_argument, NULL, 'l' },
+    { "duration", required_argument, NULL, 'd' },
+    { "stall", required_argument, NULL, 'k' },
+    { "profile", required_argument, NULL, 'p' },
+    { "json", no_argument, NULL, 'j' },
+    { "available", no_argument, NULL, 'a' },
+    { "faults", required_argument, NULL, 'f' },
+    { "tasks", required_argument, NULL, 't' },
+    { "stateless", no_argument, NULL, 'T' },
+    { "fenced", no_argument, NULL, 'E' },
+    { "backlog", required_argument, NULL, 'b' },
+    { "fail", required_argument, NULL, 'F' },
+    { "submit", no_argument, NULL, 'J' },
+    { "help", no_argument, NULL, 'h' },
+    { "silent-crash", no_argument, NULL, 'C' },
+    { NULL, 0, NULL, 0 },
 };
 
 //  One option; returns 0 or 2.
@@ -209,6 +221,9 @@ s_option (int option, char **argv, sim_options_t *options)
         return 0;
     case 'J':
         options->submit = true;
+        return 0;
+    case 'C':
+        options->silent_crash = true;
         return 0;
     case 'h':
         s_usage ();

@@ -81,8 +81,9 @@ typedef struct {
     uint32_t backlog;
     uint32_t fail_ppm;
     bool stateless;
-    bool fenced; //  the job is fenced: its tasks move at failure detection
-    bool submit; //  random-tasks: a job submitted at each fault
+    bool fenced;       //  the job is fenced: its tasks move at failure detection
+    bool submit;       //  random-tasks: a job submitted at each fault
+    bool silent_crash; //  no port unreachable from crashed nodes
     bool json;
 } sim_options_t;
 

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { S_DELIVER, S_TICK, S_RESUME, S_APP } s_kind_t;
+typedef enum { S_DELIVER, S_TICK, S_RESUME, S_APP, S_UNREACHABLE } s_kind_t;
 
 typedef struct {
     uint64_t time;
@@ -28,7 +28,7 @@ typedef struct {
     uint8_t kind;    //  s_kind_t
     uint8_t purpose; //  the carrier a message came on
     uint32_t node;   //  where it happens
-    uint32_t from;   //  who sent a message; the task of an S_APP
+    uint32_t from;   //  who sent a message; the task of an S_APP; the node an S_UNREACHABLE names
     uint32_t gen;    //  a tick's generation, or an application's
     uint32_t size;
     uint64_t envelope_seq; //  the sender's envelope sequence number
@@ -182,6 +182,7 @@ shoal_sim_config_default (shoal_sim_config_t *config)
     config->jitter_ms = 1;
     config->loss_ppm = 0;
     config->backlog = 256;
+    config->unreachable = true;
     config->election = false;
     shoal_elector_config_lan (&config->elector);
     config->tasks = false;
@@ -990,12 +991,42 @@ s_receive (shoal_sim_t *self, uint32_t n, const s_event_t *event)
                         self->nodes[event->from].addr);
 }
 
+//  A datagram reached node down, whose process is gone: its kernel answers
+//  the sender with ICMP port unreachable, over the same network (latency,
+//  loss), and the sender's shell turns it into a hint.
+static void
+s_unreachable (shoal_sim_t *self, const s_event_t *event)
+{
+    if (!self->config.unreachable || event->purpose != SHOAL_PURPOSE_DATAGRAM ||
+        !shoal_sim_reachable (self, event->node, event->from) ||
+        (self->config.loss_ppm && splitmix_next (&self->random) % 1000000 < self->config.loss_ppm))
+        return;
+    s_event_t icmp = { .kind = S_UNREACHABLE, .node = event->from, .from = event->node };
+    icmp.time = self->now + self->config.latency_ms +
+                splitmix_next (&self->random) % ((uint64_t) self->config.jitter_ms + 1);
+    s_push (self, icmp);
+}
+
+//  The shell of node n learns that a datagram to node gone was refused.
+static void
+s_hint (shoal_sim_t *self, uint32_t n, uint32_t gone)
+{
+    s_node_t *node = &self->nodes[n];
+    if (!node->peer || node->paused)
+        return; //  a paused process reads its error queue when it runs: by then it probes anyway
+    shoal_id_t id;
+    shoal_sim_id (gone, &id);
+    self->stats.unreachable++;
+    shoal_peer_hint (node->peer, self->now, &id);
+}
+
 static void
 s_deliver (shoal_sim_t *self, s_event_t *event)
 {
     s_node_t *node = &self->nodes[event->node];
     if (!node->peer) {
         self->stats.undeliverable++;
+        s_unreachable (self, event);
     } else if (node->paused) {
         //  The backlog is made when first needed: most nodes never pause.
         if (!node->backlog && self->config.backlog)
@@ -1050,6 +1081,8 @@ shoal_sim_run (shoal_sim_t *self, uint64_t until_ms)
             s_resume (self, event.node);
         else if (event.kind == S_APP)
             s_app_step (self, &event);
+        else if (event.kind == S_UNREACHABLE)
+            s_hint (self, event.node, event.from);
         else if (node->peer && !node->paused && event.gen == node->gen) {
             node->tick_at = UINT64_MAX;
             shoal_peer_tick (node->peer, self->now);

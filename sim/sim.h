@@ -54,7 +54,11 @@ typedef struct {
     uint32_t jitter_ms;  //  added to the latency, uniform in 0 .. jitter_ms
     uint32_t loss_ppm;   //  datagrams lost, per million
     uint32_t backlog;    //  messages a paused node's socket keeps; later ones are lost
-    bool election;       //  run an elector on every node
+    //  A crashed node's kernel answers a datagram with ICMP port unreachable
+    //  (a process that died, not a machine), and the sender's shell hints
+    //  its membership (shoal_membership_hint). Off: crashes are silent.
+    bool unreachable;
+    bool election; //  run an elector on every node
     shoal_elector_config_t elector;
     //  Tasks (needs the election): every node runs the tasks of
     //  rebalance/tasks.h and an application that carries its commands out;
@@ -72,10 +76,9 @@ typedef struct {
 } shoal_sim_config_t;
 
 //  The LAN membership profile, 1 ms latency with 1 ms jitter, no loss, a
-//  backlog of 256 messages; no election and no tasks (the LAN profiles of
-//  both are set, for when they are turned on; the application takes 50 ms
-//  to start or stop a task, and a learner makes up 10,000 of lag a second
-//  from 20,000).
+//  backlog of 256 messages, port unreachables from crashed nodes; no election and no tasks (the LAN
+//  profiles of both are set, for when they are turned on; the application takes 50 ms to start or
+//  stop a task, and a learner makes up 10,000 of lag a second from 20,000).
 void shoal_sim_config_default (shoal_sim_config_t *config);
 
 typedef struct {
@@ -85,6 +88,7 @@ typedef struct {
     uint64_t lost;          //  datagrams lost at random
     uint64_t blocked;       //  messages a partition stopped
     uint64_t undeliverable; //  to a node down, or beyond a paused node's backlog
+    uint64_t unreachable;   //  port unreachables delivered to a sender's shell as hints
     uint64_t delivered;     //  taken in by a node
     uint64_t codec_errors;  //  an encode or decode failed (never, with a correct core)
     uint64_t events;        //  membership events produced

@@ -70,8 +70,9 @@ typedef struct {
     uint64_t watch_incarnation;
     uint8_t watch_state;
     uint32_t watched[NODES_MAX];
-    uint32_t watched_to[NODES_MAX];  //  the same, by recipient
-    uint32_t asked_about[NODES_MAX]; //  PING-REQs sent about each node
+    uint32_t watched_to[NODES_MAX];      //  the same, by recipient
+    uint32_t asked_about[NODES_MAX];     //  PING-REQs sent about each node
+    uint32_t own_accusations[NODES_MAX]; //  datagrams carrying a suspicion by their sender
 } s_net_t;
 
 static shoal_id_t
@@ -164,18 +165,40 @@ s_net_add (s_net_t *net, bool real)
     return index;
 }
 
+//  The updates a datagram carries, into *updates; returns how many.
+static uint32_t
+s_updates (const shoal_msg_t *msg, const shoal_update_t **updates)
+{
+    *updates = msg->u.ping.updates;
+    uint32_t count = msg->u.ping.update_count;
+    if (msg->type == SHOAL_MSG_ACK || msg->type == SHOAL_MSG_NACK) {
+        *updates = msg->u.ack.updates;
+        count = msg->u.ack.update_count;
+    } else if (msg->type == SHOAL_MSG_PING_REQ) {
+        *updates = msg->u.ping_req.updates;
+        count = msg->u.ping_req.update_count;
+    }
+    return count;
+}
+
+//  Whether a datagram tells a suspicion raised by id.
+static bool
+s_accuses_by (const shoal_msg_t *msg, const shoal_id_t *id)
+{
+    const shoal_update_t *updates;
+    uint32_t count = s_updates (msg, &updates);
+    for (uint32_t i = 0; i < count; i++)
+        if (updates[i].state == SHOAL_MEMBER_SUSPECT &&
+            memcmp (updates[i].by.bytes, id->bytes, SHOAL_ID_SIZE) == 0)
+            return true;
+    return false;
+}
+
 static bool
 s_watched (const s_net_t *net, const shoal_msg_t *msg)
 {
-    const shoal_update_t *updates = msg->u.ping.updates;
-    uint32_t count = msg->u.ping.update_count;
-    if (msg->type == SHOAL_MSG_ACK || msg->type == SHOAL_MSG_NACK) {
-        updates = msg->u.ack.updates;
-        count = msg->u.ack.update_count;
-    } else if (msg->type == SHOAL_MSG_PING_REQ) {
-        updates = msg->u.ping_req.updates;
-        count = msg->u.ping_req.update_count;
-    }
+    const shoal_update_t *updates;
+    uint32_t count = s_updates (msg, &updates);
     for (uint32_t i = 0; i < count; i++)
         if (memcmp (updates[i].node.bytes, net->watch.bytes, SHOAL_ID_SIZE) == 0 &&
             updates[i].incarnation == net->watch_incarnation &&
@@ -246,6 +269,8 @@ s_collect (s_net_t *net, int from)
                 net->updates_per_datagram_max = s_update_count (msg);
             if (s_watched (net, msg))
                 net->watched[from]++;
+            if (s_accuses_by (msg, &node->id))
+                net->own_accusations[from]++;
         } else
             net->frames++;
         int to = -1;
@@ -1031,6 +1056,206 @@ tombstones_are_forgotten_after_their_time (void)
         CHECK_EQ (s_state (net, i, 3), -1);
         CHECK_EQ (shoal_membership_size (net->nodes[i].core), 3);
     }
+    s_net_destroy (&net);
+}
+
+//  ---------------------------------------------------------------------
+//  Hints: the shell says a member may be gone
+
+//  PINGs in node 0's last outputs addressed to node index.
+static int
+s_pings_to (const s_net_t *net, int index)
+{
+    const shoal_membership_send_t *sends;
+    size_t count = shoal_membership_outbox (net->nodes[0].core, &sends);
+    int pings = 0;
+    for (size_t i = 0; i < count; i++)
+        pings += sends[i].msg.type == SHOAL_MSG_PING &&
+                 memcmp (sends[i].to.id, net->nodes[index].id.bytes, SHOAL_ID_SIZE) == 0;
+    return pings;
+}
+
+//  Hints stand-in 3 to node 0 at a seed-given point of its schedule, with
+//  3 gone silent. Returns whether 0 pinged it with the hint's own outputs,
+//  and when 0 held it suspect (UINT64_MAX: not within a probe interval).
+static bool
+s_hinted (const shoal_membership_config_t *config, uint64_t seed, uint64_t *suspect_after)
+{
+    s_net_t *net = s_solo (config, 7, seed);
+    s_run_until (net, net->now + seed * 37 % (7 * config->probe_interval_ms));
+    net->nodes[3].mute = true;
+    uint64_t start = net->now;
+    shoal_membership_hint (net->nodes[0].core, net->now, &net->nodes[3].id);
+    bool pinged = s_pings_to (net, 3) == 1;
+    s_collect (net, 0);
+    *suspect_after = UINT64_MAX;
+    while (net->now < start + config->probe_interval_ms && *suspect_after == UINT64_MAX) {
+        s_run_until (net, net->now + 1);
+        if (s_state (net, 0, 3) == SHOAL_MEMBER_SUSPECT)
+            *suspect_after = net->now - start;
+    }
+    shoal_membership_stats_t stats;
+    shoal_membership_stats (net->nodes[0].core, &stats);
+    CHECK_EQ (stats.hints, 1);
+    s_net_destroy (&net);
+    return pinged;
+}
+
+//  Three members confirm a suspicion at once: each passes on only the last
+//  accuser it heard (one record per member in the queue), so an accusation
+//  can be lost to others. A node whose own probe fails again on a member
+//  it accused tells its accusation again while confirmations are missing.
+static void
+an_accusation_is_told_again_while_confirmations_are_missing (void)
+{
+    shoal_membership_config_t config = s_loopback ();
+    config.suspicion_max_mult = 64; //  2.8 s with two confirmations: past the test
+    s_net_t *net = s_solo (&config, 9, 5);
+    shoal_membership_t *core = net->nodes[0].core;
+    net->nodes[3].mute = true;
+    s_suspect (net, 3, 1);
+    shoal_membership_stats_t stats;
+    shoal_membership_stats (core, &stats);
+    uint64_t failed = stats.probes_failed, limit = net->now + 20 * config.probe_interval_ms;
+    while (stats.probes_failed == failed && net->now < limit) {
+        s_run_until (net, net->now + 1);
+        shoal_membership_stats (core, &stats);
+    }
+    CHECK (stats.probes_failed > failed); //  0 accused 3 too: a confirmation
+    s_suspect (net, 3, 2);                //  the record now names 2
+    //  The record is sent as often as any, then leaves the queue.
+    s_run_until (net, net->now + 10 * config.gossip_interval_ms);
+    uint32_t told = net->own_accusations[0];
+    failed = stats.probes_failed;
+    while (stats.probes_failed == failed && net->now < limit) {
+        s_run_until (net, net->now + 1);
+        shoal_membership_stats (core, &stats);
+    }
+    CHECK (stats.probes_failed > failed);
+    s_run_until (net, net->now + 2 * config.gossip_interval_ms);
+    CHECK (net->own_accusations[0] > told);
+    CHECK_EQ (s_state (net, 0, 3), SHOAL_MEMBER_SUSPECT);
+    s_net_destroy (&net);
+}
+
+//  A hint probes the member at once, out of turn; a hinted probe that fails
+//  makes it suspect as any probe does: PING-REQs after probe_timeout, the
+//  verdict at the last NACK. Without hints, a member of seven is probed in
+//  turn once in seven intervals, on average 3.5 intervals after it fell
+//  silent.
+static void
+a_hint_probes_at_once (void)
+{
+    shoal_membership_config_t config = s_loopback ();
+    config.suspicion_max_mult = 30; //  the suspicion outlives the test
+    int at_once = 0, quick = 0;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        uint64_t after;
+        at_once += s_hinted (&config, seed, &after);
+        //  Only a probe still waiting for its ACK (its first 2 ms here)
+        //  holds the hinted one back, until that probe ends.
+        CHECK (after >= config.probe_timeout_ms);
+        quick += after <= config.probe_timeout_ms * 2 + 2 * LATENCY_MS;
+    }
+    CHECK (at_once >= 36);
+    CHECK (quick >= 36);
+}
+
+//  A hint about a member that answers costs one PING and its ACK: no
+//  PING-REQ, no suspicion, no event, no change of health.
+static void
+a_hint_on_a_live_member_is_one_probe (void)
+{
+    shoal_membership_config_t config = s_loopback ();
+    s_net_t *net = s_solo (&config, 7, 3);
+    s_run_until (net, net->now + 333);
+    shoal_membership_stats_t before, after;
+    shoal_membership_stats (net->nodes[0].core, &before);
+    size_t seen = net->seen_count;
+    uint32_t asked = net->asked_about[3];
+    shoal_membership_hint (net->nodes[0].core, net->now, &net->nodes[3].id);
+    s_collect (net, 0);
+    s_run_until (net, net->now + 3 * config.probe_interval_ms);
+    shoal_membership_stats (net->nodes[0].core, &after);
+    CHECK_EQ (after.hints, before.hints + 1);
+    CHECK_EQ (after.probes_hinted, before.probes_hinted + 1);
+    CHECK_EQ (after.probes_failed, before.probes_failed);
+    CHECK_EQ (net->asked_about[3], asked);
+    CHECK_EQ (net->seen_count, seen);
+    CHECK_EQ (s_state (net, 0, 3), SHOAL_MEMBER_ALIVE);
+    CHECK_EQ (shoal_membership_health (net->nodes[0].core), 0);
+    s_net_destroy (&net);
+}
+
+//  Hints are bounded: one per member per probe interval, one waiting at a
+//  time, hinted probes at most one per probe_timeout, and never in place of
+//  the schedule's probes. Unknown ids, this node, members not live and a
+//  node leaving take none.
+static void
+hints_are_rate_limited_and_checked (void)
+{
+    shoal_membership_config_t config = s_loopback ();
+    s_net_t *net = s_solo (&config, 7, 4);
+    s_run_until (net, net->now + 250);
+    shoal_membership_t *core = net->nodes[0].core;
+    shoal_membership_stats_t before, after;
+    shoal_membership_stats (core, &before);
+    //  The same member twice at once: the second is ignored.
+    shoal_membership_hint (core, net->now, &net->nodes[3].id);
+    s_collect (net, 0);
+    shoal_membership_hint (core, net->now, &net->nodes[3].id);
+    CHECK_EQ (s_pings_to (net, 3), 0);
+    shoal_membership_stats (core, &after);
+    CHECK_EQ (after.hints, before.hints + 1);
+    CHECK_EQ (after.hints_ignored, before.hints_ignored + 1);
+    //  Strangers, this node, nothing: ignored, nothing sent.
+    shoal_id_t stranger = s_node_id (99);
+    shoal_membership_hint (core, net->now, &stranger);
+    const shoal_membership_send_t *sends;
+    CHECK_EQ (shoal_membership_outbox (core, &sends), 0);
+    shoal_membership_hint (core, net->now, &net->nodes[0].id);
+    shoal_membership_hint (core, net->now, NULL);
+    shoal_membership_stats (core, &after);
+    CHECK_EQ (after.hints_ignored, before.hints_ignored + 4);
+    s_run_until (net, net->now + config.probe_interval_ms);
+
+    //  A flood: every member hinted every millisecond for 2 s.
+    shoal_membership_stats (core, &before);
+    uint64_t start = net->now;
+    while (net->now < start + 2000) {
+        for (int i = 1; i <= 7; i++) {
+            shoal_membership_hint (core, net->now, &net->nodes[i].id);
+            s_collect (net, 0);
+        }
+        s_run_until (net, net->now + 1);
+    }
+    shoal_membership_stats (core, &after);
+    uint64_t hinted = after.probes_hinted - before.probes_hinted;
+    uint64_t scheduled = after.probes - before.probes - hinted;
+    CHECK (hinted <= 2000 / config.probe_timeout_ms + 1);
+    CHECK (hinted >= 2000 / config.probe_interval_ms); //  each member once per interval at least
+    CHECK (scheduled >= 2000 / config.probe_interval_ms - 1); //  the round robin goes on
+    CHECK_EQ (after.probes_failed, before.probes_failed);
+
+    //  A suspect (its checks decide who probes it), a member dead here, and
+    //  a node that leaves: ignored.
+    net->nodes[5].mute = true;
+    s_suspect (net, 5, 1);
+    shoal_membership_stats (core, &before);
+    shoal_membership_hint (core, net->now, &net->nodes[5].id);
+    shoal_membership_stats (core, &after);
+    CHECK_EQ (after.hints_ignored, before.hints_ignored + 1);
+    s_run_until (net, net->now + 60 * config.probe_interval_ms);
+    CHECK_EQ (s_state (net, 0, 5), SHOAL_MEMBER_DEAD);
+    shoal_membership_stats (core, &before);
+    shoal_membership_hint (core, net->now, &net->nodes[5].id);
+    shoal_membership_leave (core, net->now);
+    s_collect (net, 0);
+    s_run_until (net, net->now + config.probe_interval_ms);
+    shoal_membership_hint (core, net->now, &net->nodes[4].id);
+    shoal_membership_stats (core, &after);
+    CHECK_EQ (after.hints, before.hints);
+    CHECK_EQ (after.hints_ignored, before.hints_ignored + 2);
     s_net_destroy (&net);
 }
 
@@ -2170,6 +2395,10 @@ main (void)
     RUN (a_new_suspicion_is_checked_out_of_turn);
     RUN (a_new_suspicion_is_checked_at_once_with_relays);
     RUN (a_probe_ends_at_its_last_nack);
+    RUN (an_accusation_is_told_again_while_confirmations_are_missing);
+    RUN (a_hint_probes_at_once);
+    RUN (a_hint_on_a_live_member_is_one_probe);
+    RUN (hints_are_rate_limited_and_checked);
     RUN (answered_probes_bring_health_back);
     RUN (a_late_tick_is_blamed_on_this_node);
     RUN (retransmits_are_bounded);

@@ -251,6 +251,57 @@ a_sealed_datagram_and_frame_arrive_with_their_sender (void)
     s_node_free (&b);
 }
 
+//  A datagram to a port where nothing listens any more (a process that
+//  died) comes back from the kernel as ICMP port unreachable: the UDP
+//  socket polls POLLERR, and shoal_transport_unreachable names where the
+//  datagram went. Datagrams that wait are still read, and an empty error
+//  queue says so.
+static void
+a_datagram_to_a_closed_port_is_reported_unreachable (void)
+{
+    s_node_t a, b, gone;
+    s_node (&a, s_key_a, 1);
+    s_node (&b, s_key_a, 2);
+    s_node (&gone, s_key_a, 3);
+    char gone_addr[64];
+    snprintf (gone_addr, sizeof gone_addr, "%s", gone.addr);
+    s_node_free (&gone);
+    shoal_msg_t ping = s_ping (7);
+    char addr[SHOAL_ADDR_MAX + 1] = "";
+    CHECK_EQ (shoal_transport_unreachable (a.transport, addr, sizeof addr), -1);
+    CHECK_EQ (shoal_transport_datagram (a.transport, gone_addr, NULL, &ping), 0);
+    CHECK_EQ (shoal_transport_datagram (b.transport, a.addr, &a.life, &ping), 0);
+    struct pollfd p = { .fd = shoal_transport_udp_fd (a.transport), .events = POLLIN };
+    bool error = false;
+    for (int waited = 0; waited < WAIT_MS && !error; waited += 10) {
+        CHECK (poll (&p, 1, 10) >= 0);
+        error = p.revents & POLLERR;
+    }
+    CHECK (error);
+    //  The error pending on the socket would fail the next send, whatever
+    //  its destination: it is sent all the same.
+    CHECK_EQ (shoal_transport_datagram (a.transport, b.addr, &b.life, &ping), 0);
+    CHECK_EQ (shoal_transport_unreachable (a.transport, addr, sizeof addr), 1);
+    CHECK_STR (addr, gone_addr);
+    CHECK_EQ (shoal_transport_unreachable (a.transport, addr, sizeof addr), -1);
+    //  b's datagram is there to be read, error or not.
+    shoal_arena_t arena;
+    CHECK_EQ (shoal_arena_init (&arena, 1 << 16), 0);
+    shoal_transport_in_t in;
+    CHECK_EQ (s_receive (&a, true, &arena, &in), 1);
+    CHECK_EQ (in.msg.u.ping.seq, 7);
+    shoal_transport_stats_t stats;
+    shoal_transport_stats (a.transport, &stats);
+    CHECK_EQ (stats.unreachable, 1);
+    CHECK_EQ (stats.send_dropped, 0);
+    CHECK_EQ (s_receive (&b, true, &arena, &in), 1);
+    p.revents = 0;
+    CHECK_EQ (poll (&p, 1, 0), 0); //  nothing left: no POLLERR to spin on
+    shoal_arena_release (&arena);
+    s_node_free (&a);
+    s_node_free (&b);
+}
+
 //  A datagram captured on the way and sent again is refused as a replay;
 //  one sealed with another key, or in plaintext, or garbage, never gets in.
 static void
@@ -660,6 +711,7 @@ main (void)
         return 1;
     RUN (a_sealed_datagram_and_frame_arrive_with_their_sender);
     RUN (replayed_forged_and_foreign_datagrams_are_refused);
+    RUN (a_datagram_to_a_closed_port_is_reported_unreachable);
     RUN (a_refused_envelope_names_its_sender);
     RUN (garbage_frames_are_dropped_and_counted);
     RUN (plaintext_pairs_talk_and_bad_addresses_are_refused);

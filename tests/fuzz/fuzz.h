@@ -106,6 +106,7 @@ typedef enum {
     FUZZ_MEMBERSHIP_INTRODUCE = 2,
     FUZZ_MEMBERSHIP_LEAVE = 3,
     FUZZ_MEMBERSHIP_SET_META = 4,
+    FUZZ_MEMBERSHIP_HINT = 5, //  peer 7 hints the node's own id, the others their own
 } fuzz_membership_call_t;
 
 //  A fuzz_elector input is a setup byte, then a run of steps, each a header

@@ -139,6 +139,12 @@ s_call (shoal_membership_t *core, uint64_t now, int call, int peer)
         meta.addr = "10.0.0.238:7946";
         shoal_membership_set_meta (core, now, &meta);
         break;
+    case FUZZ_MEMBERSHIP_HINT: {
+        shoal_id_t self;
+        memset (self.bytes, 0xee, SHOAL_ID_SIZE);
+        shoal_membership_hint (core, now, peer == 7 ? &self : &s_peers[peer].id);
+        break;
+    }
     default:
         shoal_membership_tick (core, now);
         break;

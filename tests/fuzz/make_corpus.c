@@ -509,6 +509,19 @@ s_membership_seeds (void)
     s_step_message (&steps, 4, SHOAL_MSG_PING, false);
     s_step_ticks (&steps, 10, 1);
     s_write ("fuzz_membership", "leave", steps.bytes, steps.size);
+
+    //  Hints: about members, the same one twice, this node, a stranger's
+    //  PING in between, time passing through the hinted probes.
+    steps.size = 0;
+    s_step_call (&steps, FUZZ_MEMBERSHIP_TEACH, 0);
+    s_step_call (&steps, FUZZ_MEMBERSHIP_HINT, 3);
+    s_step_call (&steps, FUZZ_MEMBERSHIP_HINT, 3);
+    s_step_call (&steps, FUZZ_MEMBERSHIP_HINT, 7);
+    s_step_message (&steps, 5, SHOAL_MSG_ACK, false);
+    s_step_ticks (&steps, 5, 3);
+    s_step_call (&steps, FUZZ_MEMBERSHIP_HINT, 4);
+    s_step_ticks (&steps, 30, 5);
+    s_write ("fuzz_membership", "hint", steps.bytes, steps.size);
 }
 
 //  ---------------------------------------------------------------------
