@@ -15,8 +15,9 @@
 #   - the frozen worker's children, still writing, are refused from then
 #     on: each such task's ledger holds refusals of the old epoch;
 #   - the ledger's epochs never go back (shoal-example-fenced check);
-#   - SIGCONT: the worker finds its lease lost and ends those children; the
-#     cluster settles with each task active once;
+#   - SIGCONT: the worker ends those children (its lease lost, or told by
+#     the leader, whichever it learns first); the cluster settles with each
+#     task active once;
 #   - every child ran with SHOAL_FENCED=1 (the writer refuses to run
 #     without it).
 #
@@ -33,7 +34,7 @@ fenced=$build/shoal-example-fenced
 [ -x "$fenced" ] || { echo "skip: $fenced is not built"; exit 77; }
 command -v jq >/dev/null || { echo "skip: no jq (scripts/setup installs it)"; exit 77; }
 
-shims=()
+shims=() children=()
 before_cleanup () {
     local pid
     for pid in "${pid_of[@]}" "${shims[@]}"; do kill -CONT "$pid" 2>/dev/null; done
@@ -91,6 +92,7 @@ for line in "${before[@]}"; do
     task=${line%% *}
     pid=$(awk -v node="${victim_id:0:8}" '$2 == node { p = $3 } END { print p }' "$(ledger_of "$task").log")
     [ -n "$pid" ] || { fail "$task: a record of $victim's child"; exit 1; }
+    children+=("$pid")
     shims+=("$(sed 's/.*) //' "/proc/$pid/stat" | cut -d' ' -f2)")
 done
 echo "freezing $victim and the shims ${shims[*]}, which run: ${before[*]}"
@@ -140,7 +142,14 @@ refused_old () {
 }
 wait_for "the frozen worker's children are refused" refused_old
 kill -CONT "${pid_of[$victim]}" "${shims[@]}"
-wait_for "the frozen worker finds its lease lost" grep -q 'lease lost' "$work/$victim.log"
+ended () { # the old children are gone (or zombies of a gone shim)
+    local pid state
+    for pid in "${children[@]}"; do
+        state=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)
+        [ -z "$state" ] || [ "$state" = Z ] || return 1
+    done
+}
+wait_for "the frozen worker's old children end once it runs again" ended
 wait_for "every task active once after the thaw" six_actives
 
 "$fenced" check "$ledger" >"$work/check" 2>&1 || fail "the ledger's epochs never go back: $(cat "$work/check")"
