@@ -201,16 +201,6 @@ s_string (s_parser_t *parser, json_t *value, const char **string)
     return 0;
 }
 
-//  FNV-1a.
-static uint64_t
-s_hash (const char *name)
-{
-    uint64_t hash = 0xcbf29ce484222325u;
-    for (const unsigned char *c = (const unsigned char *) name; *c; c++)
-        hash = (hash ^ *c) * 0x100000001b3u;
-    return hash;
-}
-
 //  A node or task id: a non-empty string that no other node (or task) has.
 static int
 s_id (s_parser_t *parser, json_t *value, const char **id)
@@ -219,7 +209,7 @@ s_id (s_parser_t *parser, json_t *value, const char **id)
         return -1;
     if (**id == 0)
         return s_fail (parser, "must not be empty");
-    size_t at = (size_t) s_hash (*id) & parser->seen_mask;
+    size_t at = (size_t) shoal_assign_hash (*id) & parser->seen_mask;
     for (; parser->seen[at] != UINT32_MAX; at = (at + 1) & parser->seen_mask) {
         const char *other =
             *(const char *const *) (parser->items + parser->seen[at] * parser->item_size);

@@ -262,9 +262,8 @@ s_item_name (const void *item)
     return *(const char *const *) item;
 }
 
-//  FNV-1a.
-static uint64_t
-s_hash (const char *name)
+uint64_t
+shoal_assign_hash (const char *name)
 {
     uint64_t hash = 0xcbf29ce484222325u;
     for (const unsigned char *c = (const unsigned char *) name; *c; c++)
@@ -289,7 +288,7 @@ s_index_init (s_index_t *index, const void *const *items, size_t count)
 static size_t
 s_index_slot (const s_index_t *index, const char *name)
 {
-    size_t at = (size_t) s_hash (name) & index->mask;
+    size_t at = (size_t) shoal_assign_hash (name) & index->mask;
     while (index->slot[at] != NONE && strcmp (s_item_name (index->items[index->slot[at]]), name))
         at = (at + 1) & index->mask;
     return at;

@@ -126,4 +126,7 @@ void shoal_assign_output_release (shoal_assign_output_t *output);
 //  applies the same rule.
 bool shoal_assign_may_hold (const shoal_assign_node_t *node, const shoal_assign_task_t *task);
 
+//  The hash the assignor's tables of ids use (FNV-1a), for the JSON layer's.
+uint64_t shoal_assign_hash (const char *name);
+
 #endif
