@@ -266,6 +266,14 @@ s_handoff_outputs (shoal_peer_t *self)
         s_send_id (self, &sends[i].to, &sends[i].msg);
 }
 
+//  What the handoff is told of a member: declared dead by the failure
+//  detector, gone by a leave, or live (alive or suspect).
+static shoal_handoff_presence_t
+s_presence (bool dead, bool left)
+{
+    return dead ? SHOAL_HANDOFF_DEAD : left ? SHOAL_HANDOFF_GONE : SHOAL_HANDOFF_LIVE;
+}
+
 //  This node acts as leader at term from now: a new handoff, told of every
 //  member its view holds and of the tasks.
 static void
@@ -290,11 +298,9 @@ s_handoff_start (shoal_peer_t *self, uint64_t term)
         shoal_membership_member_t member;
         if (shoal_membership_member_at (self->membership, i, &member) != 0)
             continue;
-        shoal_handoff_presence_t presence = member.state == SHOAL_MEMBER_DEAD ? SHOAL_HANDOFF_DEAD
-                                            : member.state == SHOAL_MEMBER_LEFT
-                                                ? SHOAL_HANDOFF_GONE
-                                                : SHOAL_HANDOFF_LIVE;
-        shoal_handoff_member (self->handoff, self->now, &member.node, member.meta, presence);
+        shoal_handoff_member (
+            self->handoff, self->now, &member.node, member.meta,
+            s_presence (member.state == SHOAL_MEMBER_DEAD, member.state == SHOAL_MEMBER_LEFT));
         s_handoff_outputs (self);
     }
     //  A leader that is leaving is still alive in its view (it leaves the
@@ -501,12 +507,9 @@ s_outputs (shoal_peer_t *self)
             s_elector_outputs (self);
         }
         if (self->handoff) {
-            shoal_handoff_presence_t presence = events[i].type == SHOAL_MEMBERSHIP_DEAD
-                                                    ? SHOAL_HANDOFF_DEAD
-                                                : s_live (&events[i]) ? SHOAL_HANDOFF_LIVE
-                                                                      : SHOAL_HANDOFF_GONE;
             shoal_handoff_member (self->handoff, self->now, &events[i].node, events[i].meta,
-                                  presence);
+                                  s_presence (events[i].type == SHOAL_MEMBERSHIP_DEAD,
+                                              events[i].type == SHOAL_MEMBERSHIP_LEFT));
             s_handoff_outputs (self);
             s_jobs_capacity (self);
         }

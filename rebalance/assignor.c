@@ -1140,6 +1140,21 @@ s_rank_key (const s_state_t *self, uint32_t node)
     return s_count_key (self->job_count[node], node);
 }
 
+//  The first place in ranked[low, high) whose node's key is not above key
+//  (ranked is in falling order of key).
+static uint32_t
+s_ranked_past (const s_state_t *self, uint32_t low, uint32_t high, uint64_t key)
+{
+    while (low < high) {
+        uint32_t middle = low + (high - low) / 2;
+        if (s_rank_key (self, self->ranked[middle]) > key)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return low;
+}
+
 //  Puts node back in its place in ranked after its count changed from old:
 //  it moves past the nodes between its old and new places, no further.
 static void
@@ -1159,25 +1174,11 @@ s_rerank (s_state_t *self, uint32_t node, uint32_t old)
     uint32_t at = low;
     assert (at < self->nodes && ranked[at] == node);
     if (key < old_key) { //  toward the back: past the nodes after it with greater keys
-        low = at + 1, high = self->nodes;
-        while (low < high) {
-            uint32_t middle = low + (high - low) / 2;
-            if (s_rank_key (self, ranked[middle]) > key)
-                low = middle + 1;
-            else
-                high = middle;
-        }
+        low = s_ranked_past (self, at + 1, self->nodes, key);
         memmove (ranked + at, ranked + at + 1, (low - 1 - at) * sizeof (uint32_t));
         ranked[low - 1] = node;
     } else { //  toward the front: past the nodes before it with smaller keys
-        low = 0, high = at;
-        while (low < high) {
-            uint32_t middle = low + (high - low) / 2;
-            if (s_rank_key (self, ranked[middle]) > key)
-                low = middle + 1;
-            else
-                high = middle;
-        }
+        low = s_ranked_past (self, 0, at, key);
         memmove (ranked + low + 1, ranked + low, (at - low) * sizeof (uint32_t));
         ranked[low] = node;
     }
