@@ -14,7 +14,12 @@
 #              as % of one core (utime + stime from /proc/PID/stat over the
 #              window's wall time), VmRSS, RssAnon and RssFile at its end
 #              (MB of 1,024 kB), and bytes sent and received per node per
-#              second (the counters of the bridge's side of each veth)
+#              second (the counters of the bridge's side of each veth),
+#              and of those sent, the UDP and the TCP packets' bytes apart
+#              (tx_udp, tx_tcp: IP packets, as nftables counts them where
+#              they enter the bridge; shoal's UDP is its membership, its
+#              TCP the links that carry elections and tasks; Serf's UDP is
+#              its probes and gossip, its TCP the push-pull syncs)
 #   failed_s   kill -9 of one node that is not shoal's leader (the same
 #              index in Serf), until every survivor marks it failed
 #              (shoal: `dead`; Serf: EventMemberFailed); the node is then
@@ -343,6 +348,7 @@ run_once () {
     say "n=$nodes repeat $repeat: idle ${idle_s} s"
     declare -A ticks0
     net_bytes >"$run/bytes0"
+    net_proto_bytes >"$run/proto0"
     wall=${EPOCHREALTIME/./}
     for key in "${!pid_of[@]}"; do ticks0[$key]=$(cpu_ticks "${pid_of[$key]}") || check_alive; done
     pause "$idle_s"
@@ -353,25 +359,32 @@ run_once () {
     done >"$run/idle"
     wall=$((${EPOCHREALTIME/./} - wall))
     net_bytes >"$run/bytes1"
+    net_proto_bytes >"$run/proto1"
     check_alive
     for system in shoal serf; do
         awk -v prefix="$(key_of "$system")" -v n="$nodes" -v hz="$(getconf CLK_TCK)" -v wall="$wall" \
             -v sys="$system" '
             FILENAME ~ /bytes0$/ { tx0[$1] = $2; rx0[$1] = $3; next }
             FILENAME ~ /bytes1$/ { tx1[$1] = $2; rx1[$1] = $3; next }
+            FILENAME ~ /proto0$/ { udp0[$1] = $2; tcp0[$1] = $3; next }
+            FILENAME ~ /proto1$/ { udp1[$1] = $2; tcp1[$1] = $3; next }
             substr ($1, 1, 1) == prefix && substr ($1, 2) + 0 < n {
                 cpu = $2 / hz / (wall / 1e6) * 100
                 cpu_sum += cpu; if (cpu > cpu_max) cpu_max = cpu
                 rss += $3; anon += $4; file += $5; count++
             }
             END {
-                for (o = 0; o < n; o++) { tx += tx1[prefix o] - tx0[prefix o]; rx += rx1[prefix o] - rx0[prefix o] }
+                for (o = 0; o < n; o++) {
+                    tx += tx1[prefix o] - tx0[prefix o]; rx += rx1[prefix o] - rx0[prefix o]
+                    udp += udp1[prefix o] - udp0[prefix o]; tcp += tcp1[prefix o] - tcp0[prefix o]
+                }
                 s = wall / 1e6
                 printf "%s cpu_percent %.3f\n%s cpu_percent_max %.3f\n", sys, cpu_sum / count, sys, cpu_max
                 printf "%s rss_mb %.2f\n%s rss_anon_mb %.2f\n%s rss_file_mb %.2f\n", sys, rss / count / 1024, \
                     sys, anon / count / 1024, sys, file / count / 1024
                 printf "%s tx_bytes_per_s %.1f\n%s rx_bytes_per_s %.1f\n", sys, tx / n / s, sys, rx / n / s
-            }' "$run/bytes0" "$run/bytes1" "$run/idle"
+                printf "%s tx_udp_bytes_per_s %.1f\n%s tx_tcp_bytes_per_s %.1f\n", sys, udp / n / s, sys, tcp / n / s
+            }' "$run/bytes0" "$run/bytes1" "$run/proto0" "$run/proto1" "$run/idle"
     done | while read -r system metric value; do record "$system" "$metric" "$value"; done
 
     # kill -9 of a node that is not shoal's leader (as n0 last saw it).
@@ -460,7 +473,7 @@ run_once () {
 
 metrics="join_s failed_s rejoin_s heal_s partition_failed loss5_false_failures loss5_members_failed \
 loss5_flaps loss5_recovery_s loss20_false_failures loss20_members_failed loss20_flaps \
-loss20_recovery_s cpu_percent cpu_percent_max rss_mb rss_anon_mb rss_file_mb tx_bytes_per_s rx_bytes_per_s"
+loss20_recovery_s cpu_percent cpu_percent_max rss_mb rss_anon_mb rss_file_mb tx_bytes_per_s rx_bytes_per_s tx_udp_bytes_per_s tx_tcp_bytes_per_s"
 : >"$work/results"
 for nodes in "${sizes[@]}"; do
     for ((repeat = 1; repeat <= repeats; repeat++)); do run_once; done

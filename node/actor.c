@@ -485,14 +485,13 @@ s_profile (shoal_actor_t *self)
     self->join_interval_ms = config->membership.sync_interval_ms;
 }
 
-//  The links' timeout (docs/node.md, "Links"): a link is pinged this often,
-//  and closed and connected again when this long passes without an answer,
-//  or with bytes unacknowledged. The election's lease (LAN: 2 s, where TCP's
-//  backoff waited up to 26 s): a link that carries the leader's rounds is
-//  closed within one or two leases of a cut, and one made again after the
-//  heal connects within three quarters of a lease. Not shorter: every link
-//  sends a ping each timeout, however idle (a node links every member).
-//  At least a second: the loopback profile runs on loaded test machines,
+//  The links' timeout (docs/node.md, "Links"): a link is closed and
+//  connected again when this long passes with bytes unacknowledged, or
+//  without an answer to a ping (one every five timeouts). The election's
+//  lease (LAN: 2 s, where TCP's backoff waited up to 26 s): a link that
+//  carries the leader's rounds is closed within one or two leases of a
+//  cut, and one made again after the heal connects within three quarters
+//  of a lease. At least a second: the loopback profile runs on loaded test machines,
 //  where a silence of 200 ms is scheduling more often than a cut, and a
 //  link closed by mistake drops its frames.
 static uint32_t

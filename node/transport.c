@@ -175,25 +175,31 @@ s_socket_limits (zsock_t *socket)
 //  minutes (rto 26 s after a 30 s cut), and a frame sent after the heal
 //  waits for the next retransmission. So the kernel closes a connection
 //  whose bytes go unacknowledged for the timeout (TCP_USER_TIMEOUT, through
-//  ZMQ_TCP_MAXRT), and a link pings its peer (a ZMTP PING, which the peer's
-//  ZeroMQ I/O thread answers) every timeout and closes the connection when
-//  a timeout passes after a ping without a byte from the peer: a peer whose
-//  kernel still acknowledges but whose process is stopped is found too. The
-//  peer's ROUTER closes its end after two timeouts without a ping (the time
-//  to live the pings carry: one missed ping is no reason). Every link
-//  carries a ping, so a cut leaves no link idle: each is closed within one
-//  to two timeouts of it. ZeroMQ then connects again; a connect (a SYN the
-//  kernel would resend only after 1, 3, 7 s) that gets no answer within half
-//  the timeout, or a handshake none within the timeout, is given up and
-//  tried anew, 100 ms later at first, then up to a quarter timeout later.
-//  With IMMEDIATE, what the closed connection queued is dropped with it.
+//  ZMQ_TCP_MAXRT): a link that carries anything (the leader's rounds and
+//  their acknowledgements, every half second on a LAN) is closed within a
+//  timeout or two of a cut. An idle link is checked less often: it pings
+//  its peer (a ZMTP PING, which the peer's ZeroMQ I/O thread answers) every
+//  S_LINK_PING_FACTOR timeouts and closes the connection when a timeout
+//  passes after a ping without a byte from the peer, so a peer whose kernel
+//  still acknowledges but whose process is stopped is found too. The
+//  pings are what links cost at idle (three packets each), so they are
+//  rare: a frame on an idle link whose connection died is found by the
+//  kernel's timeout as any other. The peer's ROUTER closes its end after
+//  two ping intervals without a ping (the time to live the pings carry: one
+//  missed ping is no reason). ZeroMQ then connects again; a connect (a SYN
+//  the kernel would resend only after 1, 3, 7 s) that gets no answer within
+//  half the timeout, or a handshake none within the timeout, is given up
+//  and tried anew, 100 ms later at first, then up to a quarter timeout
+//  later. With IMMEDIATE, what the closed connection queued is dropped with
+//  it.
+#define S_LINK_PING_FACTOR 5
 static void
 s_link_liveness (zsock_t *dealer, uint32_t timeout_ms)
 {
     int timeout = (int) timeout_ms;
-    zsock_set_heartbeat_ivl (dealer, timeout);
+    zsock_set_heartbeat_ivl (dealer, S_LINK_PING_FACTOR * timeout);
     zsock_set_heartbeat_timeout (dealer, timeout);
-    zsock_set_heartbeat_ttl (dealer, 2 * timeout);
+    zsock_set_heartbeat_ttl (dealer, 2 * S_LINK_PING_FACTOR * timeout);
     zsock_set_tcp_maxrt (dealer, timeout);
     zsock_set_connect_timeout (dealer, timeout / 2);
     zsock_set_handshake_ivl (dealer, timeout);

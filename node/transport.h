@@ -14,10 +14,11 @@
       wrong state.
     - links that cannot get through are closed and made again, so that a
       frame never waits out TCP's retransmission backoff after a cut
-      (docs/node.md, "Links"): each DEALER pings its peer every
-      link_timeout_ms and closes a connection that answers nothing for
-      link_timeout_ms after a ping, or whose sent bytes go unacknowledged
-      that long (ZMQ_TCP_MAXRT); it gives up a connect after half of it, a
+      (docs/node.md, "Links"): each DEALER closes a connection whose sent
+      bytes go unacknowledged for link_timeout_ms (ZMQ_TCP_MAXRT), pings
+      its peer every 5 link_timeout_ms (an idle link too) and closes a
+      connection that answers nothing for link_timeout_ms after a ping;
+      it gives up a connect after half of it, a
       handshake after all of it, and tries again 100 ms to a quarter of it
       later.
 

@@ -45,9 +45,10 @@ typedef struct {
 static const uint8_t s_key_a[32] = { 1, 2, 3 };
 static const uint8_t s_key_b[32] = { 9, 8, 7 };
 
-//  A node on 127.0.0.1 with key (NULL: plaintext), id byte id.
+//  A node on 127.0.0.1 with key (NULL: plaintext), id byte id, and links
+//  that time out after link_timeout_ms (0: the transport's default).
 static void
-s_node (s_node_t *node, const uint8_t *key, uint8_t id)
+s_node_timed (s_node_t *node, const uint8_t *key, uint8_t id, uint32_t link_timeout_ms)
 {
     memset (node, 0, sizeof *node);
     node->keyring = shoal_keyring_new ();
@@ -58,9 +59,11 @@ s_node (s_node_t *node, const uint8_t *key, uint8_t id)
     node->life.life = 1;
     uint8_t nonce[SHOAL_ENVELOPE_NONCE];
     randombytes_buf (nonce, sizeof nonce);
-    shoal_transport_config_t config = {
-        .bind = "127.0.0.1:0", .keyring = node->keyring, .self = node->life, .peers = 8
-    };
+    shoal_transport_config_t config = { .bind = "127.0.0.1:0",
+                                        .keyring = node->keyring,
+                                        .self = node->life,
+                                        .peers = 8,
+                                        .link_timeout_ms = link_timeout_ms };
     char why[200] = "";
     node->transport = shoal_transport_new (&config, nonce, why, sizeof why);
     if (!node->transport)
@@ -68,6 +71,12 @@ s_node (s_node_t *node, const uint8_t *key, uint8_t id)
     CHECK (node->transport != NULL);
     snprintf (node->addr, sizeof node->addr, "127.0.0.1:%u",
               node->transport ? shoal_transport_port (node->transport) : 0);
+}
+
+static void
+s_node (s_node_t *node, const uint8_t *key, uint8_t id)
+{
+    s_node_timed (node, key, id, 0);
 }
 
 static void
@@ -663,9 +672,9 @@ s_peer_receives (s_node_t *a, const char *addr, const shoal_life_t *peer, int fr
 
 //  A peer that stops answering while its kernel still acknowledges every
 //  byte (the process is stopped: SIGSTOP): TCP alone would keep the
-//  connection for ever. The link's heartbeats go unanswered, so it closes
-//  that connection and connects again; once the peer runs again, frames
-//  reach it.
+//  connection for ever. The link's pings (every 5 link timeouts, here 1 s,
+//  the loopback profile's) go unanswered, so it closes that connection and
+//  connects again; once the peer runs again, frames reach it.
 static void
 a_link_to_a_peer_that_stops_answering_is_made_again (void)
 {
@@ -680,7 +689,7 @@ a_link_to_a_peer_that_stops_answering_is_made_again (void)
     CHECK_EQ (read (ports[0], &port, sizeof port), (long) sizeof port);
     CHECK (port > 0);
     s_node_t a;
-    s_node (&a, NULL, 1);
+    s_node_timed (&a, NULL, 1, 1000);
     char addr[32];
     snprintf (addr, sizeof addr, "127.0.0.1:%d", port);
     shoal_life_t peer = { .id = { 9 }, .life = 1 };

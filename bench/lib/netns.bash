@@ -21,6 +21,9 @@
 #                           (none: everything passes)
 #   net_bytes               "NAME SENT RECEIVED" for each NAME, the bytes its
 #                           eth0 sent and received (from the bridge's side)
+#   net_proto_bytes         "NAME UDP TCP" for each NAME, the bytes of the
+#                           UDP and the TCP packets it sent (IP packets, as
+#                           nftables counts them where they enter the bridge)
 #   net_down                kill every process left in the namespaces, and
 #                           delete them
 #   net_clean_leftovers     the namespaces of runs whose runner is gone;
@@ -42,6 +45,7 @@ net_up () {
     ip netns exec "$net_bridge_ns" nft -f - <<NFT
 table bridge $net_prefix {
     chain forward { type filter hook forward priority 0; policy accept; }
+    chain count { type filter hook prerouting priority -200; policy accept; }
 }
 NFT
 }
@@ -55,7 +59,13 @@ net_add () { # NAME ADDR/LEN
         ip -n "$net_bridge_ns" link set "$net_prefix-$1" master "$net_prefix-br0" up &&
         ip -n "$ns" link set lo up &&
         ip -n "$ns" addr add "$2" dev eth0 &&
-        ip -n "$ns" link set eth0 up
+        ip -n "$ns" link set eth0 up || return 1
+    ip netns exec "$net_bridge_ns" nft -f - <<NFT
+add counter bridge $net_prefix $1_udp
+add counter bridge $net_prefix $1_tcp
+add rule bridge $net_prefix count iifname "$net_prefix-$1" meta l4proto udp counter name "$1_udp"
+add rule bridge $net_prefix count iifname "$net_prefix-$1" meta l4proto tcp counter name "$1_tcp"
+NFT
 }
 
 # One nft command: the chain is flushed and filled in one transaction.
@@ -70,6 +80,13 @@ net_rules () { # [RULE...]
 net_bytes () {
     ip -n "$net_bridge_ns" -s -j link show | jq -r --arg p "$net_prefix-" '.[] | select(.ifname | startswith($p))
         | select(.ifname != $p + "br0") | "\(.ifname[($p | length):]) \(.stats64.rx.bytes) \(.stats64.tx.bytes)"'
+}
+
+net_proto_bytes () {
+    ip netns exec "$net_bridge_ns" nft -j list counters table bridge "$net_prefix" |
+        jq -r '[.nftables[] | .counter // empty | {node: (.name | sub("_(udp|tcp)$"; "")), proto: .name[-3:], bytes}]
+            | group_by(.node)[] | .[0].node as $node | map({(.proto): .bytes}) | add + {node: $node}
+            | "\(.node) \(.udp // 0) \(.tcp // 0)"'
 }
 
 net_down () {
