@@ -764,6 +764,12 @@ s_actor_start (shoal_actor_t *self, char *why, size_t why_size)
     if (!self->transport)
         return shoal_why (why, why_size, "bind %s: %s", bind, reason);
     s_advertise (self);
+    if (options->join.count) {
+        self->resolver =
+            shoal_resolver_new (shoal_transport_family (self->transport), reason, sizeof reason);
+        if (!self->resolver)
+            return shoal_why (why, why_size, "join: %s", reason);
+    }
     self->refusals = shoal_refusals_new ();
     if (!self->refusals || shoal_arena_init (&self->arena, S_ARENA_SIZE) != 0)
         return shoal_why (why, why_size, "out of memory");
@@ -958,7 +964,7 @@ s_observe (shoal_actor_t *self, uint64_t now, bool changed)
 static void
 s_loop (shoal_actor_t *self)
 {
-    zmq_pollitem_t items[5];
+    zmq_pollitem_t items[6];
     int count = 0;
     items[count++] = (zmq_pollitem_t){ zsock_resolve (self->pipe), 0, ZMQ_POLLIN, 0 };
     items[count++] = (zmq_pollitem_t){ NULL, shoal_transport_udp_fd (self->transport),
@@ -971,6 +977,10 @@ s_loop (shoal_actor_t *self)
         items[count++] =
             (zmq_pollitem_t){ zsock_resolve (shoal_transport_beacons (self->transport)), 0,
                               ZMQ_POLLIN, 0 };
+    int resolver = self->resolver ? count : -1;
+    if (self->resolver)
+        items[count++] =
+            (zmq_pollitem_t){ NULL, shoal_resolver_fd (self->resolver), ZMQ_POLLIN, 0 };
     uint64_t observe_at = s_observe (self, shoal_actor_now (), true);
     while (!self->terminated) {
         uint64_t now = shoal_actor_now ();
@@ -1006,8 +1016,10 @@ s_loop (shoal_actor_t *self)
             s_receive (self, SHOAL_PURPOSE_FRAME);
         if (items[3].revents & ZMQ_POLLIN)
             shoal_status_serve (self, shoal_actor_now ());
-        if (count > 4 && items[4].revents & ZMQ_POLLIN)
+        if (self->beacons && items[4].revents & ZMQ_POLLIN)
             s_receive (self, SHOAL_PURPOSE_BEACON);
+        if (resolver >= 0 && items[resolver].revents & ZMQ_POLLIN)
+            shoal_discovery_resolved (self, shoal_actor_now ());
         now = shoal_actor_now ();
         bool ticked = shoal_peer_next (self->peer) <= now;
         if (ticked) {
@@ -1036,6 +1048,7 @@ s_actor_free (shoal_actor_t *self)
     shoal_unplaced_watch_destroy (&self->unplaced);
     shoal_eventlog_close (&self->events);
     shoal_refusals_destroy (&self->refusals);
+    shoal_resolver_destroy (&self->resolver);
     shoal_peer_destroy (&self->peer);
     shoal_transport_destroy (&self->transport);
     shoal_store_close (&self->store);

@@ -5,9 +5,9 @@
 
 #include "node/node.h"
 
+#include "node/resolver.h"
 #include "node/why.h"
 
-#include <netdb.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -43,55 +43,81 @@ shoal_discovery_publish (shoal_actor_t *self, uint64_t now)
 //  Seeds a join round names in its warnings, at most; the rest are counted.
 #define S_JOIN_WARN_SEEDS 8
 
-//  Resolves seed into the addresses this node can reach (those of its
-//  sockets' family; an IPv6 node reaches both), each "ip:port" or
-//  "[ip]:port", joined through unless it is this node's own. Returns the
-//  number joined through; -1 with the reason in why when the name does not
-//  resolve; 0 when every address is this node's own (or out of its reach,
-//  said in why).
+//  Joins through the addresses a seed resolved to, but this node's own.
+//  Returns how many; 0 when every one is this node's (said in why).
 static int
-s_join_seed (shoal_actor_t *self, uint64_t now, const shoal_option_hostport_t *seed, char *why,
-             size_t why_size)
+s_join_addrs (shoal_actor_t *self, uint64_t now, const shoal_resolver_result_t *result, char *why,
+              size_t why_size)
 {
-    char port[8];
-    snprintf (port, sizeof port, "%u", seed->port);
-    int family = shoal_transport_family (self->transport);
-    struct addrinfo hints = { .ai_socktype = SOCK_DGRAM,
-                              .ai_family = family == AF_INET ? AF_INET : AF_UNSPEC };
-    struct addrinfo *found = NULL;
-    int rc = getaddrinfo (seed->host, port, &hints, &found);
-    if (rc != 0) {
-        //  An IPv6 address given to an IPv4 node resolves to nothing here.
-        if (family == AF_INET && strchr (seed->host, ':'))
-            return shoal_why (why, why_size, "an IPv6 address, and this node is bound to IPv4");
-        return shoal_why (why, why_size, "cannot resolve: %s", gai_strerror (rc));
-    }
     int joined = 0;
-    for (struct addrinfo *at = found; at; at = at->ai_next) {
-        char host[NI_MAXHOST], addr[SHOAL_ADDR_MAX + 1];
-        if (getnameinfo (at->ai_addr, at->ai_addrlen, host, sizeof host, NULL, 0, NI_NUMERICHOST) !=
-                0 ||
-            strlen (host) + 8 > sizeof addr)
-            continue;
-        snprintf (addr, sizeof addr, at->ai_family == AF_INET6 ? "[%s]:%u" : "%s:%u", host,
-                  seed->port);
-        if (strcmp (addr, self->addr) != 0 && shoal_peer_join (self->peer, now, addr) == 0)
+    for (int32_t i = 0; i < result->count; i++)
+        if (strcmp (result->addrs[i], self->addr) != 0 &&
+            shoal_peer_join (self->peer, now, result->addrs[i]) == 0)
             joined++;
-    }
-    freeaddrinfo (found);
     if (!joined)
         shoal_why (why, why_size, "only this node's own address");
     return joined;
 }
 
-//  The seeds, resolved again each round: a DNS name may stand for a set of
-//  nodes that changes (a headless service). Resolving may block the actor
-//  for as long as the resolver takes; it happens only while the node knows
-//  no other member. A round that finds the node still alone warns, seed by
-//  seed, with the reason (a name that does not resolve, or no answer), and
-//  the rounds go on until a seed answers: the first one the elector's
-//  settle time after the start, when a node alone would have led, then
-//  every join interval.
+//  One seed's addresses (or why it has none), joined through; a seed that
+//  does not resolve, or (after the first round) does not answer, is
+//  warned of.
+static void
+s_join_result (shoal_actor_t *self, uint64_t now, const shoal_resolver_result_t *result)
+{
+    const shoal_option_hostport_t *seeds = self->options->join.items;
+    const shoal_option_hostport_t *seed = &seeds[result->seed];
+    char why[160];
+    int joined = result->count < 0 ? -1 : s_join_addrs (self, now, result, why, sizeof why);
+    self->join_round.tried += joined > 0;
+    bool bad = joined < 0 || (joined > 0 && self->join_round.warn);
+    if (!bad)
+        return;
+    if (self->join_round.warned == S_JOIN_WARN_SEEDS) {
+        self->join_round.unwarned++;
+        return;
+    }
+    self->join_round.warned++;
+    bool ipv6 = strchr (seed->host, ':') != NULL;
+    char port[8] = "";
+    if (seed->port)
+        snprintf (port, sizeof port, ":%u", seed->port);
+    shoal_actor_notice (self, "join: seed %s%s%s%s: %s; trying again every %u s", ipv6 ? "[" : "",
+                        seed->host, ipv6 ? "]" : "", port,
+                        joined < 0 ? result->why
+                                   : "no answer (down, unreachable, or holding another key)",
+                        (self->join_interval_ms + 999) / 1000);
+}
+
+//  The round's end: the seeds left unnamed counted; a node whose every
+//  seed is itself is the first of its cluster, and may lead.
+static void
+s_join_done (shoal_actor_t *self, uint64_t now)
+{
+    if (self->join_round.unwarned)
+        shoal_actor_notice (self, "join: %zu more seeds do not answer either",
+                            self->join_round.unwarned);
+    bool quiet = self->join_round.warned == 0 && self->join_round.unwarned == 0;
+    if (self->join_round.tried == 0 && quiet)
+        shoal_peer_election_release (self->peer, now);
+    else if ((self->join_round.warn || !quiet) && shoal_peer_election_held (self->peer) &&
+             !self->join_told_held) {
+        self->join_told_held = true;
+        shoal_actor_notice (self,
+                            "join: no leader until a seed answers (this node does not elect itself "
+                            "leader of a cluster of one; --expect 1 lets it)");
+    }
+}
+
+//  The seeds, looked up again each round (node/resolver.h: in a thread of
+//  its own, so a slow resolver never stalls the node): a DNS name may
+//  stand for a set of nodes that changes (a headless service, an SRV
+//  record). Rounds run only while the node knows no other member: the
+//  first at the start, the next the elector's settle time later, when a
+//  node alone would have led, then every join interval; a round whose
+//  lookups still wait when the next is due goes on, and the next is
+//  skipped. A round that finds the node still alone warns, seed by seed,
+//  with the reason (a name that does not resolve, or no answer).
 void
 shoal_discovery_join (shoal_actor_t *self, uint64_t now)
 {
@@ -104,38 +130,27 @@ shoal_discovery_join (shoal_actor_t *self, uint64_t now)
         self->join_rounds = 0;
         return;
     }
+    if (shoal_resolver_busy (self->resolver))
+        return;
     //  Still alone after a round: no seed answered it.
-    bool warn = self->join_rounds++ > 0;
-    size_t tried = 0, warned = 0, unwarned = 0;
-    const shoal_option_hostport_t *seeds = options->join.items;
-    for (size_t i = 0; i < options->join.count; i++) {
-        const shoal_option_hostport_t *seed = &seeds[i];
-        char why[160];
-        int joined = s_join_seed (self, now, seed, why, sizeof why);
-        tried += joined > 0;
-        bool bad = joined < 0 || (joined > 0 && warn);
-        if (bad && warned == S_JOIN_WARN_SEEDS)
-            unwarned++;
-        else if (bad) {
-            warned++;
-            shoal_actor_notice (
-                self, "join: seed %s%s%s:%u: %s; trying again every %u s",
-                strchr (seed->host, ':') ? "[" : "", seed->host,
-                strchr (seed->host, ':') ? "]" : "", seed->port,
-                joined < 0 ? why : "no answer (down, unreachable, or holding another key)",
-                (self->join_interval_ms + 999) / 1000);
-        }
-    }
-    if (unwarned)
-        shoal_actor_notice (self, "join: %zu more seeds do not answer either", unwarned);
-    //  Every seed is this node: it is the first of its cluster, and may lead.
-    if (tried == 0 && !warned && !unwarned)
-        shoal_peer_election_release (self->peer, now);
-    else if ((warn || warned) && shoal_peer_election_held (self->peer) && !self->join_told_held) {
-        self->join_told_held = true;
-        shoal_actor_notice (self,
-                            "join: no leader until a seed answers (this node does not elect itself "
-                            "leader of a cluster of one; --expect 1 lets it)");
+    self->join_round = (shoal_join_round_t){ .warn = self->join_rounds++ > 0 };
+    char why[160];
+    if (shoal_resolver_start (self->resolver, options->join.items, options->join.count, why,
+                              sizeof why) != 0)
+        shoal_actor_notice (self, "join: %s", why);
+}
+
+void
+shoal_discovery_resolved (shoal_actor_t *self, uint64_t now)
+{
+    shoal_resolver_result_t result;
+    while (shoal_resolver_read (self->resolver, &result) == 1) {
+        if (self->leaving)
+            continue;
+        if (result.done)
+            s_join_done (self, now);
+        else if (result.seed < self->options->join.count)
+            s_join_result (self, now, &result);
     }
 }
 

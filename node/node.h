@@ -29,6 +29,7 @@
 #include "node/options.h"
 #include "peer/peer.h"
 #include "node/refusals.h"
+#include "node/resolver.h"
 #include "node/store.h"
 #include "node/transport.h"
 #include "node/unplaced.h"
@@ -185,6 +186,14 @@ typedef struct {
     uint64_t deadline;
 } shoal_ask_t;
 
+//  A round of the seeds' lookups (discovery.c), as their results come.
+typedef struct {
+    bool warn;       //  the node was alone after the round before too
+    size_t tried;    //  seeds joined through
+    size_t warned;   //  seeds named in a warning
+    size_t unwarned; //  and those past S_JOIN_WARN_SEEDS
+} shoal_join_round_t;
+
 struct _shoal_actor_t {
     shoal_node_t *node;
     const shoal_options_t *options;
@@ -216,8 +225,10 @@ struct _shoal_actor_t {
     bool beacon_leaving;
     uint64_t join_at; //  when the seeds are tried again (0: never tried)
     uint32_t join_interval_ms;
-    uint32_t join_rounds; //  rounds in a row that found the node alone
-    bool join_told_held;  //  that the election waits for a seed
+    uint32_t join_rounds;       //  rounds in a row that found the node alone
+    bool join_told_held;        //  that the election waits for a seed
+    shoal_resolver_t *resolver; //  NULL without seeds
+    shoal_join_round_t join_round;
     //  The lease, as last told to the application.
     bool leased;
     //  Leaving.
@@ -258,6 +269,8 @@ void shoal_actor_leave_check (shoal_actor_t *self);
 void shoal_discovery_publish (shoal_actor_t *self, uint64_t now);
 void shoal_discovery_receive (shoal_actor_t *self, uint64_t now, const shoal_transport_in_t *in);
 void shoal_discovery_join (shoal_actor_t *self, uint64_t now);
+//  The seeds' lookups that came back (the resolver's descriptor is readable).
+void shoal_discovery_resolved (shoal_actor_t *self, uint64_t now);
 
 //  The control endpoint and the status table (status.c): serves the
 //  control endpoint's requests; takes a member's status request or the

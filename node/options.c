@@ -108,8 +108,9 @@ static const s_option_t s_options[] = {
         "broadcasts" },
       INTERFACE (beacon_interface) },
     { { "join", "host:port list", "", "at most 256",
-        "seed addresses to join through, names resolved when joining; while none answers, "
-        "the node warns and does not lead a cluster of one" },
+        "seed addresses to join through, or _service._proto.domain for a DNS SRV record; names "
+        "looked up when joining, off the node's thread; while none answers, the node warns and "
+        "does not lead a cluster of one" },
       LIST (K_ADDRESSES, join, shoal_option_hostport_t, SHOAL_OPTIONS_LIST_MAX) },
     { { "key-file", "path", "", "",
         "file holding the cluster key, as `shoal keygen` prints it; empty: none" },
@@ -454,6 +455,24 @@ s_parse_hostport (const char *key, const char *text, bool optional, shoal_option
     return 0;
 }
 
+//  A seed named by a DNS SRV record (_service._proto.domain, RFC 2782),
+//  which gives its hosts and ports: kept as the name with port 0.
+static int
+s_parse_srv (const char *key, const char *text, shoal_option_hostport_t *out, char *why,
+             size_t why_size)
+{
+    memset (out, 0, sizeof *out);
+    size_t length = strlen (text);
+    const char *dot = strchr (text, '.');
+    if (!s_is_host (text, length) || !dot || dot[1] != '_' || !strchr (dot + 1, '.'))
+        return shoal_why (why, why_size,
+                          "%s: '%s' is neither a host:port nor an SRV name "
+                          "(_service._proto.domain, as _shoal._udp.example.com)",
+                          key, s_quote (text).text);
+    memcpy (out->host, text, length);
+    return 0;
+}
+
 static void
 s_write_hostport (s_writer_t *writer, const shoal_option_hostport_t *hostport)
 {
@@ -774,6 +793,8 @@ static int
 s_parse_item (const s_option_t *option, const char *text, void *item, char *why, size_t why_size)
 {
     const char *key = option->info.key;
+    if (option->kind == K_ADDRESSES && text[0] == '_' && !strchr (text, ':'))
+        return s_parse_srv (key, text, item, why, why_size);
     if (option->kind == K_ADDRESSES)
         return s_parse_hostport (key, text, false, item, why, why_size);
     if (option->kind == K_JOBS)
@@ -798,7 +819,9 @@ s_write_list (s_writer_t *writer, const s_option_t *option, const shoal_option_l
         const void *item = (const char *) list->items + i * option->size;
         if (i > 0)
             s_write (writer, ",");
-        if (option->kind == K_ADDRESSES)
+        if (option->kind == K_ADDRESSES && ((const shoal_option_hostport_t *) item)->port == 0)
+            s_write (writer, "%s", ((const shoal_option_hostport_t *) item)->host); //  SRV
+        else if (option->kind == K_ADDRESSES)
             s_write_hostport (writer, item);
         else if (option->kind == K_LABELS)
             s_write (writer, "%s=%s", ((const shoal_option_label_t *) item)->key,

@@ -508,6 +508,25 @@ list_values_add_items_and_commas_separate_them (void)
     shoal_options_destroy (&options);
 }
 
+//  A seed with no port whose name starts with an underscore is an SRV
+//  record's name (_service._proto.domain): kept with port 0, written back
+//  as given. Anything else with no port is still refused.
+static void
+a_join_item_may_name_an_srv_record (void)
+{
+    shoal_options_t *options = s_new ();
+    s_set (options, "join", "_shoal._udp.example.com, a:1");
+    CHECK_STR (s_get (options, "join"), "_shoal._udp.example.com,a:1");
+    const shoal_option_hostport_t *join = options->join.items;
+    CHECK_STR (join[0].host, "_shoal._udp.example.com");
+    CHECK_EQ (join[0].port, 0);
+    shoal_options_destroy (&options);
+    s_refused ("join", "_shoal.example.com", "nor an SRV name (_service._proto.domain");
+    s_refused ("join", "_shoal._udp", "nor an SRV name");
+    s_refused ("join", "_shoal._udp.exa mple.com", "nor an SRV name");
+    s_refused ("join", "shoal._udp.example.com", "has no port");
+}
+
 static void
 a_label_key_given_twice_is_refused (void)
 {
@@ -1172,6 +1191,7 @@ int
 main (void)
 {
     RUN (defaults_are_the_documented_ones);
+    RUN (a_join_item_may_name_an_srv_record);
     RUN (every_default_in_the_table_parses_and_reads_back_as_written);
     RUN (get_writes_what_set_takes_for_every_option);
     RUN (the_typed_fields_hold_what_was_set);

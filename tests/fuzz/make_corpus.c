@@ -1405,6 +1405,35 @@ s_dictionary (void)
         s_failures++;
 }
 
+//  fuzz_srv: the answer to an SRV query with two targets, one of them
+//  named by a pointer into the question (compression), and near misses:
+//  cut short, a record longer than the answer, an error code.
+static void
+s_srv_seeds (void)
+{
+    static const uint8_t answer[] = {
+        0x12, 0x34, 0x81, 0x80, 0,    1,    0,   2,   0,    0,   0,   0, //  header: 1 question, 2
+                                                                         //  answers
+        6,    '_',  's',  'h',  'o',  'a',  'l', 4,   '_',  'u', 'd', 'p', 4,   't',
+        'e',  's',  't',  0,                                              //
+        0,    33,   0,    1,                                              //
+        0xc0, 12,   0,    33,   0,    1,    0,   0,   0,    5,   0,   14, //  SRV, IN, ttl 5, 14
+                                                                          //  bytes
+        0,    1,    0,    5,    0x1f, 0x0a, 1,   'a', 4,    't', 'e', 's', 't', 0, //  a.test:7946
+        0xc0, 12,   0,    33,   0,    1,    0,   0,   0,    5,   0,   10,          //  SRV, 10 bytes
+        0,    2,    0,    5,    0x1f, 0x0b, 1,   'b', 0xc0, 24, //  b.test (pointer to "test"):7947
+    };
+    s_write ("fuzz_srv", "two-targets", answer, sizeof answer);
+    s_write ("fuzz_srv", "cut-short", answer, sizeof answer - 7);
+    uint8_t patched[sizeof answer];
+    memcpy (patched, answer, sizeof answer);
+    patched[3] = 0x83; //  NXDOMAIN
+    s_write ("fuzz_srv", "name-error", patched, sizeof patched);
+    memcpy (patched, answer, sizeof answer);
+    patched[45] = 0xff; //  the first record claims 255 bytes
+    s_write ("fuzz_srv", "record-too-long", patched, sizeof patched);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -1421,6 +1450,7 @@ main (int argc, char *argv[])
     s_dense_seeds ();
     s_open_seeds ();
     s_key_seeds ();
+    s_srv_seeds ();
     s_reader_seeds ();
     s_membership_seeds ();
     s_elector_seeds ();
