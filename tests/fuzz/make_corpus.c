@@ -1411,17 +1411,17 @@ s_dictionary (void)
 static void
 s_srv_seeds (void)
 {
+    //  The header (1 question, 2 answers); the question; an SRV record of
+    //  14 bytes, a.test:7946; one of 10, b.test:7947, "test" a pointer.
     static const uint8_t answer[] = {
-        0x12, 0x34, 0x81, 0x80, 0,    1,    0,   2,   0,    0,   0,   0, //  header: 1 question, 2
-                                                                         //  answers
+        0x12, 0x34, 0x81, 0x80, 0,    1,    0,   2,   0,    0,   0,   0, //
         6,    '_',  's',  'h',  'o',  'a',  'l', 4,   '_',  'u', 'd', 'p', 4,   't',
-        'e',  's',  't',  0,                                              //
-        0,    33,   0,    1,                                              //
-        0xc0, 12,   0,    33,   0,    1,    0,   0,   0,    5,   0,   14, //  SRV, IN, ttl 5, 14
-                                                                          //  bytes
-        0,    1,    0,    5,    0x1f, 0x0a, 1,   'a', 4,    't', 'e', 's', 't', 0, //  a.test:7946
-        0xc0, 12,   0,    33,   0,    1,    0,   0,   0,    5,   0,   10,          //  SRV, 10 bytes
-        0,    2,    0,    5,    0x1f, 0x0b, 1,   'b', 0xc0, 24, //  b.test (pointer to "test"):7947
+        'e',  's',  't',  0,                                                       //
+        0,    33,   0,    1,                                                       //
+        0xc0, 12,   0,    33,   0,    1,    0,   0,   0,    5,   0,   14,          //
+        0,    1,    0,    5,    0x1f, 0x0a, 1,   'a', 4,    't', 'e', 's', 't', 0, //
+        0xc0, 12,   0,    33,   0,    1,    0,   0,   0,    5,   0,   10,          //
+        0,    2,    0,    5,    0x1f, 0x0b, 1,   'b', 0xc0, 24,                    //
     };
     s_write ("fuzz_srv", "two-targets", answer, sizeof answer);
     s_write ("fuzz_srv", "cut-short", answer, sizeof answer - 7);
