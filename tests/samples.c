@@ -295,3 +295,14 @@ shoal_sample_describe (int type)
             return s_descriptions[i].description;
     return NULL;
 }
+
+const uint8_t shoal_sample_srv_answer[SHOAL_SAMPLE_SRV_SIZE] = {
+    0x12, 0x34, 0x81, 0x80, 0,    1,    0,   2,   0,    0,   0,   0, //
+    6,    '_',  's',  'h',  'o',  'a',  'l', 4,   '_',  'u', 'd', 'p', 4,   't',
+    'e',  's',  't',  0,                                                       //
+    0,    33,   0,    1,                                                       //
+    0xc0, 12,   0,    33,   0,    1,    0,   0,   0,    5,   0,   14,          //
+    0,    1,    0,    5,    0x1f, 0x0a, 1,   'a', 4,    't', 'e', 's', 't', 0, //
+    0xc0, 12,   0,    33,   0,    1,    0,   0,   0,    5,   0,   10,          //
+    0,    2,    0,    5,    0x1f, 0x0b, 1,   'b', 0xc0, 24,                    //
+};

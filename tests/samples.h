@@ -27,4 +27,13 @@ shoal_id_t shoal_sample_id (uint8_t fill);
 //  the rest zero, so id.bytes[0] - 1 gives the index back.
 shoal_id_t shoal_sample_index_id (int index);
 
+//  The answer to an SRV query for _shoal._udp.test (node/resolver.h): the
+//  header (1 question, 2 answers); the question; an SRV record of 14 bytes,
+//  a.test:7946 at priority 1; one of 10, b.test:7947 at priority 2, its
+//  "test" a pointer into the question. The first record's length is the
+//  byte at SHOAL_SAMPLE_SRV_LENGTH_AT.
+#define SHOAL_SAMPLE_SRV_SIZE      82
+#define SHOAL_SAMPLE_SRV_LENGTH_AT 45
+extern const uint8_t shoal_sample_srv_answer[SHOAL_SAMPLE_SRV_SIZE];
+
 #endif

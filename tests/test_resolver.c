@@ -7,6 +7,7 @@
 */
 
 #include "node/resolver.h"
+#include "tests/samples.h"
 #include "tests/test.h"
 
 #include <arpa/inet.h>
@@ -14,32 +15,21 @@
 #include <string.h>
 #include <sys/socket.h>
 
-//  An answer to an SRV query for _shoal._udp.test: a.test:7946 at
-//  priority 1, then b.test:7947 (its domain a pointer into the question).
-static const uint8_t s_answer[] = {
-    0x12, 0x34, 0x81, 0x80, 0,    1,    0,   2,   0,    0,   0,   0, //
-    6,    '_',  's',  'h',  'o',  'a',  'l', 4,   '_',  'u', 'd', 'p', 4,   't',
-    'e',  's',  't',  0,                                                       //
-    0,    33,   0,    1,                                                       //
-    0xc0, 12,   0,    33,   0,    1,    0,   0,   0,    5,   0,   14,          //
-    0,    1,    0,    5,    0x1f, 0x0a, 1,   'a', 4,    't', 'e', 's', 't', 0, //
-    0xc0, 12,   0,    33,   0,    1,    0,   0,   0,    5,   0,   10,          //
-    0,    2,    0,    5,    0x1f, 0x0b, 1,   'b', 0xc0, 24,                    //
-};
+static const uint8_t *s_answer = shoal_sample_srv_answer;
 
 static void
 an_srv_answer_gives_its_targets (void)
 {
     shoal_srv_target_t targets[4];
     char why[120] = "";
-    CHECK_EQ (shoal_srv_parse (s_answer, sizeof s_answer, targets, 4, why, sizeof why), 2);
+    CHECK_EQ (shoal_srv_parse (s_answer, SHOAL_SAMPLE_SRV_SIZE, targets, 4, why, sizeof why), 2);
     CHECK_STR (targets[0].target, "a.test");
     CHECK_EQ (targets[0].port, 7946);
     CHECK_EQ (targets[0].priority, 1);
     CHECK_STR (targets[1].target, "b.test");
     CHECK_EQ (targets[1].port, 7947);
     //  At most max.
-    CHECK_EQ (shoal_srv_parse (s_answer, sizeof s_answer, targets, 1, why, sizeof why), 1);
+    CHECK_EQ (shoal_srv_parse (s_answer, SHOAL_SAMPLE_SRV_SIZE, targets, 1, why, sizeof why), 1);
 }
 
 //  Every answer cut short is refused with a reason, never read past.
@@ -47,7 +37,7 @@ static void
 a_malformed_answer_is_refused_with_a_reason (void)
 {
     shoal_srv_target_t targets[4];
-    for (size_t size = 0; size < sizeof s_answer; size++) {
+    for (size_t size = 0; size < SHOAL_SAMPLE_SRV_SIZE; size++) {
         char why[120] = "";
         int found = shoal_srv_parse (s_answer, size, targets, 4, why, sizeof why);
         //  Cut after a whole first record, the answer still holds it.
@@ -56,14 +46,14 @@ a_malformed_answer_is_refused_with_a_reason (void)
         CHECK (why[0] != '\0');
     }
     CHECK_EQ (shoal_srv_parse (s_answer, 20, targets, 4, (char[120]){ 0 }, 120), -1);
-    uint8_t patched[sizeof s_answer];
+    uint8_t patched[SHOAL_SAMPLE_SRV_SIZE];
     memcpy (patched, s_answer, sizeof patched);
     patched[3] = 0x83; //  NXDOMAIN
     char why[120] = "";
     CHECK_EQ (shoal_srv_parse (patched, sizeof patched, targets, 4, why, sizeof why), -1);
     CHECK_CONTAINS (why, "error 3");
     memcpy (patched, s_answer, sizeof patched);
-    patched[45] = 0xff; //  a record longer than the answer
+    patched[SHOAL_SAMPLE_SRV_LENGTH_AT] = 0xff; //  a record longer than the answer
     CHECK_EQ (shoal_srv_parse (patched, sizeof patched, targets, 4, why, sizeof why), -1);
     CHECK_CONTAINS (why, "longer than its answer");
 }

@@ -1411,26 +1411,15 @@ s_dictionary (void)
 static void
 s_srv_seeds (void)
 {
-    //  The header (1 question, 2 answers); the question; an SRV record of
-    //  14 bytes, a.test:7946; one of 10, b.test:7947, "test" a pointer.
-    static const uint8_t answer[] = {
-        0x12, 0x34, 0x81, 0x80, 0,    1,    0,   2,   0,    0,   0,   0, //
-        6,    '_',  's',  'h',  'o',  'a',  'l', 4,   '_',  'u', 'd', 'p', 4,   't',
-        'e',  's',  't',  0,                                                       //
-        0,    33,   0,    1,                                                       //
-        0xc0, 12,   0,    33,   0,    1,    0,   0,   0,    5,   0,   14,          //
-        0,    1,    0,    5,    0x1f, 0x0a, 1,   'a', 4,    't', 'e', 's', 't', 0, //
-        0xc0, 12,   0,    33,   0,    1,    0,   0,   0,    5,   0,   10,          //
-        0,    2,    0,    5,    0x1f, 0x0b, 1,   'b', 0xc0, 24,                    //
-    };
-    s_write ("fuzz_srv", "two-targets", answer, sizeof answer);
-    s_write ("fuzz_srv", "cut-short", answer, sizeof answer - 7);
-    uint8_t patched[sizeof answer];
-    memcpy (patched, answer, sizeof answer);
+    const uint8_t *answer = shoal_sample_srv_answer;
+    s_write ("fuzz_srv", "two-targets", answer, SHOAL_SAMPLE_SRV_SIZE);
+    s_write ("fuzz_srv", "cut-short", answer, SHOAL_SAMPLE_SRV_SIZE - 7);
+    uint8_t patched[SHOAL_SAMPLE_SRV_SIZE];
+    memcpy (patched, answer, sizeof patched);
     patched[3] = 0x83; //  NXDOMAIN
     s_write ("fuzz_srv", "name-error", patched, sizeof patched);
-    memcpy (patched, answer, sizeof answer);
-    patched[45] = 0xff; //  the first record claims 255 bytes
+    memcpy (patched, answer, sizeof patched);
+    patched[SHOAL_SAMPLE_SRV_LENGTH_AT] = 0xff; //  the first record claims 255 bytes
     s_write ("fuzz_srv", "record-too-long", patched, sizeof patched);
 }
 
