@@ -150,26 +150,24 @@ s_mono_ms (void)
     return (uint64_t) now.tv_sec * 1000 + (uint64_t) now.tv_nsec / 1000000;
 }
 
-//  The answer of /healthz or /readyz (under the lock), into text: true
-//  when it is 200.
-static bool
-s_probe (const shoal_metrics_t *self, bool ready, char *text, size_t size)
+bool
+shoal_metrics_probe (bool ready, bool published, uint64_t age_ms, const char *unready, char *text,
+                     size_t size)
 {
-    if (!self->page) {
-        snprintf (text, size, "not %s: the node is starting\n", ready ? "ready" : "healthy");
+    const char *what = ready ? "ready" : "healthy";
+    if (!published) {
+        snprintf (text, size, "not %s: the node is starting\n", what);
         return false;
     }
-    uint64_t age = s_mono_ms () - self->published_ms;
-    if (age > SHOAL_METRICS_STALE_MS) {
+    if (age_ms > SHOAL_METRICS_STALE_MS) {
         snprintf (text, size,
                   "not %s: the node's thread has published nothing for %.1f s (the bound is "
                   "%d s): it is stuck\n",
-                  ready ? "ready" : "healthy", (double) age / 1000.0,
-                  SHOAL_METRICS_STALE_MS / 1000);
+                  what, (double) age_ms / 1000.0, SHOAL_METRICS_STALE_MS / 1000);
         return false;
     }
-    if (ready && self->unready[0]) {
-        snprintf (text, size, "not ready: %s\n", self->unready);
+    if (ready && unready[0]) {
+        snprintf (text, size, "not ready: %s\n", unready);
         return false;
     }
     snprintf (text, size, "ok\n");
@@ -200,7 +198,9 @@ s_serve (shoal_metrics_t *self, int path, unsigned int *status)
                               : s_response_text ("the node is starting\n");
     } else {
         char text[S_PROBE_TEXT + 128];
-        bool ok = s_probe (self, path == 3, text, sizeof text);
+        bool ok =
+            shoal_metrics_probe (path == 3, self->page != NULL, s_mono_ms () - self->published_ms,
+                                 self->unready, text, sizeof text);
         *status = ok ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE;
         response = s_mhd.create_response_from_buffer (strlen (text), text, MHD_RESPMEM_MUST_COPY);
     }

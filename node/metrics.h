@@ -78,6 +78,13 @@ typedef struct {
     uint32_t seeds; //  seeds given
 } shoal_metrics_sources_t;
 
+//  The answer of GET /readyz (ready true) or /healthz (false), into text
+//  (one line): true for 200, false for 503. published: a page was;
+//  age_ms: how long ago; unready: why the node was not ready then ("":
+//  it was). The server's rule, on its thread; here for tests.
+bool shoal_metrics_probe (bool ready, bool published, uint64_t age_ms, const char *unready,
+                          char *text, size_t size);
+
 //  Follows the leader's handoff: what it published since the last call.
 //  Call after every input to the peer (a self-message is one), so that a
 //  version that takes a task's active role away and the next one that

@@ -11,6 +11,7 @@
     refreshed a little after what changes, so checks of what it says wait
     until it says it.
 */
+#include "node/metrics.h"
 #include "shoal.h"
 #include "tests/test.h"
 
@@ -737,6 +738,30 @@ a_reported_exit_counts_a_child_restart (void)
     CHECK (s_wait_for (s_restart_counted));
 }
 
+//  The rule of the probes' answers: a page too old fails both, whatever
+//  it said; a fresh one passes /healthz, and /readyz when the node was
+//  ready.
+static void
+the_probes_fail_when_the_node_stops_publishing (void)
+{
+    char text[256];
+    CHECK (!shoal_metrics_probe (false, false, 0, "", text, sizeof text));
+    CHECK_EQ (strcmp (text, "not healthy: the node is starting\n"), 0);
+    CHECK (
+        shoal_metrics_probe (false, true, SHOAL_METRICS_STALE_MS, "no leader", text, sizeof text));
+    CHECK_EQ (strcmp (text, "ok\n"), 0);
+    CHECK (
+        !shoal_metrics_probe (false, true, SHOAL_METRICS_STALE_MS + 1200, "", text, sizeof text));
+    CHECK_CONTAINS (text, "not healthy: the node's thread has published nothing for 6.2 s");
+    CHECK (!shoal_metrics_probe (true, true, SHOAL_METRICS_STALE_MS + 1200, "", text, sizeof text));
+    CHECK_CONTAINS (text, "not ready: the node's thread has published nothing");
+    CHECK (!shoal_metrics_probe (true, true, 10, "no leader known (election running, term 3)", text,
+                                 sizeof text));
+    CHECK_EQ (strcmp (text, "not ready: no leader known (election running, term 3)\n"), 0);
+    CHECK (shoal_metrics_probe (true, true, 10, "", text, sizeof text));
+    CHECK_EQ (strcmp (text, "ok\n"), 0);
+}
+
 //  n0 runs and is ready: it leads, acting, and holds its lease.
 static void
 the_probes_say_the_leader_runs_and_is_ready (void)
@@ -979,6 +1004,7 @@ main (void)
     s_metrics_port = s_free_port ();
     s_other_port = s_free_port ();
     RUN (a_node_does_not_start_where_it_cannot_serve_or_log);
+    RUN (the_probes_fail_when_the_node_stops_publishing);
     RUN (a_node_is_ready_once_it_joined_and_a_leader_is_known);
     RUN (three_nodes_follow_the_first);
     RUN (a_submitted_job_runs);
