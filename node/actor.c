@@ -957,7 +957,7 @@ s_observe (shoal_actor_t *self, uint64_t now, bool changed)
                                         .id = self->id,
                                         .leaving = self->leaving,
                                         .alone = self->options->join.count == 0 ||
-                                                 self->options->expect == 1,
+                                                 self->options->expect == 1 || self->join_self,
                                         .seeds = (uint32_t) self->options->join.count };
     return shoal_metrics_update (self->metrics, now, &sources, changed);
 }

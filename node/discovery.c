@@ -129,9 +129,10 @@ shoal_discovery_join (shoal_actor_t *self, uint64_t now)
     if (unwarned)
         shoal_actor_notice (self, "join: %zu more seeds do not answer either", unwarned);
     //  Every seed is this node: it is the first of its cluster, and may lead.
-    if (tried == 0 && !warned && !unwarned)
+    if (tried == 0 && !warned && !unwarned) {
+        self->join_self = true;
         shoal_peer_election_release (self->peer, now);
-    else if ((warn || warned) && shoal_peer_election_held (self->peer) && !self->join_told_held) {
+    } else if ((warn || warned) && shoal_peer_election_held (self->peer) && !self->join_told_held) {
         self->join_told_held = true;
         shoal_actor_notice (self,
                             "join: no leader until a seed answers (this node does not elect itself "

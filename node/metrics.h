@@ -74,7 +74,7 @@ typedef struct {
     //  For the readiness:
     shoal_id_t id;  //  this node's
     bool leaving;   //  a leave started
-    bool alone;     //  alone by design: no seeds given, or expect 1
+    bool alone;     //  alone by design: no seeds, expect 1, or every seed is this node
     uint32_t seeds; //  seeds given
 } shoal_metrics_sources_t;
 

@@ -218,6 +218,7 @@ struct _shoal_actor_t {
     uint32_t join_interval_ms;
     uint32_t join_rounds; //  rounds in a row that found the node alone
     bool join_told_held;  //  that the election waits for a seed
+    bool join_self;       //  every seed is this node: it is the first of its cluster
     //  The lease, as last told to the application.
     bool leased;
     //  Leaving.

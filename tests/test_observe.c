@@ -601,6 +601,16 @@ a_node_is_ready_once_it_joined_and_a_leader_is_known (void)
     CHECK (s_probe_wait ("/healthz", 200, "ok\n"));
     shoal_node_destroy (&s_members[4].node);
 
+    //  A node whose only seed is itself is the first of its cluster: alone
+    //  by design, it leads and is ready.
+    char bind[32];
+    snprintf (bind, sizeof bind, "127.0.0.1:%u", s_free_port ());
+    const char *const first[] = { "metrics", metrics, "bind", bind, "join", bind, NULL };
+    s_members[4].node = s_node ("first", NULL, first, why, sizeof why);
+    CHECK (s_members[4].node != NULL);
+    CHECK (s_probe_wait ("/readyz", 200, "ok\n"));
+    shoal_node_destroy (&s_members[4].node);
+
     const char *const lonely[] = { "metrics", metrics, "expect", "2", NULL };
     s_members[3].node = s_node ("lonely", NULL, lonely, why, sizeof why);
     CHECK (s_members[3].node != NULL);
