@@ -11,18 +11,23 @@
     refreshed a little after what changes, so checks of what it says wait
     until it says it.
 */
+#define _GNU_SOURCE //  F_SETPIPE_SZ
 #include "node/metrics.h"
 #include "shoal.h"
 #include "tests/test.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,6 +49,7 @@ static char s_scratch[] = "/tmp/shoal-test-observe-XXXXXX";
 static char s_events[128]; //  n0's event log
 static uint16_t s_metrics_port;
 static uint16_t s_other_port; //  of the other nodes that serve metrics
+static int s_drained = -1;    //  a pipe read empty at every pump (-1: none)
 static const char *s_job = "observed";
 
 static uint64_t
@@ -165,6 +171,9 @@ s_pump (uint64_t ms)
 {
     uint64_t until = s_clock_ms () + ms;
     while (s_clock_ms () < until) {
+        char sink[4096];
+        while (s_drained >= 0 && read (s_drained, sink, sizeof sink) > 0)
+            ;
         struct pollfd fds[NODES_MAX];
         int index[NODES_MAX], count = 0;
         for (int n = 0; n < NODES_MAX; n++)
@@ -974,6 +983,62 @@ a_lag_not_reported_yet_is_counted_not_infinite (void)
     shoal_node_destroy (&member->node);
 }
 
+//  A node whose thread is stuck fails /healthz, and passes it again once
+//  it runs. Stuck for real: its event log is a pipe that nobody reads, so
+//  its thread blocks in write () at its next line (a member who came).
+static void
+a_node_whose_thread_is_stuck_is_not_healthy (void)
+{
+    char why[256] = "", metrics[32], fifo[160];
+    snprintf (metrics, sizeof metrics, "127.0.0.1:%u", s_other_port);
+    snprintf (fifo, sizeof fifo, "%s/stuck.fifo", s_scratch);
+    CHECK_EQ (mkfifo (fifo, 0600), 0);
+    int reader = open (fifo, O_RDONLY | O_NONBLOCK);
+    CHECK (reader >= 0);
+    if (reader < 0)
+        return;
+    fcntl (reader, F_SETPIPE_SZ, 4096); //  the least: filled at once
+    s_drained = reader;
+    const char *const stuck[] = { "metrics", metrics, "events", fifo, NULL };
+    s_members[3].node = s_node ("stuck", NULL, stuck, why, sizeof why);
+    CHECK (s_members[3].node != NULL);
+    if (!s_members[3].node) {
+        close (reader);
+        return;
+    }
+    shoal_node_port (s_members[3].node, &s_members[3].port);
+    CHECK (s_probe_wait ("/readyz", 200, "ok\n"));
+
+    //  The pipe filled up, then a member comes.
+    s_drained = -1;
+    int writer = open (fifo, O_WRONLY | O_NONBLOCK);
+    CHECK (writer >= 0);
+    char filler[512];
+    memset (filler, 'x', sizeof filler);
+    while (writer >= 0 && write (writer, filler, sizeof filler) > 0)
+        ;
+    CHECK_EQ (errno, EAGAIN);
+    if (writer >= 0)
+        close (writer);
+    s_members[4].node = s_node ("visitor", &s_members[3], NULL, why, sizeof why);
+    CHECK (s_members[4].node != NULL);
+    CHECK (s_probe_wait ("/healthz", 503, "not healthy: the node's thread has published nothing"));
+    CHECK_CONTAINS (s_probe_answer.body, "it is stuck");
+    CHECK (s_one_line (s_probe_answer.body));
+    CHECK (s_probe_wait ("/readyz", 503, "not ready: the node's thread has published nothing"));
+    CHECK (s_probe_wait ("/metrics", 200, "shoal_build_info"));
+
+    //  Read, the pipe lets the thread run again.
+    s_drained = reader;
+    CHECK (s_probe_wait ("/healthz", 200, "ok\n"));
+    //  Closed, the pipe refuses the lines: the node runs on, and stops.
+    s_drained = -1;
+    signal (SIGPIPE, SIG_IGN);
+    close (reader);
+    shoal_node_destroy (&s_members[4].node);
+    shoal_node_destroy (&s_members[3].node);
+}
+
 static bool
 s_notice_came (void)
 {
@@ -1016,6 +1081,7 @@ main (void)
     RUN (a_node_does_not_start_where_it_cannot_serve_or_log);
     RUN (the_probes_fail_when_the_node_stops_publishing);
     RUN (a_node_is_ready_once_it_joined_and_a_leader_is_known);
+    RUN (a_node_whose_thread_is_stuck_is_not_healthy);
     RUN (three_nodes_follow_the_first);
     RUN (a_submitted_job_runs);
     RUN (the_metrics_page_tells_members_leader_tasks_and_messages);
