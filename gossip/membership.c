@@ -116,6 +116,7 @@ typedef struct {
     uint32_t slot;
     shoal_id_t target;
     uint32_t seq;
+    uint64_t sent_ms;    //  the direct PING
     uint64_t timeout_ms; //  ask others from here
     uint64_t end_ms;     //  the verdict
     uint32_t relay_count;
@@ -225,6 +226,7 @@ struct _shoal_membership_t {
     size_t retired_capacity;
 
     shoal_membership_stats_t stats;
+    shoal_membership_rtt_t rtt;
 };
 
 //  ---------------------------------------------------------------------
@@ -941,6 +943,24 @@ s_pick (shoal_membership_t *self, uint32_t states, const shoal_id_t *except, uin
 }
 
 //  ---------------------------------------------------------------------
+//  Round-trip times
+
+const uint32_t shoal_membership_rtt_bounds_ms[SHOAL_MEMBERSHIP_RTT_BUCKETS] = { 1,   2,    5,   10,
+                                                                                25,  50,   100, 250,
+                                                                                500, 1000, 2500 };
+
+static void
+s_rtt_observe (shoal_membership_rtt_t *rtt, uint64_t ms)
+{
+    size_t bucket = 0;
+    while (bucket < SHOAL_MEMBERSHIP_RTT_BUCKETS && ms > shoal_membership_rtt_bounds_ms[bucket])
+        bucket++;
+    rtt->buckets[bucket]++;
+    rtt->count++;
+    rtt->sum_ms += ms;
+}
+
+//  ---------------------------------------------------------------------
 //  Local health (Lifeguard's awareness)
 
 static void
@@ -1639,6 +1659,7 @@ s_probe_begin (shoal_membership_t *self, uint64_t now, uint32_t slot, uint64_t e
         .slot = slot,
         .target = self->members[slot].id,
         .seq = s_next_seq (self),
+        .sent_ms = now,
         .timeout_ms = now + s_scaled (self, self->config.probe_timeout_ms),
         .end_ms = end,
     };
@@ -1874,7 +1895,7 @@ s_on_ping (shoal_membership_t *self, uint64_t now, const s_incoming_t *in, const
 }
 
 static void
-s_on_ack (shoal_membership_t *self, const s_incoming_t *in, const shoal_ack_t *ack)
+s_on_ack (shoal_membership_t *self, uint64_t now, const s_incoming_t *in, const shoal_ack_t *ack)
 {
     bool matched = false, contacted = false;
     s_probe_t *probe = &self->probe;
@@ -1882,6 +1903,8 @@ s_on_ack (shoal_membership_t *self, const s_incoming_t *in, const shoal_ack_t *a
         (shoal_id_equal (&in->sender, &probe->target) || s_probe_relay (probe, &in->sender) >= 0)) {
         probe->acked = true;
         s_health_add (self, -1);
+        if (shoal_id_equal (&in->sender, &probe->target))
+            s_rtt_observe (&self->rtt, now - probe->sent_ms);
         matched = true;
     }
     for (size_t i = 0; i < SHOAL_MEMBERSHIP_RELAYS_MAX; i++) {
@@ -2030,7 +2053,7 @@ s_receive (shoal_membership_t *self, uint64_t now, const shoal_envelope_t *envel
         return 0;
     case SHOAL_MSG_ACK:
         s_apply_all (self, now, msg->u.ack.updates, msg->u.ack.update_count);
-        s_on_ack (self, &in, &msg->u.ack);
+        s_on_ack (self, now, &in, &msg->u.ack);
         return 0;
     case SHOAL_MSG_NACK:
         s_apply_all (self, now, msg->u.ack.updates, msg->u.ack.update_count);
@@ -2620,6 +2643,12 @@ shoal_membership_stats (const shoal_membership_t *self, shoal_membership_stats_t
     *stats = self->stats;
 }
 
+void
+shoal_membership_rtt (const shoal_membership_t *self, shoal_membership_rtt_t *rtt)
+{
+    *rtt = self->rtt;
+}
+
 //  ---------------------------------------------------------------------
 //  Invariants (debug)
 
@@ -2663,6 +2692,11 @@ shoal_membership_check (const shoal_membership_t *self, const char **reason)
     for (int state = 0; state <= SHOAL_MEMBER_LEFT; state++)
         if (states[state] != self->state_count[state])
             return shoal_check_broken (reason, "membership: a count per state is not true");
+    uint64_t observed = 0;
+    for (size_t bucket = 0; bucket <= SHOAL_MEMBERSHIP_RTT_BUCKETS; bucket++)
+        observed += self->rtt.buckets[bucket];
+    if (observed != self->rtt.count)
+        return shoal_check_broken (reason, "membership: round trips counted are not the buckets'");
     return 0;
 }
 

@@ -348,6 +348,21 @@ int shoal_membership_digest (const shoal_membership_t *self, uint32_t bucket_cou
 
 void shoal_membership_stats (const shoal_membership_t *self, shoal_membership_stats_t *stats);
 
+//  Round-trip times of probes: for each probe whose target ACKs it
+//  directly, the time from the PING to that ACK, by the now_ms of the two
+//  inputs (so to the caller's millisecond; an ACK relayed by a PING-REQ is
+//  not counted, its time is two round trips). A histogram whose buckets
+//  have the upper bounds below (inclusive), one more above the last.
+#define SHOAL_MEMBERSHIP_RTT_BUCKETS 11
+extern const uint32_t shoal_membership_rtt_bounds_ms[SHOAL_MEMBERSHIP_RTT_BUCKETS];
+typedef struct {
+    uint64_t buckets[SHOAL_MEMBERSHIP_RTT_BUCKETS + 1]; //  each its own, not cumulative
+    uint64_t count;
+    uint64_t sum_ms;
+} shoal_membership_rtt_t;
+
+void shoal_membership_rtt (const shoal_membership_t *self, shoal_membership_rtt_t *rtt);
+
 //  Debug: checks the membership's own invariants: the dense list and the
 //  slots agree, the counts per state are true, every member used has its
 //  meta, and every running suspicion points back at its member. Returns 0,

@@ -338,6 +338,7 @@ static void
 s_leader_event (void *arg, const shoal_elector_event_t *event)
 {
     shoal_actor_t *self = arg;
+    shoal_metrics_leader (self->metrics, event);
     shoal_eventlog_leader (
         self->events, event,
         shoal_elector_acting (shoal_peer_elector (self->peer), shoal_actor_now ()));
@@ -957,7 +958,12 @@ s_observe (shoal_actor_t *self, uint64_t now, bool changed)
                                         .transport = self->transport,
                                         .leased = self->leased,
                                         .event_write_failures = failures,
-                                        .unplaced = self->unplaced };
+                                        .unplaced = self->unplaced,
+                                        .id = self->id,
+                                        .leaving = self->leaving,
+                                        .alone = self->options->join.count == 0 ||
+                                                 self->options->expect == 1 || self->join_self,
+                                        .seeds = (uint32_t) self->options->join.count };
     return shoal_metrics_update (self->metrics, now, &sources, changed);
 }
 

@@ -75,6 +75,8 @@ s_report_exit (shoal_actor_t *self, shoal_call_t *call)
     if (call->rc != 0)
         snprintf (call->why, sizeof call->why,
                   "task %s: the node does not hold it, or the error is not UTF-8 text", exit->task);
+    else
+        shoal_metrics_exit (self->metrics, exit->restarts);
     shoal_actor_deliver (self, now);
 }
 

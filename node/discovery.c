@@ -98,10 +98,11 @@ s_join_done (shoal_actor_t *self, uint64_t now)
         shoal_actor_notice (self, "join: %zu more seeds do not answer either",
                             self->join_round.unwarned);
     bool quiet = self->join_round.warned == 0 && self->join_round.unwarned == 0;
-    if (self->join_round.tried == 0 && quiet)
+    if (self->join_round.tried == 0 && quiet) {
+        self->join_self = true;
         shoal_peer_election_release (self->peer, now);
-    else if ((self->join_round.warn || !quiet) && shoal_peer_election_held (self->peer) &&
-             !self->join_told_held) {
+    } else if ((self->join_round.warn || !quiet) && shoal_peer_election_held (self->peer) &&
+               !self->join_told_held) {
         self->join_told_held = true;
         shoal_actor_notice (self,
                             "join: no leader until a seed answers (this node does not elect itself "

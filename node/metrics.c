@@ -8,8 +8,10 @@
 */
 
 #include "node/metrics.h"
+#include "node/process.h"
 #include "node/unplaced.h"
 #include "node/why.h"
+#include "shoal.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 //  The server's bounds: connections at once, from one address, how long
@@ -48,12 +51,19 @@ typedef struct {
     uint64_t revoked_ms;
 } s_handoff_task_t;
 
+//  The longest answer of /healthz and /readyz, newline included.
+#define S_PROBE_TEXT 240
+
 struct _shoal_metrics_t {
     struct MHD_Daemon *daemon;
-    //  The last page published, under lock: the server's only input.
+    //  The last page published, under lock, with when (this file's clock)
+    //  and why the node was not ready then ("": ready): the server's only
+    //  input.
     pthread_mutex_t lock;
     char *page;
     size_t page_size;
+    uint64_t published_ms;
+    char unready[S_PROBE_TEXT];
 
     //  The rest is the actor's.
     uint64_t moves[SHOAL_TASKS_STOP + 1]; //  by command type
@@ -66,6 +76,10 @@ struct _shoal_metrics_t {
     uint64_t handoff_version;
     s_handoff_task_t *handoff_tasks; //  sorted by task
     size_t handoff_task_count;
+    uint64_t leader_changes;
+    shoal_id_t leader; //  of the last leader event (all zero: none yet)
+    uint64_t leader_term;
+    uint64_t child_restarts;
     bool changed; //  since the last page
     bool rendered;
     uint64_t rendered_ms;
@@ -126,9 +140,82 @@ s_response_text (const char *text)
     return s_mhd.create_response_from_buffer (strlen (text), (void *) text, MHD_RESPMEM_PERSISTENT);
 }
 
-//  Every request: the page for GET /metrics, an error for anything else.
-//  A request with a body is answered at its first call, before the body:
-//  nothing here reads one.
+//  The monotonic clock, in milliseconds: both threads read it here, the
+//  actor's to stamp a publication, the server's to age it.
+static uint64_t
+s_mono_ms (void)
+{
+    struct timespec now;
+    clock_gettime (CLOCK_MONOTONIC, &now);
+    return (uint64_t) now.tv_sec * 1000 + (uint64_t) now.tv_nsec / 1000000;
+}
+
+bool
+shoal_metrics_probe (bool ready, bool published, uint64_t age_ms, const char *unready, char *text,
+                     size_t size)
+{
+    const char *what = ready ? "ready" : "healthy";
+    if (!published) {
+        snprintf (text, size, "not %s: the node is starting\n", what);
+        return false;
+    }
+    if (age_ms > SHOAL_METRICS_STALE_MS) {
+        snprintf (text, size,
+                  "not %s: the node's thread has published nothing for %.1f s (the bound is "
+                  "%d s): it is stuck\n",
+                  what, (double) age_ms / 1000.0, SHOAL_METRICS_STALE_MS / 1000);
+        return false;
+    }
+    if (ready && unready[0]) {
+        snprintf (text, size, "not ready: %s\n", unready);
+        return false;
+    }
+    snprintf (text, size, "ok\n");
+    return true;
+}
+
+//  What a path serves: 0 none, 1 the page, 2 /healthz, 3 /readyz.
+static int
+s_path (const char *url)
+{
+    static const char *const paths[] = { "/metrics", "/healthz", "/readyz" };
+    for (int i = 0; i < 3; i++)
+        if (strcmp (url, paths[i]) == 0)
+            return i + 1;
+    return 0;
+}
+
+//  The answer to a GET or HEAD of path (1 .. 3), into *status.
+static struct MHD_Response *
+s_serve (shoal_metrics_t *self, int path, unsigned int *status)
+{
+    struct MHD_Response *response;
+    pthread_mutex_lock (&self->lock);
+    if (path == 1) {
+        *status = self->page ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE;
+        response = self->page ? s_mhd.create_response_from_buffer (self->page_size, self->page,
+                                                                   MHD_RESPMEM_MUST_COPY)
+                              : s_response_text ("the node is starting\n");
+    } else {
+        char text[S_PROBE_TEXT + 128];
+        bool ok =
+            shoal_metrics_probe (path == 3, self->page != NULL, s_mono_ms () - self->published_ms,
+                                 self->unready, text, sizeof text);
+        *status = ok ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE;
+        response = s_mhd.create_response_from_buffer (strlen (text), text, MHD_RESPMEM_MUST_COPY);
+    }
+    pthread_mutex_unlock (&self->lock);
+    if (response && path == 1 && *status == MHD_HTTP_OK)
+        s_mhd.add_response_header (response, MHD_HTTP_HEADER_CONTENT_TYPE, S_CONTENT_TYPE);
+    else if (response && path != 1)
+        s_mhd.add_response_header (response, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                   "text/plain; charset=utf-8");
+    return response;
+}
+
+//  Every request: the page for GET /metrics, the probes' answers for GET
+//  /healthz and /readyz, an error for anything else. A request with a body
+//  is answered at its first call, before the body: nothing here reads one.
 static enum MHD_Result
 s_answer (void *arg, struct MHD_Connection *connection, const char *url, const char *method,
           const char *version, const char *upload_data, size_t *upload_data_size, void **state)
@@ -137,26 +224,19 @@ s_answer (void *arg, struct MHD_Connection *connection, const char *url, const c
     (void) version, (void) upload_data, (void) upload_data_size, (void) state;
     bool reads =
         strcmp (method, MHD_HTTP_METHOD_GET) == 0 || strcmp (method, MHD_HTTP_METHOD_HEAD) == 0;
+    int path = url ? s_path (url) : 0;
     unsigned int status;
     struct MHD_Response *response;
-    if (strcmp (url, "/metrics") != 0) {
+    if (!path) {
         status = MHD_HTTP_NOT_FOUND;
-        response = s_response_text ("not found: the metrics are at /metrics\n");
+        response = s_response_text ("not found: the paths are /metrics, /healthz and /readyz\n");
     } else if (!reads) {
         status = MHD_HTTP_METHOD_NOT_ALLOWED;
-        response = s_response_text ("method not allowed: GET /metrics\n");
+        response = s_response_text ("method not allowed: GET or HEAD\n");
         if (response)
             s_mhd.add_response_header (response, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-    } else {
-        pthread_mutex_lock (&self->lock);
-        status = self->page ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE;
-        response = self->page ? s_mhd.create_response_from_buffer (self->page_size, self->page,
-                                                                   MHD_RESPMEM_MUST_COPY)
-                              : s_response_text ("the node is starting\n");
-        pthread_mutex_unlock (&self->lock);
-        if (response && status == MHD_HTTP_OK)
-            s_mhd.add_response_header (response, MHD_HTTP_HEADER_CONTENT_TYPE, S_CONTENT_TYPE);
-    }
+    } else
+        response = s_serve (self, path, &status);
     if (!response)
         return MHD_NO;
     enum MHD_Result rc = s_mhd.queue_response (connection, status, response);
@@ -433,6 +513,33 @@ s_render_cluster (FILE *out, uint64_t now, const shoal_metrics_sources_t *source
     fprintf (out, "shoal_term %llu\n", (unsigned long long) shoal_elector_term (elector));
 }
 
+//  The membership's own figures: Lifeguard's awareness and the probes'
+//  round trips.
+static void
+s_render_membership (FILE *out, const shoal_metrics_sources_t *sources)
+{
+    const shoal_membership_t *membership = shoal_peer_membership (sources->peer);
+    s_family (out, "shoal_awareness", "gauge",
+              "Lifeguard's local health score: 0 healthy, up to awareness-max - 1; above 0 this "
+              "node doubts its own timeliness and waits longer before it suspects others.");
+    fprintf (out, "shoal_awareness %u\n", shoal_membership_health (membership));
+    shoal_membership_rtt_t rtt;
+    shoal_membership_rtt (membership, &rtt);
+    s_family (out, "shoal_probe_rtt_seconds", "histogram",
+              "Round trips of the probes whose target ACKed directly, from the PING to the ACK, "
+              "to the millisecond.");
+    uint64_t cumulative = 0;
+    for (size_t b = 0; b < SHOAL_MEMBERSHIP_RTT_BUCKETS; b++) {
+        cumulative += rtt.buckets[b];
+        fprintf (out, "shoal_probe_rtt_seconds_bucket{le=\"%g\"} %llu\n",
+                 shoal_membership_rtt_bounds_ms[b] / 1000.0, (unsigned long long) cumulative);
+    }
+    fprintf (out, "shoal_probe_rtt_seconds_bucket{le=\"+Inf\"} %llu\n",
+             (unsigned long long) rtt.count);
+    fprintf (out, "shoal_probe_rtt_seconds_sum %.3f\n", (double) rtt.sum_ms / 1000.0);
+    fprintf (out, "shoal_probe_rtt_seconds_count %llu\n", (unsigned long long) rtt.count);
+}
+
 static void
 s_render_tasks (shoal_metrics_t *self, FILE *out, const shoal_metrics_sources_t *sources)
 {
@@ -460,22 +567,28 @@ s_render_tasks (shoal_metrics_t *self, FILE *out, const shoal_metrics_sources_t 
 
     s_family (out, "shoal_task_lag", "gauge",
               "How far each learner or standby task of this node is behind, in the "
-              "application's units (+Inf: not reported yet).");
-    size_t series = 0, omitted = 0;
+              "application's units; a task whose lag is not reported yet has no series here "
+              "(see shoal_task_lag_unknown).");
+    size_t series = 0, omitted = 0, unknown = 0;
     for (size_t i = 0; i < count; i++) {
         if (held[i].role != SHOAL_ROLE_LEARNER && held[i].role != SHOAL_ROLE_STANDBY)
             continue;
+        if (held[i].lag == UINT64_MAX) {
+            unknown++;
+            continue;
+        }
         if (series++ >= SHOAL_METRICS_LAG_SERIES) {
             omitted++;
             continue;
         }
         fputs ("shoal_task_lag{task=\"", out);
         s_label (out, held[i].task);
-        if (held[i].lag == UINT64_MAX)
-            fputs ("\"} +Inf\n", out);
-        else
-            fprintf (out, "\"} %llu\n", (unsigned long long) held[i].lag);
+        fprintf (out, "\"} %llu\n", (unsigned long long) held[i].lag);
     }
+    s_family (out, "shoal_task_lag_unknown", "gauge",
+              "Learner and standby tasks whose lag the application has not reported yet: left "
+              "out of shoal_task_lag.");
+    fprintf (out, "shoal_task_lag_unknown %zu\n", unknown);
     s_family (out, "shoal_task_lag_omitted", "gauge",
               "Learner and standby tasks left out of shoal_task_lag, past its limit of series.");
     fprintf (out, "shoal_task_lag_omitted %zu\n", omitted);
@@ -485,6 +598,10 @@ s_render_tasks (shoal_metrics_t *self, FILE *out, const shoal_metrics_sources_t 
     for (int kind = SHOAL_TASKS_START; kind <= SHOAL_TASKS_STOP; kind++)
         fprintf (out, "shoal_task_moves_total{kind=\"%s\"} %llu\n", s_moves[kind],
                  (unsigned long long) self->moves[kind]);
+    s_family (out, "shoal_child_restarts_total", "counter",
+              "Exits of a task's process that the application reported (shoal worker: each "
+              "one it starts again after a backoff, or, at the fifth in a row, reports failed).");
+    fprintf (out, "shoal_child_restarts_total %llu\n", (unsigned long long) self->child_restarts);
 
     s_family (out, "shoal_tasks_unplaced", "gauge",
               "Tasks of the jobs that this node, as acting leader, places on no member, by "
@@ -550,9 +667,9 @@ s_render_transport (FILE *out, const shoal_metrics_sources_t *sources)
     s_render_by_type (out, stats, "shoal_messages_sent_total", "Messages sent, by type.", S_SENT);
     s_render_by_type (out, stats, "shoal_messages_received_total",
                       "Messages received, opened and decoded, by type.", S_RECEIVED);
-    s_render_by_type (out, stats, "shoal_message_bytes_sent_total",
+    s_render_by_type (out, stats, "shoal_messages_sent_bytes_total",
                       "Bytes of the messages sent, sealed, by type.", S_BYTES_SENT);
-    s_render_by_type (out, stats, "shoal_message_bytes_received_total",
+    s_render_by_type (out, stats, "shoal_messages_received_bytes_total",
                       "Bytes of the messages received, sealed, by type.", S_BYTES_RECEIVED);
     s_family (out, "shoal_send_dropped_total", "counter",
               "Messages not sent: a full queue, no route, or too large.");
@@ -578,8 +695,187 @@ s_render_transport (FILE *out, const shoal_metrics_sources_t *sources)
     free (stats);
 }
 
-//  Renders the page and publishes it. When memory is short the last page
-//  stays.
+//  ---------------------------------------------------------------------
+//  The jobs, as the acting leader places them
+
+//  0 when task is a task of job ("job/index"), else its order against the
+//  job's tasks.
+static int
+s_job_order (const char *task, const char *job, size_t length)
+{
+    int order = strncmp (task, job, length);
+    return order ? order : task[length] == '/' ? 0 : (unsigned char) task[length] - '/';
+}
+
+//  The active placements of job's tasks. The placements are sorted by
+//  task: a job's tasks, which share a prefix, are one run of them, found
+//  by halving.
+static uint64_t
+s_job_active (const shoal_placement_t *placements, size_t count, const char *job)
+{
+    size_t length = strlen (job), low = 0, high = count;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (s_job_order (placements[middle].task, job, length) < 0)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    uint64_t active = 0;
+    for (; low < count && s_job_order (placements[low].task, job, length) == 0; low++)
+        active += placements[low].role == SHOAL_ROLE_ACTIVE;
+    return active;
+}
+
+static void
+s_render_jobs (FILE *out, uint64_t now, const shoal_metrics_sources_t *sources)
+{
+    const shoal_handoff_t *handoff = shoal_peer_handoff (sources->peer);
+    bool acting = handoff && shoal_elector_acting (shoal_peer_elector (sources->peer), now);
+    const shoal_jobspec_t *specs = NULL;
+    size_t count = acting ? shoal_jobs_specs (shoal_peer_jobs (sources->peer), &specs) : 0;
+    const shoal_placement_t *placements = NULL;
+    size_t placed = acting ? shoal_handoff_placements (handoff, &placements) : 0;
+    size_t shown = count < SHOAL_METRICS_JOB_SERIES ? count : SHOAL_METRICS_JOB_SERIES;
+    static const char *const names[] = { "shoal_job_tasks_desired", "shoal_job_tasks_active",
+                                         "shoal_job_tasks_unplaced" };
+    static const char *const helps[] = {
+        "On the acting leader only (no series elsewhere): the tasks each job asks for, its "
+        "parallelism.",
+        "On the acting leader only: each job's tasks placed with an active, as it published.",
+        "On the acting leader only: each job's tasks placed on no member, as it last looked "
+        "(once a second)."
+    };
+    for (int kind = 0; kind < 3; kind++) {
+        s_family (out, names[kind], "gauge", helps[kind]);
+        for (size_t i = 0; i < shown; i++) {
+            uint64_t value = kind == 0 ? specs[i].parallelism
+                             : kind == 1
+                                 ? s_job_active (placements, placed, specs[i].name)
+                                 : shoal_unplaced_watch_job (sources->unplaced, specs[i].name);
+            fprintf (out, "%s{job=\"", names[kind]);
+            s_label (out, specs[i].name);
+            fprintf (out, "\"} %llu\n", (unsigned long long) value);
+        }
+    }
+    s_family (out, "shoal_jobs_omitted", "gauge",
+              "Jobs left out of the shoal_job_tasks_* families, past their limit of series.");
+    fprintf (out, "shoal_jobs_omitted %zu\n", count - shown);
+}
+
+//  ---------------------------------------------------------------------
+//  The node and its process
+
+static void
+s_render_node (shoal_metrics_t *self, FILE *out, const shoal_metrics_sources_t *sources)
+{
+    s_family (out, "shoal_build_info", "gauge",
+              "1, labelled with the library's version, its API (the soname's version) and the "
+              "wire's version.");
+    fprintf (out, "shoal_build_info{version=\"%s\",api=\"", shoal_version ());
+    if (SHOAL_VERSION_MAJOR == 0)
+        fprintf (out, "0.%d", SHOAL_VERSION_MINOR);
+    else
+        fprintf (out, "%d", SHOAL_VERSION_MAJOR);
+    fprintf (out, "\",wire=\"%d\"} 1\n", SHOAL_WIRE_VERSION);
+    s_family (out, "shoal_leader_changes_total", "counter",
+              "Leaders this node found, or became: each leader event that names another leader "
+              "or term than the one before.");
+    fprintf (out, "shoal_leader_changes_total %llu\n", (unsigned long long) self->leader_changes);
+    s_family (out, "shoal_event_log_write_failures_total", "counter",
+              "Event log lines that could not be written.");
+    fprintf (out, "shoal_event_log_write_failures_total %llu\n",
+             (unsigned long long) sources->event_write_failures);
+
+    shoal_process_t process;
+    if (shoal_process_read (&process) != 0)
+        return; //  no /proc: no process_* families, as the client libraries do
+    s_family (out, "process_cpu_seconds_total", "counter",
+              "Total user and system CPU time spent in seconds.");
+    fprintf (out, "process_cpu_seconds_total %.2f\n", process.cpu_seconds);
+    s_family (out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+    fprintf (out, "process_resident_memory_bytes %llu\n",
+             (unsigned long long) process.resident_bytes);
+    s_family (out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
+    fprintf (out, "process_virtual_memory_bytes %llu\n",
+             (unsigned long long) process.virtual_bytes);
+    s_family (out, "process_open_fds", "gauge", "Number of open file descriptors.");
+    fprintf (out, "process_open_fds %llu\n", (unsigned long long) process.open_fds);
+    s_family (out, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
+    fprintf (out, "process_max_fds %llu\n", (unsigned long long) process.max_fds);
+    s_family (out, "process_start_time_seconds", "gauge",
+              "Start time of the process since unix epoch in seconds.");
+    fprintf (out, "process_start_time_seconds %.2f\n", process.start_time_seconds);
+}
+
+//  ---------------------------------------------------------------------
+//  Readiness
+
+//  Tasks this node holds in a role (a task of role none is being stopped).
+static size_t
+s_tasks_held (const shoal_peer_t *peer)
+{
+    const shoal_task_status_t *held;
+    size_t count = shoal_tasks_list (shoal_peer_tasks (peer), &held), roles = 0;
+    for (size_t i = 0; i < count; i++)
+        roles += held[i].role != SHOAL_ROLE_NONE;
+    return roles;
+}
+
+//  Why there is no leader this node can vouch for, into why.
+static void
+s_no_leader (uint64_t now, const shoal_metrics_sources_t *sources, char *why, size_t size)
+{
+    const shoal_elector_t *elector = shoal_peer_elector (sources->peer);
+    uint64_t term = shoal_elector_term (elector), followed_term = 0;
+    shoal_id_t followed;
+    bool follows = shoal_elector_leader (elector, now, &followed, &followed_term) == 0;
+    if (follows && memcmp (&followed, &sources->id, sizeof followed) == 0)
+        snprintf (why, size,
+                  "leading term %llu without a quorum (a majority of the voters has not "
+                  "acknowledged it)",
+                  (unsigned long long) followed_term);
+    else if (follows)
+        snprintf (why, size,
+                  "no leader known (the leader of term %llu is followed, but its lease does not "
+                  "hold here)",
+                  (unsigned long long) followed_term);
+    else if (shoal_peer_election_held (sources->peer))
+        snprintf (why, size, "no leader known (the election waits for a seed to answer, term %llu)",
+                  (unsigned long long) term);
+    else
+        snprintf (why, size, "no leader known (election running, term %llu)",
+                  (unsigned long long) term);
+}
+
+//  Whether the node is ready (docs/metrics.md, "/readyz"): why not into
+//  why, or "" when it is.
+static void
+s_readiness (uint64_t now, const shoal_metrics_sources_t *sources, char *why, size_t size)
+{
+    const shoal_peer_t *peer = sources->peer;
+    size_t live = shoal_membership_live (shoal_peer_membership (peer));
+    shoal_id_t leader;
+    uint64_t term;
+    size_t held = s_tasks_held (peer);
+    why[0] = 0;
+    if (sources->leaving)
+        snprintf (why, size, "the node is leaving the cluster");
+    else if (live < 2 && !sources->alone)
+        snprintf (why, size, "not joined: no other member is live (%u seeds given)",
+                  sources->seeds);
+    else if (shoal_peer_leader (peer, now, &leader, &term) != 0)
+        s_no_leader (now, sources, why, size);
+    else if (held && !sources->leased)
+        snprintf (why, size, "holds %zu tasks but not the lease (term %llu)", held,
+                  (unsigned long long) term);
+}
+
+//  ---------------------------------------------------------------------
+//  The page
+
+//  Renders the page and publishes it, with the readiness. When memory is
+//  short the last page stays.
 static void
 s_render (shoal_metrics_t *self, uint64_t now, const shoal_metrics_sources_t *sources)
 {
@@ -589,22 +885,44 @@ s_render (shoal_metrics_t *self, uint64_t now, const shoal_metrics_sources_t *so
     if (!out)
         return;
     s_render_cluster (out, now, sources);
+    s_render_membership (out, sources);
     s_render_tasks (self, out, sources);
+    s_render_jobs (out, now, sources);
     s_render_transport (out, sources);
-    s_family (out, "shoal_event_log_write_failures_total", "counter",
-              "Event log lines that could not be written.");
-    fprintf (out, "shoal_event_log_write_failures_total %llu\n",
-             (unsigned long long) sources->event_write_failures);
+    s_render_node (self, out, sources);
     if (fclose (out) != 0) {
         free (page);
         return;
     }
+    char unready[S_PROBE_TEXT];
+    s_readiness (now, sources, unready, sizeof unready);
     pthread_mutex_lock (&self->lock);
     char *old = self->page;
     self->page = page;
     self->page_size = size;
+    self->published_ms = s_mono_ms ();
+    memcpy (self->unready, unready, sizeof unready);
     pthread_mutex_unlock (&self->lock);
     free (old);
+}
+
+void
+shoal_metrics_leader (shoal_metrics_t *self, const shoal_elector_event_t *event)
+{
+    if (!self || event->type != SHOAL_ELECTOR_LEADER)
+        return;
+    if (memcmp (&event->leader, &self->leader, sizeof self->leader) != 0 ||
+        event->term != self->leader_term)
+        self->leader_changes++;
+    self->leader = event->leader;
+    self->leader_term = event->term;
+}
+
+void
+shoal_metrics_exit (shoal_metrics_t *self, uint32_t restarts)
+{
+    if (self && restarts)
+        self->child_restarts++;
 }
 
 void
@@ -622,8 +940,12 @@ shoal_metrics_update (shoal_metrics_t *self, uint64_t now_ms,
         return UINT64_MAX;
     s_handoff_follow (self, now_ms, sources->peer);
     self->changed |= changed;
-    if (!self->changed)
-        return UINT64_MAX;
+    //  Unchanged, the page is published again all the same every
+    //  SHOAL_METRICS_REFRESH_MS: the process's figures and the readiness
+    //  move with time, and /healthz takes a page that ages for a stuck node.
+    uint64_t refresh = self->rendered ? self->rendered_ms + SHOAL_METRICS_REFRESH_MS : now_ms;
+    if (!self->changed && now_ms < refresh)
+        return refresh;
     uint64_t due = self->rendered ? self->rendered_ms + SHOAL_METRICS_RENDER_MS : now_ms;
     if (now_ms < due)
         return due;
@@ -631,5 +953,5 @@ shoal_metrics_update (shoal_metrics_t *self, uint64_t now_ms,
     self->rendered = true;
     self->rendered_ms = now_ms;
     self->changed = false;
-    return UINT64_MAX;
+    return now_ms + SHOAL_METRICS_REFRESH_MS;
 }

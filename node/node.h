@@ -229,6 +229,7 @@ struct _shoal_actor_t {
     bool join_told_held;        //  that the election waits for a seed
     shoal_resolver_t *resolver; //  NULL without seeds
     shoal_join_round_t join_round;
+    bool join_self; //  every seed is this node: it is the first of its cluster
     //  The lease, as last told to the application.
     bool leased;
     //  Leaving.

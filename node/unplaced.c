@@ -195,3 +195,33 @@ shoal_unplaced_watch_count (const shoal_unplaced_watch_t *self, uint8_t reason)
 {
     return self && reason < S_REASONS ? self->counts[reason] : 0;
 }
+
+//  0 when task is a task of job ("job/index"), else its order against
+//  the job's tasks.
+static int
+s_job_order (const char *task, const char *job, size_t length)
+{
+    int order = strncmp (task, job, length);
+    return order ? order : task[length] == '/' ? 0 : (unsigned char) task[length] - '/';
+}
+
+uint64_t
+shoal_unplaced_watch_job (const shoal_unplaced_watch_t *self, const char *job)
+{
+    if (!self)
+        return 0;
+    //  The entries are sorted: a job's tasks, which share a prefix, are
+    //  one run of them. The first is found by halving.
+    size_t length = strlen (job), low = 0, high = self->count;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (s_job_order (self->entries[middle].task, job, length) < 0)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    uint64_t count = 0;
+    while (low < self->count && s_job_order (self->entries[low++].task, job, length) == 0)
+        count++;
+    return count;
+}

@@ -60,4 +60,7 @@ void shoal_unplaced_watch_update (shoal_unplaced_watch_t *self, shoal_handoff_t 
 //  as the last look found.
 uint64_t shoal_unplaced_watch_count (const shoal_unplaced_watch_t *self, uint8_t reason);
 
+//  How many tasks of job are placed nowhere, as the last look found.
+uint64_t shoal_unplaced_watch_job (const shoal_unplaced_watch_t *self, const char *job);
+
 #endif

@@ -661,7 +661,9 @@ probes_go_round_robin_and_indirect_on_silence (void)
     shoal_membership_config_t config = s_loopback ();
     s_net_t *net = s_solo (&config, 6, 13);
     shoal_membership_stats_t before, after;
+    shoal_membership_rtt_t rtt_before, rtt_after;
     shoal_membership_stats (net->nodes[0].core, &before);
+    shoal_membership_rtt (net->nodes[0].core, &rtt_before);
     //  Six rounds of six probes: each stand-in probed every round.
     uint64_t start = net->now;
     s_run_until (net, start + 36 * config.probe_interval_ms);
@@ -669,6 +671,14 @@ probes_go_round_robin_and_indirect_on_silence (void)
     CHECK (after.probes - before.probes >= 35 && after.probes - before.probes <= 37);
     CHECK_EQ (after.probes_failed, 0);
     CHECK_EQ (shoal_membership_health (net->nodes[0].core), 0);
+    //  Each probe's ACK came straight back, one latency each way: its
+    //  round trip is counted, in the bucket of 2 ms.
+    shoal_membership_rtt (net->nodes[0].core, &rtt_after);
+    uint64_t probed = after.probes - before.probes;
+    CHECK_EQ (rtt_after.count - rtt_before.count, probed);
+    CHECK_EQ (rtt_after.sum_ms - rtt_before.sum_ms, probed * 2 * LATENCY_MS);
+    CHECK_EQ (shoal_membership_rtt_bounds_ms[1], 2 * LATENCY_MS);
+    CHECK_EQ (rtt_after.buckets[1] - rtt_before.buckets[1], probed);
 
     //  A silent member: PING-REQs go to the others, who answer nothing here
     //  (stand-ins only ACK), so no NACK comes, the member becomes suspect,
@@ -679,6 +689,9 @@ probes_go_round_robin_and_indirect_on_silence (void)
     shoal_membership_stats (net->nodes[0].core, &after);
     CHECK_EQ (after.probes_failed, 1);
     CHECK_EQ (shoal_membership_health (net->nodes[0].core), config.indirect_checks - 1);
+    //  The silent member's probes got no ACK: no round trip for them.
+    shoal_membership_rtt (net->nodes[0].core, &rtt_before);
+    CHECK (rtt_before.count - rtt_after.count < after.probes - probed - before.probes);
     s_net_destroy (&net);
 }
 

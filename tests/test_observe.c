@@ -11,21 +11,27 @@
     refreshed a little after what changes, so checks of what it says wait
     until it says it.
 */
+#define _GNU_SOURCE //  F_SETPIPE_SZ
+#include "node/metrics.h"
 #include "shoal.h"
 #include "tests/test.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#define NODES_MAX 4
+#define NODES_MAX 5
 #define TASKS_MAX 64
 #define WAIT_MS   60000
 #define PAGE_MAX  (256 * 1024)
@@ -34,13 +40,16 @@ typedef struct {
     shoal_node_t *node;
     char id[SHOAL_NODE_ID_TEXT];
     uint16_t port;
-    int notices; //  NOTICE events about the event log
+    int notices;      //  NOTICE events about the event log
+    bool lag_unknown; //  its learners and standbys never say how far behind they are
 } s_member_t;
 
 static s_member_t s_members[NODES_MAX];
 static char s_scratch[] = "/tmp/shoal-test-observe-XXXXXX";
 static char s_events[128]; //  n0's event log
 static uint16_t s_metrics_port;
+static uint16_t s_other_port; //  of the other nodes that serve metrics
+static int s_drained = -1;    //  a pipe read empty at every pump (-1: none)
 static const char *s_job = "observed";
 
 static uint64_t
@@ -141,7 +150,9 @@ s_handle (s_member_t *member, const shoal_event_t *event)
     char why[256];
     switch (event->type) {
     case SHOAL_EVENT_START:
-        shoal_node_report (member->node, event->task, SHOAL_RUNNING, 0, why, sizeof why);
+        shoal_node_report (member->node, event->task, SHOAL_RUNNING,
+                           member->lag_unknown && event->role != SHOAL_ACTIVE ? UINT64_MAX : 0, why,
+                           sizeof why);
         break;
     case SHOAL_EVENT_DEMOTE:
     case SHOAL_EVENT_STOP:
@@ -160,6 +171,9 @@ s_pump (uint64_t ms)
 {
     uint64_t until = s_clock_ms () + ms;
     while (s_clock_ms () < until) {
+        char sink[4096];
+        while (s_drained >= 0 && read (s_drained, sink, sizeof sink) > 0)
+            ;
         struct pollfd fds[NODES_MAX];
         int index[NODES_MAX], count = 0;
         for (int n = 0; n < NODES_MAX; n++)
@@ -196,17 +210,17 @@ typedef struct {
     const char *body; //  in text
 } s_answer_t;
 
-//  Sends request to the metrics port and reads the answer until the
-//  server closes the connection.
+//  Sends request to the metrics port (port) and reads the answer until
+//  the server closes the connection.
 static void
-s_http (const char *request, size_t size, s_answer_t *answer)
+s_http_at (uint16_t port, const char *request, size_t size, s_answer_t *answer)
 {
     answer->status = 0;
     answer->text[0] = 0;
     answer->body = answer->text;
     int fd = socket (AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in address = { .sin_family = AF_INET,
-                                   .sin_port = htons (s_metrics_port),
+                                   .sin_port = htons (port),
                                    .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
     if (fd < 0 || connect (fd, (struct sockaddr *) &address, sizeof address) != 0 ||
         write (fd, request, size) != (ssize_t) size) {
@@ -233,13 +247,26 @@ s_http (const char *request, size_t size, s_answer_t *answer)
 }
 
 static void
-s_get (const char *method, const char *path, s_answer_t *answer)
+s_http (const char *request, size_t size, s_answer_t *answer)
+{
+    s_http_at (s_metrics_port, request, size, answer);
+}
+
+static void
+s_get_at (uint16_t port, const char *method, const char *path, s_answer_t *answer)
 {
     char request[256];
     int size =
         snprintf (request, sizeof request,
                   "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", method, path);
-    s_http (request, (size_t) size, answer);
+    s_http_at (port, request, (size_t) size, answer);
+}
+
+//  n0's metrics server.
+static void
+s_get (const char *method, const char *path, s_answer_t *answer)
+{
+    s_get_at (s_metrics_port, method, path, answer);
 }
 
 //  ---------------------------------------------------------------------
@@ -382,6 +409,24 @@ s_page_check (const char *page)
     return samples;
 }
 
+//  True when no sample of page has the value +Inf: only a histogram's
+//  last bucket may.
+static bool
+s_no_inf (const char *page)
+{
+    for (const char *line = page; line && *line;
+         line = strchr (line, '\n'), line = line ? line + 1 : NULL) {
+        const char *end = strchr (line, '\n');
+        size_t length = end ? (size_t) (end - line) : strlen (line);
+        if (line[0] != '#' && length > 5 && strncmp (line + length - 5, " +Inf", 5) == 0 &&
+            !strstr (line, "_bucket{le=\"+Inf\"}")) {
+            fprintf (stderr, "a sample of +Inf: %.*s\n", (int) length, line);
+            return false;
+        }
+    }
+    return true;
+}
+
 //  ---------------------------------------------------------------------
 //  Conditions
 
@@ -476,6 +521,43 @@ s_page_agrees (void)
            held == (double) count && held_active == (double) active;
 }
 
+//  What a probe of the other metrics port should answer: its path, its
+//  status, a text its body holds.
+static const char *s_probe_path;
+static int s_probe_status;
+static const char *s_probe_text;
+static s_answer_t s_probe_answer;
+
+static bool
+s_probe_says (void)
+{
+    s_get_at (s_other_port, "GET", s_probe_path, &s_probe_answer);
+    return s_probe_answer.status == s_probe_status && strstr (s_probe_answer.body, s_probe_text);
+}
+
+//  Waits until path of the other metrics port answers status with a body
+//  that holds text. Returns true when it did.
+static bool
+s_probe_wait (const char *path, int status, const char *text)
+{
+    s_probe_path = path;
+    s_probe_status = status;
+    s_probe_text = text;
+    bool said = s_wait_for (s_probe_says);
+    if (!said)
+        fprintf (stderr, "GET %s: %d %s (waited for %d %s)\n", path, s_probe_answer.status,
+                 s_probe_answer.body, status, text);
+    return said;
+}
+
+//  One line: the text, then its newline, and no other.
+static bool
+s_one_line (const char *body)
+{
+    const char *newline = strchr (body, '\n');
+    return newline && newline > body && newline[1] == 0;
+}
+
 static bool
 s_gap_seen (void)
 {
@@ -509,6 +591,52 @@ a_node_does_not_start_where_it_cannot_serve_or_log (void)
     CHECK_CONTAINS (why, "events");
     CHECK_CONTAINS (why, "no-such-dir");
     shoal_node_destroy (&node);
+}
+
+//  A node given a seed that never answers has not joined; a node that may
+//  not lead alone (expect 2) has no leader; once a second node comes, a
+//  leader is elected and both are ready. Meanwhile each runs: /healthz.
+static void
+a_node_is_ready_once_it_joined_and_a_leader_is_known (void)
+{
+    char why[256] = "", metrics[32], join[32];
+    snprintf (metrics, sizeof metrics, "127.0.0.1:%u", s_other_port);
+    snprintf (join, sizeof join, "127.0.0.1:%u", s_free_port ());
+    const char *const stray[] = { "metrics", metrics, "join", join, NULL };
+    s_members[4].node = s_node ("stray", NULL, stray, why, sizeof why);
+    CHECK (s_members[4].node != NULL);
+    CHECK (s_probe_wait ("/readyz", 503, "not ready: not joined: no other member is live"));
+    CHECK (s_one_line (s_probe_answer.body));
+    CHECK (s_probe_wait ("/healthz", 200, "ok\n"));
+    shoal_node_destroy (&s_members[4].node);
+
+    //  A node whose only seed is itself is the first of its cluster: alone
+    //  by design, it leads and is ready.
+    char bind[32];
+    snprintf (bind, sizeof bind, "127.0.0.1:%u", s_free_port ());
+    const char *const first[] = { "metrics", metrics, "bind", bind, "join", bind, NULL };
+    s_members[4].node = s_node ("first", NULL, first, why, sizeof why);
+    CHECK (s_members[4].node != NULL);
+    CHECK (s_probe_wait ("/readyz", 200, "ok\n"));
+    shoal_node_destroy (&s_members[4].node);
+
+    const char *const lonely[] = { "metrics", metrics, "expect", "2", NULL };
+    s_members[3].node = s_node ("lonely", NULL, lonely, why, sizeof why);
+    CHECK (s_members[3].node != NULL);
+    if (!s_members[3].node)
+        return;
+    shoal_node_port (s_members[3].node, &s_members[3].port);
+    CHECK (s_probe_wait ("/readyz", 503, "not ready: no leader known (election running, term "));
+    CHECK (s_one_line (s_probe_answer.body));
+    CHECK (s_probe_wait ("/healthz", 200, "ok\n"));
+    CHECK_EQ (strcmp (s_probe_answer.body, "ok\n"), 0);
+    const char *const partner[] = { "expect", "2", NULL };
+    s_members[4].node = s_node ("partner", &s_members[3], partner, why, sizeof why);
+    CHECK (s_members[4].node != NULL);
+    CHECK (s_probe_wait ("/readyz", 200, "ok\n"));
+    CHECK_EQ (strcmp (s_probe_answer.body, "ok\n"), 0);
+    shoal_node_destroy (&s_members[4].node);
+    shoal_node_destroy (&s_members[3].node);
 }
 
 static void
@@ -557,10 +685,117 @@ the_metrics_page_tells_members_leader_tasks_and_messages (void)
     CHECK (s_sample (s_page.body, "shoal_messages_received_total{type=\"ack\"}") > 0);
     CHECK (s_sample (s_page.body, "shoal_messages_sent_total{type=\"assign\"}") > 0);
     CHECK (s_sample (s_page.body, "shoal_messages_received_total{type=\"status\"}") > 0);
-    CHECK (s_sample (s_page.body, "shoal_message_bytes_sent_total{type=\"assign\"}") >
+    CHECK (s_sample (s_page.body, "shoal_messages_sent_bytes_total{type=\"assign\"}") >
            s_sample (s_page.body, "shoal_messages_sent_total{type=\"assign\"}"));
+    CHECK (s_sample (s_page.body, "shoal_messages_received_bytes_total{type=\"status\"}") >
+           s_sample (s_page.body, "shoal_messages_received_total{type=\"status\"}"));
+    CHECK (strstr (s_page.body, "shoal_message_bytes_") == NULL);
     CHECK (s_sample (s_page.body, "shoal_auth_failures_total") == 0);
     CHECK (s_sample (s_page.body, "shoal_decode_failures_total") == 0);
+    CHECK (s_no_inf (s_page.body));
+}
+
+//  The families added for operators: each present, with values that make
+//  sense.
+static void
+the_metrics_page_tells_build_process_jobs_and_probes (void)
+{
+    CHECK (s_wait_for (s_page_agrees));
+    char build[128];
+    snprintf (build, sizeof build, "shoal_build_info{version=\"%s\",api=\"", shoal_version ());
+    CHECK_CONTAINS (s_page.body, build);
+    CHECK_CONTAINS (s_page.body, "# TYPE shoal_build_info gauge");
+    CHECK (s_sample (s_page.body, "process_cpu_seconds_total") >= 0);
+    CHECK (s_sample (s_page.body, "process_resident_memory_bytes") > 1024 * 1024);
+    CHECK (s_sample (s_page.body, "process_virtual_memory_bytes") >=
+           s_sample (s_page.body, "process_resident_memory_bytes"));
+    CHECK (s_sample (s_page.body, "process_open_fds") > 3);
+    CHECK (s_sample (s_page.body, "process_max_fds") >= s_sample (s_page.body, "process_open_fds"));
+    double started = s_sample (s_page.body, "process_start_time_seconds");
+    CHECK (started > (double) time (NULL) - 86400 && started <= (double) time (NULL) + 1);
+    //  n0 leads: the job's counts are its own.
+    CHECK (s_sample (s_page.body, "shoal_job_tasks_desired{job=\"observed\"}") == 6);
+    CHECK (s_sample (s_page.body, "shoal_job_tasks_active{job=\"observed\"}") == 6);
+    CHECK (s_sample (s_page.body, "shoal_job_tasks_unplaced{job=\"observed\"}") == 0);
+    CHECK (s_sample (s_page.body, "shoal_jobs_omitted") == 0);
+    CHECK (s_sample (s_page.body, "shoal_leader_changes_total") >= 1);
+    CHECK (s_sample (s_page.body, "shoal_child_restarts_total") == 0);
+    double awareness = s_sample (s_page.body, "shoal_awareness");
+    CHECK (awareness >= 0 && awareness < 8);
+    //  n0 has probed the others, and they answered.
+    CHECK (s_sample (s_page.body, "shoal_probe_rtt_seconds_count") > 0);
+    CHECK (s_sample (s_page.body, "shoal_probe_rtt_seconds_bucket{le=\"+Inf\"}") ==
+           s_sample (s_page.body, "shoal_probe_rtt_seconds_count"));
+    CHECK (s_sample (s_page.body, "shoal_task_lag_unknown") == 0);
+}
+
+static bool
+s_restart_counted (void)
+{
+    s_get ("GET", "/metrics", &s_page);
+    return s_page.status == 200 && s_sample (s_page.body, "shoal_child_restarts_total") == 1;
+}
+
+//  An exit the application reports is a child restart; a report that ends
+//  the run of exits (0) is none.
+static void
+a_reported_exit_counts_a_child_restart (void)
+{
+    shoal_task_t tasks[TASKS_MAX];
+    size_t count = 0;
+    CHECK_EQ (shoal_node_tasks (s_members[0].node, tasks, sizeof *tasks, TASKS_MAX, &count, NULL),
+              0);
+    CHECK (count > 0);
+    if (count == 0)
+        return;
+    char why[256];
+    CHECK_EQ (
+        shoal_node_report_exit (s_members[0].node, tasks[0].task, 1, 1, "exit 1", why, sizeof why),
+        0);
+    CHECK_EQ (shoal_node_report_exit (s_members[0].node, tasks[0].task, 0, 1, "", why, sizeof why),
+              0);
+    CHECK (s_wait_for (s_restart_counted));
+}
+
+//  The rule of the probes' answers: a page too old fails both, whatever
+//  it said; a fresh one passes /healthz, and /readyz when the node was
+//  ready.
+static void
+the_probes_fail_when_the_node_stops_publishing (void)
+{
+    char text[256];
+    CHECK (!shoal_metrics_probe (false, false, 0, "", text, sizeof text));
+    CHECK_EQ (strcmp (text, "not healthy: the node is starting\n"), 0);
+    CHECK (
+        shoal_metrics_probe (false, true, SHOAL_METRICS_STALE_MS, "no leader", text, sizeof text));
+    CHECK_EQ (strcmp (text, "ok\n"), 0);
+    CHECK (
+        !shoal_metrics_probe (false, true, SHOAL_METRICS_STALE_MS + 1200, "", text, sizeof text));
+    CHECK_CONTAINS (text, "not healthy: the node's thread has published nothing for 6.2 s");
+    CHECK (!shoal_metrics_probe (true, true, SHOAL_METRICS_STALE_MS + 1200, "", text, sizeof text));
+    CHECK_CONTAINS (text, "not ready: the node's thread has published nothing");
+    CHECK (!shoal_metrics_probe (true, true, 10, "no leader known (election running, term 3)", text,
+                                 sizeof text));
+    CHECK_EQ (strcmp (text, "not ready: no leader known (election running, term 3)\n"), 0);
+    CHECK (shoal_metrics_probe (true, true, 10, "", text, sizeof text));
+    CHECK_EQ (strcmp (text, "ok\n"), 0);
+}
+
+//  n0 runs and is ready: it leads, acting, and holds its lease.
+static void
+the_probes_say_the_leader_runs_and_is_ready (void)
+{
+    static s_answer_t answer;
+    s_get ("GET", "/healthz", &answer);
+    CHECK_EQ (answer.status, 200);
+    CHECK_EQ (strcmp (answer.body, "ok\n"), 0);
+    s_get ("GET", "/readyz", &answer);
+    CHECK_EQ (answer.status, 200);
+    CHECK_EQ (strcmp (answer.body, "ok\n"), 0);
+    s_get ("HEAD", "/readyz", &answer);
+    CHECK_EQ (answer.status, 200);
+    s_get ("POST", "/healthz", &answer);
+    CHECK_EQ (answer.status, 405);
 }
 
 static void
@@ -576,6 +811,23 @@ the_metrics_server_answers_only_get_metrics (void)
     static const char garbage[] = "\x16\x03\x01\x02\x00 nonsense \x01\r\n\r\n";
     s_http (garbage, sizeof garbage - 1, &answer);
     CHECK (answer.status == 0 || answer.status >= 400);
+    //  Paths near the served ones are not served.
+    static const char *const near[] = { "/healthz/",           "/readyz/x", "/HEALTHZ", "//metrics",
+                                        "/metrics/../healthz", "/ready",    "/",        "*" };
+    for (size_t i = 0; i < sizeof near / sizeof near[0]; i++) {
+        s_get ("GET", near[i], &answer);
+        CHECK (answer.status == 404 || answer.status == 400);
+    }
+    //  A path far longer than a request may take.
+    static char huge[64 * 1024];
+    int size = snprintf (huge, sizeof huge, "GET /");
+    memset (huge + size, 'a', 48 * 1024);
+    size += 48 * 1024;
+    size += snprintf (huge + size, sizeof huge - (size_t) size, " HTTP/1.1\r\nHost: x\r\n\r\n");
+    s_http (huge, (size_t) size, &answer);
+    CHECK (answer.status == 0 || answer.status >= 400);
+    s_get ("GET", "/healthz", &answer);
+    CHECK_EQ (answer.status, 200);
     s_get ("GET", "/metrics", &answer);
     CHECK_EQ (answer.status, 200);
     CHECK (s_sample (answer.body, "shoal_term") >= 1);
@@ -708,6 +960,85 @@ tasks_placed_nowhere_are_counted_and_logged (void)
         s_event_lines ("\"event\":\"unplaced\"", "\"task\":\"mars/1\"", "\"reason\":\"none\""), 1);
 }
 
+//  A newcomer whose learners never say how far behind they are: its page
+//  counts them, and has no lag series for them (never +Inf).
+static void
+a_lag_not_reported_yet_is_counted_not_infinite (void)
+{
+    char why[256] = "", metrics[32];
+    snprintf (metrics, sizeof metrics, "127.0.0.1:%u", s_other_port);
+    const char *const serve[] = { "metrics", metrics, NULL };
+    s_member_t *member = &s_members[4];
+    member->lag_unknown = true;
+    member->node = s_node ("cold", &s_members[0], serve, why, sizeof why);
+    CHECK (member->node != NULL);
+    if (!member->node)
+        return;
+    CHECK (s_probe_wait ("/metrics", 200, "\nshoal_task_lag_unknown 1\n"));
+    CHECK (s_page_check (s_probe_answer.body) > 50);
+    CHECK (strstr (s_probe_answer.body, "\nshoal_task_lag{") == NULL);
+    CHECK (s_no_inf (s_probe_answer.body));
+    //  A follower shows no job's counts.
+    CHECK (strstr (s_probe_answer.body, "\nshoal_job_tasks_desired{") == NULL);
+    shoal_node_destroy (&member->node);
+}
+
+//  A node whose thread is stuck fails /healthz, and passes it again once
+//  it runs. Stuck for real: its event log is a pipe that nobody reads, so
+//  its thread blocks in write () at its next line (a member who came).
+static void
+a_node_whose_thread_is_stuck_is_not_healthy (void)
+{
+    char why[256] = "", metrics[32], fifo[160];
+    snprintf (metrics, sizeof metrics, "127.0.0.1:%u", s_other_port);
+    snprintf (fifo, sizeof fifo, "%s/stuck.fifo", s_scratch);
+    CHECK_EQ (mkfifo (fifo, 0600), 0);
+    int reader = open (fifo, O_RDONLY | O_NONBLOCK);
+    CHECK (reader >= 0);
+    if (reader < 0)
+        return;
+    fcntl (reader, F_SETPIPE_SZ, 4096); //  the least: filled at once
+    s_drained = reader;
+    const char *const stuck[] = { "metrics", metrics, "events", fifo, NULL };
+    s_members[3].node = s_node ("stuck", NULL, stuck, why, sizeof why);
+    CHECK (s_members[3].node != NULL);
+    if (!s_members[3].node) {
+        close (reader);
+        return;
+    }
+    shoal_node_port (s_members[3].node, &s_members[3].port);
+    CHECK (s_probe_wait ("/readyz", 200, "ok\n"));
+
+    //  The pipe filled up, then a member comes.
+    s_drained = -1;
+    int writer = open (fifo, O_WRONLY | O_NONBLOCK);
+    CHECK (writer >= 0);
+    char filler[512];
+    memset (filler, 'x', sizeof filler);
+    while (writer >= 0 && write (writer, filler, sizeof filler) > 0)
+        ;
+    CHECK_EQ (errno, EAGAIN);
+    if (writer >= 0)
+        close (writer);
+    s_members[4].node = s_node ("visitor", &s_members[3], NULL, why, sizeof why);
+    CHECK (s_members[4].node != NULL);
+    CHECK (s_probe_wait ("/healthz", 503, "not healthy: the node's thread has published nothing"));
+    CHECK_CONTAINS (s_probe_answer.body, "it is stuck");
+    CHECK (s_one_line (s_probe_answer.body));
+    CHECK (s_probe_wait ("/readyz", 503, "not ready: the node's thread has published nothing"));
+    CHECK (s_probe_wait ("/metrics", 200, "shoal_build_info"));
+
+    //  Read, the pipe lets the thread run again.
+    s_drained = reader;
+    CHECK (s_probe_wait ("/healthz", 200, "ok\n"));
+    //  Closed, the pipe refuses the lines: the node runs on, and stops.
+    s_drained = -1;
+    signal (SIGPIPE, SIG_IGN);
+    close (reader);
+    shoal_node_destroy (&s_members[4].node);
+    shoal_node_destroy (&s_members[3].node);
+}
+
 static bool
 s_notice_came (void)
 {
@@ -746,12 +1077,20 @@ main (void)
     }
     snprintf (s_events, sizeof s_events, "%s/events.jsonl", s_scratch);
     s_metrics_port = s_free_port ();
+    s_other_port = s_free_port ();
     RUN (a_node_does_not_start_where_it_cannot_serve_or_log);
+    RUN (the_probes_fail_when_the_node_stops_publishing);
+    RUN (a_node_is_ready_once_it_joined_and_a_leader_is_known);
+    RUN (a_node_whose_thread_is_stuck_is_not_healthy);
     RUN (three_nodes_follow_the_first);
     RUN (a_submitted_job_runs);
     RUN (the_metrics_page_tells_members_leader_tasks_and_messages);
+    RUN (the_metrics_page_tells_build_process_jobs_and_probes);
+    RUN (a_reported_exit_counts_a_child_restart);
+    RUN (the_probes_say_the_leader_runs_and_is_ready);
     RUN (the_metrics_server_answers_only_get_metrics);
     RUN (a_task_moved_by_the_leader_shows_its_handoff_gap);
+    RUN (a_lag_not_reported_yet_is_counted_not_infinite);
     RUN (the_event_log_has_one_json_line_per_decision);
     RUN (tasks_placed_nowhere_are_counted_and_logged);
     RUN (a_node_whose_event_log_fails_runs_on);
