@@ -32,6 +32,12 @@ typedef struct _shoal_eventlog_t shoal_eventlog_t;
 shoal_eventlog_t *shoal_eventlog_open (const char *path, const char node[SHOAL_ID_TEXT], char *why,
                                        size_t why_size);
 void shoal_eventlog_close (shoal_eventlog_t **self_p);
+//  Opens the path again and appends there from now on (logrotate renamed
+//  the file): the old descriptor is closed only once the new one is open,
+//  so a reopen that fails keeps the log where it was, and says why.
+//  Lines are written whole on the one thread that also reopens: none is
+//  split between the files, nor lost.
+int shoal_eventlog_reopen (shoal_eventlog_t *self, char *why, size_t why_size);
 
 //  Lines that could not be written so far; the first one's reason into
 //  why, when there was one.

@@ -57,6 +57,7 @@ typedef enum {
     SHOAL_CALL_JOB,
     SHOAL_CALL_JOBS,
     SHOAL_CALL_STATUS,
+    SHOAL_CALL_REOPEN, //  the files the node appends to
     SHOAL_CALL_KINDS
 } shoal_call_kind_t;
 

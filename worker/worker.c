@@ -4,7 +4,8 @@
     One thread, the main one, does everything here: it is the one that
     forks the children's shims, whose PR_SET_PDEATHSIG follows the thread
     that forked them (worker/child.h). It never waits for a child: it polls
-    the node's event descriptor, a signalfd (SIGCHLD, SIGTERM, SIGINT), the
+    the node's event descriptor, a signalfd (SIGCHLD, SIGTERM, SIGINT,
+    SIGHUP), the
     children's descriptors and the end of a leave, with the nearest timer
     (a grace that runs out, a restart that is due) as its timeout. Only a
     leave runs on a thread of its own, since shoal_node_leave waits while
@@ -242,7 +243,8 @@ s_help (void)
             "stop the children, exit 0 (1 when the leave failed); a second one kills the\n"
             "children at once and exits 1. A leave asked with shoal leave ends the same\n"
             "way, once the tasks have moved: the children stop, exit 0. Logs go to\n"
-            "standard error.\n"
+            "standard error. SIGHUP: the event log (--events) is opened again by its\n"
+            "name, after logrotate renamed it.\n"
             "\n"
             "options:\n");
     for (size_t i = 0; i < shoal_options_count (); i++) {
@@ -987,11 +989,24 @@ s_on_left_asked (s_worker_t *self, uint64_t now)
     s_stop_all (self, now, false);
 }
 
+//  SIGHUP: the event log goes on in a new file of its name (logrotate).
+static void
+s_reopen (s_worker_t *self)
+{
+    char why[SHOAL_REASON_TEXT] = "";
+    if (shoal_node_reopen (self->node, why, sizeof why) == 0)
+        s_log (self, SHOAL_LOG_INFO, NULL, "SIGHUP: the event log is open again");
+    else
+        s_log (self, SHOAL_LOG_ERROR, NULL, "SIGHUP: %s; the log goes on where it was", why);
+}
+
 static void
 s_on_signals (s_worker_t *self, uint64_t now)
 {
     struct signalfd_siginfo info;
     while (read (self->signal_fd, &info, sizeof info) == sizeof info) {
+        if (info.ssi_signo == SIGHUP)
+            s_reopen (self);
         if (info.ssi_signo != SIGTERM && info.ssi_signo != SIGINT)
             continue; //  SIGCHLD: the children are reaped on every wake-up
         const char *name = info.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT";
@@ -1146,7 +1161,7 @@ s_run (s_worker_t *self)
 int
 shoal_worker_main (int argc, char **argv)
 {
-    //  SIGTERM, SIGINT and SIGCHLD come through a signalfd: blocked here,
+    //  SIGTERM, SIGINT, SIGHUP and SIGCHLD come through a signalfd: blocked here,
     //  before the node starts its threads, which inherit the mask. A
     //  SIGCHLD the worker's parent ignored would make the children reap
     //  themselves; SIGPIPE would end the worker on a closed standard error.
@@ -1154,6 +1169,7 @@ shoal_worker_main (int argc, char **argv)
     sigemptyset (&signals);
     sigaddset (&signals, SIGTERM);
     sigaddset (&signals, SIGINT);
+    sigaddset (&signals, SIGHUP);
     sigaddset (&signals, SIGCHLD);
     pthread_sigmask (SIG_BLOCK, &signals, NULL);
     signal (SIGCHLD, SIG_DFL);
