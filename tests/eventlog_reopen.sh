@@ -50,8 +50,8 @@ for round in 1 2 3 4 5; do
     wait_for "round $round: a new file after SIGHUP" test -f "$events" || exit 1
     rescale 1
 done
-wait_for "the worker says it reopened" \
-    test "$(grep -c 'SIGHUP: the event log is open again' "$work/w.log")" -eq 5
+reopened () { [ "$(grep -c 'SIGHUP: the event log is open again' "$work/w.log")" -eq "$1" ]; }
+wait_for "the worker says it reopened, each time" reopened 5
 
 # A reopen that fails: the name is taken by a directory.
 mv "$events" "$events.6"
