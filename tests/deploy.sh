@@ -82,6 +82,27 @@ set +a
     >"$work/w.out" 2>"$work/w.log" &
 pid_of[w]=$!
 wait_for "a worker starts with the sample config" grep -q 'on port' "$work/w.log" || exit 1
+
+# The logrotate file, run for real on this worker's event log: its path,
+# user and postrotate command made this test's.
+if command -v logrotate >/dev/null; then
+    me=$(id -un) group=$(id -gn)
+    sed -e "s|/var/log/shoal/events.jsonl|$work/events.jsonl|" -e "s/shoal shoal/$me $group/g" \
+        -e "s|systemctl reload shoal.service.*|kill -HUP ${pid_of[w]}|" \
+        "$deploy/logrotate/shoal" >"$work/logrotate.conf"
+    wait_for "the event log has lines" test -s "$work/events.jsonl"
+    logrotate -f -s "$work/logrotate.state" "$work/logrotate.conf" >"$work/logrotate.out" 2>&1 ||
+        fail "logrotate: $(cat "$work/logrotate.out")"
+    [ -s "$work/events.jsonl.1" ] || fail "logrotate renamed the event log to events.jsonl.1"
+    wait_for "the worker opened the log again" grep -q 'the event log is open again' "$work/w.log"
+    expect_status 0 "a submit after the rotation" "$shoal" submit rotated --parallelism 1 \
+        --command 'exec sleep 600' --data-dir "$work/w"
+    wait_for "the new file takes the lines" grep -q '"job":"rotated"' "$work/events.jsonl"
+    grep -q '"job":"rotated"' "$work/events.jsonl.1" && fail "a line after the rotation in the old file"
+    echo "logrotate: the sample file rotates a worker's event log"
+else
+    echo "skip: no logrotate: deploy/logrotate/shoal is not run"
+fi
 stop w
 for var in $(sed -n -E 's/^#? *(SHOAL_[A-Z_]+)=.*/\1/p' "$deploy/systemd/worker.env"); do
     known_var "$var" || fail "worker.env: $var is no option"

@@ -941,7 +941,7 @@ s_notify_status (s_worker_t *self)
         active += self->tasks[i]->child && s_acts (self->tasks[i]);
     char status[sizeof self->status];
     if (self->exiting)
-        snprintf (status, sizeof status, "left: stopping %zu children", self->task_count);
+        snprintf (status, sizeof status, "left: %zu children to stop", self->task_count);
     else if (self->leave_started || self->stopping)
         snprintf (status, sizeof status, "leaving: active tasks move first (%zu tasks, %zu active)",
                   self->task_count, active);
