@@ -286,6 +286,22 @@ shoal_eventlog_unplaced (shoal_eventlog_t *self, const char *task, const char *r
 }
 
 void
+shoal_eventlog_move (shoal_eventlog_t *self, const char *task, const char *step,
+                     const shoal_id_t *from, const shoal_id_t *to, const char *reason)
+{
+    if (!self)
+        return;
+    char from_text[SHOAL_ID_TEXT] = "", to_text[SHOAL_ID_TEXT] = "";
+    if (from)
+        shoal_id_format (from->bytes, true, from_text);
+    if (to)
+        shoal_id_format (to->bytes, true, to_text);
+    s_write (self, "move",
+             json_pack ("{s:s, s:s, s:s, s:s, s:s}", "task", task, "step", step, "from", from_text,
+                        "to", to_text, "reason", reason));
+}
+
+void
 shoal_eventlog_leave (shoal_eventlog_t *self, bool done)
 {
     if (self)

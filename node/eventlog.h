@@ -64,6 +64,12 @@ void shoal_eventlog_reply (shoal_eventlog_t *self, const shoal_jobs_reply_t *rep
 //  "failed", ...; "none" once it is placed again or gone), in words.
 void shoal_eventlog_unplaced (shoal_eventlog_t *self, const char *task, const char *reason,
                               const char *text);
+//  This node, as acting leader, published a step of task's move: step
+//  "revoke" (from's active taken back; to: where it is meant to go, NULL
+//  when not known) or "grant" (to made active; from: the old owner, NULL
+//  for none), for reason (node/moves.h).
+void shoal_eventlog_move (shoal_eventlog_t *self, const char *task, const char *step,
+                          const shoal_id_t *from, const shoal_id_t *to, const char *reason);
 //  A leave began (done false) or is over.
 void shoal_eventlog_leave (shoal_eventlog_t *self, bool done);
 

@@ -26,6 +26,7 @@
 #include "node/control.h"
 #include "node/eventlog.h"
 #include "node/metrics.h"
+#include "node/moves.h"
 #include "node/options.h"
 #include "peer/peer.h"
 #include "node/refusals.h"
@@ -236,6 +237,7 @@ struct _shoal_actor_t {
     bool events_failed;
     //  The tasks this node, as acting leader, places nowhere.
     shoal_unplaced_watch_t *unplaced;
+    shoal_moves_watch_t *moves; //  the acting leader's moves, for the event log
     //  Senders of envelopes refused at the door, told at most once a minute.
     shoal_refusals_t *refusals;
 };
