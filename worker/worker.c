@@ -5,11 +5,12 @@
     forks the children's shims, whose PR_SET_PDEATHSIG follows the thread
     that forked them (worker/child.h). It never waits for a child: it polls
     the node's event descriptor, a signalfd (SIGCHLD, SIGTERM, SIGINT,
-    SIGHUP), the
-    children's descriptors and the end of a leave, with the nearest timer
-    (a grace that runs out, a restart that is due) as its timeout. Only a
-    leave runs on a thread of its own, since shoal_node_leave waits while
-    the loop goes on stopping the tasks it hands over.
+    SIGHUP), the children's descriptors and the end of a leave, with the
+    nearest timer (a grace that runs out, a restart that is due, the
+    watchdog) as its timeout. Under systemd it tells the service manager
+    how it stands (worker/notify.h). Only a leave runs on a thread of its
+    own, since shoal_node_leave waits while the loop goes on stopping the
+    tasks it hands over.
 */
 #define _GNU_SOURCE //  environ
 
