@@ -124,6 +124,8 @@ shoal_moves_watch_update (shoal_moves_watch_t *self, const shoal_handoff_t *hand
 {
     if (!self)
         return;
+    if (!events)
+        handoff = NULL; //  no log, nothing to follow
     if (handoff != self->handoff)
         s_forget (self);
     self->handoff = handoff;

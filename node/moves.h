@@ -35,7 +35,8 @@ void shoal_moves_watch_destroy (shoal_moves_watch_t **self_p);
 //  Looks at the assignment handoff last published (NULL: this node does
 //  not act as leader), once per version: writes a `move` line to events for
 //  each task whose active was revoked or granted since the last look. self
-//  is this node (leaving: it leaves).
+//  is this node (leaving: it leaves). Without events (NULL) it follows
+//  nothing.
 void shoal_moves_watch_update (shoal_moves_watch_t *self, const shoal_handoff_t *handoff,
                                const shoal_membership_t *membership, const shoal_id_t *self_id,
                                bool leaving, shoal_eventlog_t *events);
