@@ -167,6 +167,7 @@ EVENT_FIELDS = {
     "lease": {"held": bool, "until": int},
     "request": {"op": str, "job": str, "code": str},
     "unplaced": {"task": str, "reason": str},
+    "move": {"task": str, "step": str, "from": str, "to": str, "reason": str},
     "leave": {"phase": str},
 }
 

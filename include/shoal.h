@@ -187,6 +187,12 @@ SHOAL_EXPORT int shoal_node_leave (shoal_node_t *self, uint64_t timeout_ms, shoa
 SHOAL_EXPORT int shoal_node_id (shoal_node_t *self, char id[SHOAL_NODE_ID_TEXT]);
 SHOAL_EXPORT int shoal_node_port (shoal_node_t *self, uint16_t *port);
 
+//  Opens again the files the node appends to (the `events` log) by their
+//  names, for logrotate: after the file was renamed, lines go to a new
+//  file of that name. A file that cannot be opened keeps the old one, and
+//  -1 says why. Does nothing (0) without an event log.
+SHOAL_EXPORT int shoal_node_reopen (shoal_node_t *self, char *why, size_t why_size);
+
 //  ---------------------------------------------------------------------
 //  Task events
 //

@@ -722,7 +722,8 @@ s_observe_start (shoal_actor_t *self, char *why, size_t why_size)
     if (options->events[0] &&
         !(self->events = shoal_eventlog_open (options->events, id, reason, sizeof reason)))
         return shoal_why (why, why_size, "events %s: %s", options->events, reason);
-    if (!(self->unplaced = shoal_unplaced_watch_new ()))
+    if (!(self->unplaced = shoal_unplaced_watch_new ()) ||
+        !(self->moves = shoal_moves_watch_new ()))
         return shoal_why (why, why_size, "out of memory");
     return 0;
 }
@@ -954,6 +955,9 @@ s_observe (shoal_actor_t *self, uint64_t now, bool changed)
     shoal_handoff_t *handoff = shoal_peer_handoff (self->peer);
     bool acting = handoff && shoal_elector_acting (shoal_peer_elector (self->peer), now);
     shoal_unplaced_watch_update (self->unplaced, acting ? handoff : NULL, now, self->events);
+    shoal_moves_watch_update (self->moves, acting ? handoff : NULL,
+                              shoal_peer_membership (self->peer), &self->id, self->leaving,
+                              self->events);
     shoal_metrics_sources_t sources = { .peer = self->peer,
                                         .transport = self->transport,
                                         .leased = self->leased,
@@ -1052,6 +1056,7 @@ s_actor_free (shoal_actor_t *self)
     shoal_control_server_destroy (&self->control);
     shoal_metrics_destroy (&self->metrics);
     shoal_unplaced_watch_destroy (&self->unplaced);
+    shoal_moves_watch_destroy (&self->moves);
     shoal_eventlog_close (&self->events);
     shoal_refusals_destroy (&self->refusals);
     shoal_resolver_destroy (&self->resolver);

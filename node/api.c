@@ -657,6 +657,22 @@ shoal_node_leader (shoal_node_t *self, char id[SHOAL_NODE_ID_TEXT], uint64_t *te
 }
 
 int
+shoal_node_reopen (shoal_node_t *self, char *why, size_t why_size)
+{
+    shoal_call_t call;
+    if (!self)
+        return s_reason (why, why_size, "no node");
+    if (s_call_init (&call) != 0)
+        return s_reason (why, why_size, "out of memory");
+    call.kind = SHOAL_CALL_REOPEN;
+    int rc = s_call (self, &call) == 0 ? call.rc : -1;
+    if (rc != 0)
+        s_reason (why, why_size, call.why);
+    s_call_fini (&call);
+    return rc;
+}
+
+int
 shoal_node_tasks (shoal_node_t *self, shoal_task_t *tasks, size_t item_size, size_t max,
                   size_t *count, uint64_t version[2])
 {

@@ -143,6 +143,12 @@ s_leader (shoal_actor_t *self, shoal_call_t *call)
 }
 
 static void
+s_reopen (shoal_actor_t *self, shoal_call_t *call)
+{
+    call->rc = shoal_eventlog_reopen (self->events, call->why, sizeof call->why);
+}
+
+static void
 s_tasks (shoal_actor_t *self, shoal_call_t *call)
 {
     shoal_call_list_t *list = &call->u.list;
@@ -253,6 +259,7 @@ shoal_call_run (shoal_actor_t *actor, shoal_call_t *call)
         [SHOAL_CALL_JOB] = s_job,
         [SHOAL_CALL_JOBS] = s_jobs,
         [SHOAL_CALL_STATUS] = shoal_status_call,
+        [SHOAL_CALL_REOPEN] = s_reopen,
     };
     assert (call->kind < SHOAL_CALL_KINDS && runs[call->kind]);
     runs[call->kind](actor, call);

@@ -26,6 +26,7 @@ typedef struct {
 
 struct _shoal_eventlog_t {
     int fd;
+    char *path; //  as opened: reopen opens it again
     char node[SHOAL_ID_TEXT];
     uint64_t failures;
     char failure[200];        //  the first one's reason
@@ -33,6 +34,12 @@ struct _shoal_eventlog_t {
     s_request_t requests[S_REQUESTS];
     size_t request_next; //  the slot taken next
 };
+
+static int
+s_open (const char *path)
+{
+    return open (path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+}
 
 shoal_eventlog_t *
 shoal_eventlog_open (const char *path, const char node[SHOAL_ID_TEXT], char *why, size_t why_size)
@@ -42,9 +49,12 @@ shoal_eventlog_open (const char *path, const char node[SHOAL_ID_TEXT], char *why
         shoal_why (why, why_size, "out of memory");
         return NULL;
     }
-    self->fd = open (path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    self->path = strdup (path);
+    self->fd = self->path ? s_open (path) : -1;
     if (self->fd < 0) {
-        shoal_why (why, why_size, "cannot open: %s", strerror (errno));
+        shoal_why (why, why_size, "cannot open: %s",
+                   self->path ? strerror (errno) : "out of memory");
+        free (self->path);
         free (self);
         return NULL;
     }
@@ -59,8 +69,23 @@ shoal_eventlog_close (shoal_eventlog_t **self_p)
     if (!self)
         return;
     close (self->fd);
+    free (self->path);
     free (self);
     *self_p = NULL;
+}
+
+int
+shoal_eventlog_reopen (shoal_eventlog_t *self, char *why, size_t why_size)
+{
+    if (!self)
+        return 0;
+    int fd = s_open (self->path);
+    if (fd < 0)
+        return shoal_why (why, why_size, "events %s: cannot open: %s", self->path,
+                          strerror (errno));
+    close (self->fd);
+    self->fd = fd;
+    return 0;
 }
 
 uint64_t
@@ -258,6 +283,22 @@ shoal_eventlog_unplaced (shoal_eventlog_t *self, const char *task, const char *r
     if (self)
         s_write (self, "unplaced",
                  json_pack ("{s:s, s:s, s:s}", "task", task, "reason", reason, "text", text));
+}
+
+void
+shoal_eventlog_move (shoal_eventlog_t *self, const char *task, const char *step,
+                     const shoal_id_t *from, const shoal_id_t *to, const char *reason)
+{
+    if (!self)
+        return;
+    char from_text[SHOAL_ID_TEXT] = "", to_text[SHOAL_ID_TEXT] = "";
+    if (from)
+        shoal_id_format (from->bytes, true, from_text);
+    if (to)
+        shoal_id_format (to->bytes, true, to_text);
+    s_write (self, "move",
+             json_pack ("{s:s, s:s, s:s, s:s, s:s}", "task", task, "step", step, "from", from_text,
+                        "to", to_text, "reason", reason));
 }
 
 void

@@ -32,6 +32,12 @@ typedef struct _shoal_eventlog_t shoal_eventlog_t;
 shoal_eventlog_t *shoal_eventlog_open (const char *path, const char node[SHOAL_ID_TEXT], char *why,
                                        size_t why_size);
 void shoal_eventlog_close (shoal_eventlog_t **self_p);
+//  Opens the path again and appends there from now on (logrotate renamed
+//  the file): the old descriptor is closed only once the new one is open,
+//  so a reopen that fails keeps the log where it was, and says why.
+//  Lines are written whole on the one thread that also reopens: none is
+//  split between the files, nor lost.
+int shoal_eventlog_reopen (shoal_eventlog_t *self, char *why, size_t why_size);
 
 //  Lines that could not be written so far; the first one's reason into
 //  why, when there was one.
@@ -58,6 +64,12 @@ void shoal_eventlog_reply (shoal_eventlog_t *self, const shoal_jobs_reply_t *rep
 //  "failed", ...; "none" once it is placed again or gone), in words.
 void shoal_eventlog_unplaced (shoal_eventlog_t *self, const char *task, const char *reason,
                               const char *text);
+//  This node, as acting leader, published a step of task's move: step
+//  "revoke" (from's active taken back; to: where it is meant to go, NULL
+//  when not known) or "grant" (to made active; from: the old owner, NULL
+//  for none), for reason (node/moves.h).
+void shoal_eventlog_move (shoal_eventlog_t *self, const char *task, const char *step,
+                          const shoal_id_t *from, const shoal_id_t *to, const char *reason);
 //  A leave began (done false) or is over.
 void shoal_eventlog_leave (shoal_eventlog_t *self, bool done);
 

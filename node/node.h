@@ -26,6 +26,7 @@
 #include "node/control.h"
 #include "node/eventlog.h"
 #include "node/metrics.h"
+#include "node/moves.h"
 #include "node/options.h"
 #include "peer/peer.h"
 #include "node/refusals.h"
@@ -58,6 +59,7 @@ typedef enum {
     SHOAL_CALL_JOB,
     SHOAL_CALL_JOBS,
     SHOAL_CALL_STATUS,
+    SHOAL_CALL_REOPEN, //  the files the node appends to
     SHOAL_CALL_KINDS
 } shoal_call_kind_t;
 
@@ -247,6 +249,7 @@ struct _shoal_actor_t {
     bool events_failed;
     //  The tasks this node, as acting leader, places nowhere.
     shoal_unplaced_watch_t *unplaced;
+    shoal_moves_watch_t *moves; //  the acting leader's moves, for the event log
     //  Senders of envelopes refused at the door, told at most once a minute.
     shoal_refusals_t *refusals;
 };

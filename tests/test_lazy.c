@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
@@ -52,6 +54,40 @@ socket_activation_reaches_libsystemd (void)
     CHECK_EQ (sd_is_socket_unix (-1, 0, -1, NULL, 0), -EBADF);
 }
 
+//  The worker's calls (worker/notify.c): a message reaches the socket
+//  NOTIFY_SOCKET names, and the watchdog is read from the environment.
+static void
+notify_reaches_libsystemd (void)
+{
+    struct sockaddr_un address = { .sun_family = AF_UNIX };
+    snprintf (address.sun_path, sizeof address.sun_path, "/tmp/shoal-test-lazy-%ld",
+              (long) getpid ());
+    unlink (address.sun_path);
+    int listener = socket (AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    CHECK (listener >= 0);
+    CHECK_EQ (bind (listener, (struct sockaddr *) &address, sizeof address), 0);
+    setenv ("NOTIFY_SOCKET", address.sun_path, 1);
+    CHECK (sd_notify (0, "READY=1") > 0);
+    char got[64] = "";
+    CHECK_EQ (recv (listener, got, sizeof got - 1, MSG_DONTWAIT), (ssize_t) strlen ("READY=1"));
+    CHECK (strcmp (got, "READY=1") == 0);
+    unsetenv ("NOTIFY_SOCKET");
+    close (listener);
+    unlink (address.sun_path);
+
+    char pid[32];
+    snprintf (pid, sizeof pid, "%ld", (long) getpid ());
+    setenv ("WATCHDOG_USEC", "400000", 1);
+    setenv ("WATCHDOG_PID", pid, 1);
+    uint64_t usec = 0;
+    CHECK (sd_watchdog_enabled (0, &usec) > 0);
+    CHECK_EQ (usec, 400000);
+    setenv ("WATCHDOG_PID", "1", 1); //  another process's
+    CHECK_EQ (sd_watchdog_enabled (0, &usec), 0);
+    unsetenv ("WATCHDOG_USEC");
+    unsetenv ("WATCHDOG_PID");
+}
+
 //  A host-based service name, imported and displayed back: the library
 //  takes lazy.c's name type as its own, and says it is that type.
 static void
@@ -78,6 +114,7 @@ int
 main (void)
 {
     RUN (socket_activation_reaches_libsystemd);
+    RUN (notify_reaches_libsystemd);
     RUN (gss_names_reach_gssapi);
     return TEST_DONE ();
 }

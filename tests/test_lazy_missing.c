@@ -19,6 +19,10 @@ systemd_calls_say_enosys (void)
     CHECK_EQ (sd_listen_fds (0), -ENOSYS);
     CHECK_EQ (sd_is_socket_inet (3, 0, 0, -1, 0), -ENOSYS);
     CHECK_EQ (sd_is_socket_unix (3, 0, -1, NULL, 0), -ENOSYS);
+    uint64_t usec = 7;
+    CHECK_EQ (sd_notify (0, "READY=1"), -ENOSYS);
+    CHECK_EQ (sd_watchdog_enabled (0, &usec), -ENOSYS);
+    CHECK_EQ (usec, 7);
 }
 
 static void

@@ -188,15 +188,21 @@ s_names (const char *entry, size_t length, const char *name)
 }
 
 //  The worker's variables go to its children, but for those of its options
-//  (a node embedded in the child would take them for its own) and those
-//  the child is given anew.
+//  (a node embedded in the child would take them for its own), those the
+//  child is given anew, and the service manager's words to the worker
+//  (worker/notify.h): a child that speaks the notify protocol must not
+//  speak for its worker, nor think a watchdog is set on it.
 static bool
 s_passed_on (const char *entry)
 {
+    static const char *const manager[] = { "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID" };
     static const char prefix[] = SHOAL_OPTIONS_ENV_PREFIX;
+    size_t length = strcspn (entry, "=");
+    for (size_t i = 0; i < sizeof manager / sizeof manager[0]; i++)
+        if (s_names (entry, length, manager[i]))
+            return false;
     if (strncmp (entry, prefix, sizeof prefix - 1) != 0)
         return true;
-    size_t length = strcspn (entry, "=");
     static const char *const reserved[] = { SHOAL_OPTIONS_ENV_RESERVED };
     for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
         if (s_names (entry, length, reserved[i]))

@@ -4,14 +4,15 @@
     When the program links libzmq and libczmq statically (SHOAL_STATIC_DEPS,
     CMakeLists.txt), their archives still call GSS-API (libzmq's GSSAPI
     security mechanism, libgssapi_krb5) and three functions of libsystemd
-    (czmq's socket activation). Linked as usual, those two bring eleven more
+    (czmq's socket activation); the worker calls two more when systemd
+    asks to be told (worker/notify.c). Linked as usual, those two bring eleven more
     libraries into every worker (Kerberos, gcrypt, zstd, lzma, lz4, ...):
     some 1.4 MB of resident pages, the most of any part a worker does not
     use (docs/worker.md, "Memory"). shoal never sets ZMQ_GSSAPI_SERVER or
     ZMQ_GSSAPI_CLIENT, nor czmq's zsys_set_auto_use_fd, so none of these is
-    called; should one be, its library is opened then (dlopen) and the call
-    forwarded, and when it cannot be opened, the call fails the way its
-    library documents a failure: GSS_S_UNAVAILABLE, or -ENOSYS.
+    called, and sd_notify only under systemd; should one be, its library is opened then (dlopen) and
+   the call forwarded, and when it cannot be opened, the call fails the way its library documents a
+   failure: GSS_S_UNAVAILABLE, or -ENOSYS.
 
     This file is built into the program only with the static link; the
     shared library and the tests link the libraries as usual.
@@ -142,3 +143,9 @@ S_SD (sd_is_socket_inet, (int fd, int family, int type, int listening, uint16_t 
       (fd, family, type, listening, port))
 S_SD (sd_is_socket_unix, (int fd, int type, int listening, const char *path, size_t length),
       (fd, type, listening, path, length))
+
+//  The worker's own calls (worker/notify.c): made only when a service
+//  manager set NOTIFY_SOCKET, so a worker that none started never opens
+//  the library.
+S_SD (sd_notify, (int unset_environment, const char *state), (unset_environment, state))
+S_SD (sd_watchdog_enabled, (int unset_environment, uint64_t *usec), (unset_environment, usec))

@@ -4,17 +4,20 @@
     One thread, the main one, does everything here: it is the one that
     forks the children's shims, whose PR_SET_PDEATHSIG follows the thread
     that forked them (worker/child.h). It never waits for a child: it polls
-    the node's event descriptor, a signalfd (SIGCHLD, SIGTERM, SIGINT), the
-    children's descriptors and the end of a leave, with the nearest timer
-    (a grace that runs out, a restart that is due) as its timeout. Only a
-    leave runs on a thread of its own, since shoal_node_leave waits while
-    the loop goes on stopping the tasks it hands over.
+    the node's event descriptor, a signalfd (SIGCHLD, SIGTERM, SIGINT,
+    SIGHUP), the children's descriptors and the end of a leave, with the
+    nearest timer (a grace that runs out, a restart that is due, the
+    watchdog) as its timeout. Under systemd it tells the service manager
+    how it stands (worker/notify.h). Only a leave runs on a thread of its
+    own, since shoal_node_leave waits while the loop goes on stopping the
+    tasks it hands over.
 */
 #define _GNU_SOURCE //  environ
 
 #include "worker/worker.h"
 
 #include "worker/child.h"
+#include "worker/notify.h"
 #include "node/options.h"
 #include "shoal.h"
 
@@ -121,6 +124,16 @@ typedef struct {
     char leave_why[SHOAL_REASON_TEXT];
     bool exiting;      //  no child starts any more; the worker ends when none is left
     uint64_t dying_ms; //  after a second signal: when the worker exits whatever is left
+    //  The service manager (worker/notify.h), when one wants to hear.
+    bool notify;
+    bool ready;                      //  READY=1 went out
+    bool stopping;                   //  STOPPING=1 went out
+    bool notify_failed;              //  a message could not go: logged once
+    uint64_t watchdog_ms;            //  WATCHDOG=1 this often; 0: none
+    uint64_t watchdog_at;            //  next due
+    char leader[SHOAL_NODE_ID_TEXT]; //  as the last LEADER event said
+    uint64_t term;
+    char status[SHOAL_REASON_TEXT]; //  the STATUS= last sent
 } s_worker_t;
 
 static uint64_t
@@ -242,7 +255,8 @@ s_help (void)
             "stop the children, exit 0 (1 when the leave failed); a second one kills the\n"
             "children at once and exits 1. A leave asked with shoal leave ends the same\n"
             "way, once the tasks have moved: the children stop, exit 0. Logs go to\n"
-            "standard error.\n"
+            "standard error. SIGHUP: the event log (--events) is opened again by its\n"
+            "name, after logrotate renamed it.\n"
             "\n"
             "options:\n");
     for (size_t i = 0; i < shoal_options_count (); i++) {
@@ -860,6 +874,108 @@ s_on_lease (s_worker_t *self, bool leased)
     }
 }
 
+//  ---------------------------------------------------------------------
+//  The service manager: readiness, status, the watchdog
+
+static void
+s_notify (s_worker_t *self, const char *what, const char *text)
+{
+    if (shoal_notify ("%s%s", what, text) == 0 || self->notify_failed)
+        return;
+    self->notify_failed = true;
+    s_log (self, SHOAL_LOG_WARN, NULL, "cannot tell the service manager %s%s (NOTIFY_SOCKET %s)",
+           what, text, getenv ("NOTIFY_SOCKET"));
+}
+
+static void
+s_notify_start (s_worker_t *self, uint64_t now)
+{
+    if (!shoal_notify_wanted ())
+        return;
+    if (!shoal_notify_built ()) {
+        s_log (self, SHOAL_LOG_WARN, NULL,
+               "NOTIFY_SOCKET is set, but this shoal was built without libsystemd: no "
+               "readiness, status or watchdog (run it as Type=simple)");
+        return;
+    }
+    self->notify = true;
+    self->watchdog_ms = shoal_notify_watchdog_ms ();
+    self->watchdog_at = now;
+    if (self->watchdog_ms)
+        s_log (self, SHOAL_LOG_INFO, NULL,
+               "service manager: READY=1 once a leader is known, "
+               "WATCHDOG=1 every %llu ms",
+               (unsigned long long) self->watchdog_ms);
+    else
+        s_log (self, SHOAL_LOG_INFO, NULL, "service manager: READY=1 once a leader is known");
+}
+
+//  The node joined when it knows a leader (its own self, alone): ready.
+static void
+s_notify_leader (s_worker_t *self, const shoal_event_t *event)
+{
+    snprintf (self->leader, sizeof self->leader, "%s", event->node);
+    self->term = event->term;
+    if (!self->notify || self->ready || !self->leader[0])
+        return;
+    self->ready = true;
+    s_notify (self, "READY=1", "");
+}
+
+static void
+s_notify_stopping (s_worker_t *self)
+{
+    if (!self->notify || self->stopping)
+        return;
+    self->stopping = true;
+    s_notify (self, "STOPPING=1", "");
+}
+
+//  STATUS=, sent when it changed: what the worker does, in a few words.
+static void
+s_notify_status (s_worker_t *self)
+{
+    if (!self->notify)
+        return;
+    size_t active = 0;
+    for (size_t i = 0; i < self->task_count; i++)
+        active += self->tasks[i]->child && s_acts (self->tasks[i]);
+    char status[sizeof self->status];
+    if (self->exiting)
+        snprintf (status, sizeof status, "left: %zu children to stop", self->task_count);
+    else if (self->leave_started || self->stopping)
+        snprintf (status, sizeof status, "leaving: active tasks move first (%zu tasks, %zu active)",
+                  self->task_count, active);
+    else if (!self->leader[0])
+        snprintf (status, sizeof status, "%s (%zu tasks)",
+                  self->ready ? "no leader: waiting for one" : "joining: waiting for a leader",
+                  self->task_count);
+    else
+        snprintf (status, sizeof status, "%zu tasks (%zu active); leader %.8s%s, term %llu",
+                  self->task_count, active, self->leader,
+                  strcmp (self->leader, self->id) == 0 ? " (this node)" : "",
+                  (unsigned long long) self->term);
+    if (strcmp (status, self->status) == 0)
+        return;
+    snprintf (self->status, sizeof self->status, "%s", status);
+    s_notify (self, "STATUS=", status);
+}
+
+//  WATCHDOG=1 only once the node's actor answered a call: a wedged actor
+//  holds the call, so the loop stops here, and the watchdog runs out; a
+//  wedged loop sends nothing either. Once the node stopped (it left), the
+//  call returns at once, and the loop alone is watched.
+static void
+s_watchdog (s_worker_t *self, uint64_t now)
+{
+    if (!self->watchdog_ms || now < self->watchdog_at)
+        return;
+    char leader[SHOAL_NODE_ID_TEXT];
+    shoal_node_leader (self->node, leader, NULL, NULL);
+    s_notify (self, "WATCHDOG=1", "");
+    self->watchdog_at = now + self->watchdog_ms;
+}
+
 static void s_on_left_asked (s_worker_t *self, uint64_t now);
 
 static void
@@ -888,6 +1004,7 @@ s_on_event (s_worker_t *self, const shoal_event_t *event, uint64_t now)
         s_on_lease (self, event->leased);
         break;
     case SHOAL_EVENT_LEADER:
+        s_notify_leader (self, event);
         if (event->node[0])
             s_log (
                 self, SHOAL_LOG_INFO,
@@ -983,8 +1100,20 @@ s_on_left_asked (s_worker_t *self, uint64_t now)
         return; //  its own leave ends in s_on_left
     self->leave_done = true;
     self->leave_rc = 0;
+    s_notify_stopping (self);
     s_log (self, SHOAL_LOG_INFO, NULL, "left: stopping the children that are left");
     s_stop_all (self, now, false);
+}
+
+//  SIGHUP: the event log goes on in a new file of its name (logrotate).
+static void
+s_reopen (s_worker_t *self)
+{
+    char why[SHOAL_REASON_TEXT] = "";
+    if (shoal_node_reopen (self->node, why, sizeof why) == 0)
+        s_log (self, SHOAL_LOG_INFO, NULL, "SIGHUP: the event log is open again");
+    else
+        s_log (self, SHOAL_LOG_ERROR, NULL, "SIGHUP: %s; the log goes on where it was", why);
 }
 
 static void
@@ -992,9 +1121,12 @@ s_on_signals (s_worker_t *self, uint64_t now)
 {
     struct signalfd_siginfo info;
     while (read (self->signal_fd, &info, sizeof info) == sizeof info) {
+        if (info.ssi_signo == SIGHUP)
+            s_reopen (self);
         if (info.ssi_signo != SIGTERM && info.ssi_signo != SIGINT)
             continue; //  SIGCHLD: the children are reaped on every wake-up
         const char *name = info.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT";
+        s_notify_stopping (self);
         if (++self->signals == 1 && self->leave_done)
             s_log (self, SHOAL_LOG_INFO, NULL, "%s: left already, the children stop", name);
         else if (self->signals == 1) {
@@ -1092,6 +1224,8 @@ s_timeout (const s_worker_t *self, uint64_t now)
     }
     uint64_t lease = s_lease_due (self, now);
     next = lease < next ? lease : next;
+    if (self->watchdog_ms && self->watchdog_at < next)
+        next = self->watchdog_at;
     if (next == UINT64_MAX)
         return -1;
     return next <= now ? 0 : next - now > 60000 ? 60000 : (int) (next - now);
@@ -1132,6 +1266,8 @@ s_run (s_worker_t *self)
         s_on_left (self, now);
         s_children (self, now);
         s_lease_pass (self);
+        s_watchdog (self, now);
+        s_notify_status (self);
 
         if (self->dying_ms && (self->task_count == 0 || now >= self->dying_ms))
             return -EXIT_FAILED; //  the leave may still wait: no clean end
@@ -1146,7 +1282,7 @@ s_run (s_worker_t *self)
 int
 shoal_worker_main (int argc, char **argv)
 {
-    //  SIGTERM, SIGINT and SIGCHLD come through a signalfd: blocked here,
+    //  SIGTERM, SIGINT, SIGHUP and SIGCHLD come through a signalfd: blocked here,
     //  before the node starts its threads, which inherit the mask. A
     //  SIGCHLD the worker's parent ignored would make the children reap
     //  themselves; SIGPIPE would end the worker on a closed standard error.
@@ -1154,6 +1290,7 @@ shoal_worker_main (int argc, char **argv)
     sigemptyset (&signals);
     sigaddset (&signals, SIGTERM);
     sigaddset (&signals, SIGINT);
+    sigaddset (&signals, SIGHUP);
     sigaddset (&signals, SIGCHLD);
     pthread_sigmask (SIG_BLOCK, &signals, NULL);
     signal (SIGCHLD, SIG_DFL);
@@ -1193,6 +1330,7 @@ shoal_worker_main (int argc, char **argv)
                           data_dir),
                "node %s%s%s%s on port %u, data-dir %s, shoal %s", self->id, name[0] ? " (" : "",
                name, name[0] ? ")" : "", port, data_dir, shoal_version ());
+        s_notify_start (self, s_now ());
         rc = s_run (self);
         if (rc < 0) {
             //  A second signal came while the node still leaves: no clean
