@@ -200,47 +200,160 @@ s_fail (char *why, size_t why_size, const char *text, const char *id)
 //  ---------------------------------------------------------------------
 //  Lookups
 
-//  An item to sort by its name: the name's first 16 bytes as two numbers,
+//  An item to sort by its name: the name's first 12 bytes as two numbers,
 //  in the order strcmp gives them (big-endian, unsigned, zeros past its
-//  end), and the item, which begins with its name.
+//  end), and the item's position, which breaks ties (equal names, that
+//  setup refuses) as a stable sort would. 16 bytes, a quarter of a cache
+//  line.
 typedef struct {
-    uint64_t prefix[2];
-    const void *item;
+    uint64_t high; //  bytes 0 to 7
+    uint32_t low;  //  bytes 8 to 11
+    uint32_t at;   //  in items
 } s_named_t;
 
-static int
-s_named_cmp (const void *a, const void *b)
+static const char *
+s_named_name (const void *const *items, const s_named_t *x)
 {
-    const s_named_t *x = a, *y = b;
-    for (int k = 0; k < 2; k++)
-        if (x->prefix[k] != y->prefix[k])
-            return x->prefix[k] < y->prefix[k] ? -1 : 1;
-    //  The same first 16 bytes; if a name ends among them, so does the
+    return *(const char *const *) items[x->at];
+}
+
+//  Whether x sorts before y: by the prefixes, in the array, unless two
+//  names share their first 12 bytes.
+static bool
+s_named_before (const s_named_t *x, const s_named_t *y, const void *const *items)
+{
+    if (x->high != y->high)
+        return x->high < y->high;
+    if (x->low != y->low)
+        return x->low < y->low;
+    //  The same first 12 bytes; if a name ends among them, so does the
     //  other, and they are equal.
-    const char *p = *(const char *const *) x->item, *q = *(const char *const *) y->item;
-    return (x->prefix[1] & 0xFF) == 0 ? 0 : strcmp (p + 16, q + 16);
+    if ((x->low & 0xFF) != 0) {
+        int c = strcmp (s_named_name (items, x) + 12, s_named_name (items, y) + 12);
+        if (c != 0)
+            return c < 0;
+    }
+    return x->at < y->at;
+}
+
+static void
+s_named_swap (s_named_t *a, s_named_t *b)
+{
+    s_named_t held = *a;
+    *a = *b;
+    *b = held;
+}
+
+//  Heapsort, for the rare range where quicksort's pivots went badly.
+static void
+s_named_sift (s_named_t *a, size_t i, size_t count, const void *const *items)
+{
+    for (size_t child; (child = 2 * i + 1) < count; i = child) {
+        if (child + 1 < count && s_named_before (&a[child], &a[child + 1], items))
+            child++;
+        if (!s_named_before (&a[i], &a[child], items))
+            return;
+        s_named_swap (&a[i], &a[child]);
+    }
+}
+
+static void
+s_named_heapsort (s_named_t *a, size_t count, const void *const *items)
+{
+    for (size_t i = count / 2; i-- > 0;)
+        s_named_sift (a, i, count, items);
+    for (size_t end = count; end-- > 1;) {
+        s_named_swap (&a[0], &a[end]);
+        s_named_sift (a, 0, end, items);
+    }
+}
+
+//  Introsort: quicksort on the median of three, insertion sort for short
+//  ranges, heapsort past depth (so that no input, even one made to defeat
+//  the pivots, costs more than n log n). Keys are distinct (s_named_t.at),
+//  so the order is the one a stable sort gives.
+static void
+s_named_sort (s_named_t *a, size_t count, const void *const *items, int depth)
+{
+    while (count > 16) {
+        if (depth-- == 0) {
+            s_named_heapsort (a, count, items);
+            return;
+        }
+        size_t middle = count / 2, last = count - 1;
+        if (s_named_before (&a[middle], &a[0], items))
+            s_named_swap (&a[middle], &a[0]);
+        if (s_named_before (&a[last], &a[middle], items)) {
+            s_named_swap (&a[last], &a[middle]);
+            if (s_named_before (&a[middle], &a[0], items))
+                s_named_swap (&a[middle], &a[0]);
+        }
+        //  a[0] <= pivot <= a[last] stop both scans; the pivot goes to 1.
+        s_named_swap (&a[middle], &a[1]);
+        const s_named_t pivot = a[1];
+        size_t i = 1, k = last;
+        while (true) {
+            while (s_named_before (&a[++i], &pivot, items))
+                ;
+            while (s_named_before (&pivot, &a[--k], items))
+                ;
+            if (i >= k)
+                break;
+            s_named_swap (&a[i], &a[k]);
+        }
+        s_named_swap (&a[1], &a[k]);
+        //  [0, k) < pivot = a[k] < (k, count): recurse on the smaller side.
+        if (k < count - k - 1) {
+            s_named_sort (a, k, items, depth);
+            a += k + 1, count -= k + 1;
+        } else {
+            s_named_sort (a + k + 1, count - k - 1, items, depth);
+            count = k;
+        }
+    }
+    for (size_t i = 1; i < count; i++) {
+        s_named_t held = a[i];
+        size_t k = i;
+        for (; k > 0 && s_named_before (&held, &a[k - 1], items); k--)
+            a[k] = a[k - 1];
+        a[k] = held;
+    }
 }
 
 //  Sorts count items, each beginning with its name, by name as strcmp
-//  orders them. Sorting the pointers with strcmp read two names at random
-//  places for every comparison (a fifth of the assignment of 100,000
-//  tasks); comparisons are now decided by the prefixes, in the array,
-//  unless two names share their first 16 bytes.
+//  orders them, with equal names in their first order. Sorting the
+//  pointers with strcmp read two names at random places for every
+//  comparison, and qsort's merge sort, with its copy of the array, touched
+//  fresh pages: a fifth of the assignment of 100,000 tasks. Comparisons
+//  are now decided by the prefixes, in the array, which is sorted in
+//  place.
 static int
 s_sort_by_name (const void **items, size_t count)
 {
+    assert (count < NONE);
     s_named_t *named = malloc ((count ? count : 1) * sizeof (s_named_t));
     if (!named)
         return -1;
     for (size_t i = 0; i < count; i++) {
         const unsigned char *name = *(const unsigned char *const *) items[i];
-        named[i] = (s_named_t){ { 0, 0 }, items[i] };
-        for (int k = 0; k < 16 && name[k]; k++) //  no further than the name's end
-            named[i].prefix[k / 8] |= (uint64_t) name[k] << (8 * (7 - k % 8));
+        uint64_t high = 0;
+        uint32_t low = 0;
+        int k = 0;
+        for (; k < 8 && name[k]; k++) //  no further than the name's end
+            high |= (uint64_t) name[k] << (8 * (7 - k));
+        for (; k < 12 && name[k]; k++)
+            low |= (uint32_t) name[k] << (8 * (11 - k));
+        named[i] = (s_named_t){ high, low, (uint32_t) i };
     }
-    qsort (named, count, sizeof (s_named_t), s_named_cmp);
+    int depth = 0;
+    for (size_t n = count; n > 1; n /= 2)
+        depth += 2;
+    s_named_sort (named, count, (const void *const *) items, depth);
+    //  Items, in the new order, through the spare high words.
     for (size_t i = 0; i < count; i++)
-        items[i] = named[i].item;
+        named[i].high = (uint64_t) (uintptr_t) items[named[i].at];
+    for (size_t i = 0; i < count; i++)
+        items[i] = (const void *) (uintptr_t) named[i].high;
     free (named);
     return 0;
 }
