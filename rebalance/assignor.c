@@ -123,6 +123,10 @@ typedef struct {
     uint32_t nodes, tasks, jobs, classes;
     const shoal_assign_node_t **node; //  sorted by id
     const shoal_assign_task_t **task; //  sorted by id
+    //  Per task, its weight and whether it is stateful, read in every pass:
+    //  from the tasks, in input order, each read was a cache miss.
+    uint32_t *weight;
+    bool *is_stateful;
     s_index_t node_index, task_index; //  of node and task
     uint32_t *capacity;               //  per node
     uint32_t capacity_max;            //  of every node
@@ -587,13 +591,13 @@ s_state_node (const s_state_t *self, uint32_t task, uint32_t i)
 static uint32_t
 s_weight (const s_state_t *self, uint32_t task)
 {
-    return self->task[task]->weight;
+    return self->weight[task];
 }
 
 static bool
 s_stateful (const s_state_t *self, uint32_t task)
 {
-    return self->task[task]->stateful;
+    return self->is_stateful[task];
 }
 
 //  Compares load_a / cap_a with load_b / cap_b exactly.
@@ -1061,6 +1065,8 @@ s_setup (s_state_t *self, char *why, size_t why_size)
     self->job_of = calloc (t, sizeof (uint32_t));
     self->class_of = calloc (t, sizeof (uint32_t));
     self->class = calloc (t, sizeof (s_class_t));
+    self->weight = malloc (t * sizeof (uint32_t));
+    self->is_stateful = malloc (t * sizeof (bool));
     self->target = malloc (t * sizeof (uint32_t));
     self->active = malloc (t * sizeof (uint32_t));
     self->learner = malloc (t * sizeof (uint32_t));
@@ -1085,12 +1091,13 @@ s_setup (s_state_t *self, char *why, size_t why_size)
     self->standby_first = calloc (t + 1, sizeof (uint32_t));
     if (!self->node || !self->task || !self->capacity || !self->spread_value ||
         !self->may_stateful || !self->warming || !self->shape || !self->job_of || !self->class_of ||
-        !self->class || !self->target || !self->active || !self->learner || !self->start ||
-        !self->load || !self->reserved || !self->stateful || !self->frontier[0] ||
-        !self->frontier[1] || !self->scratch[0] || !self->scratch[1] || !self->mark ||
-        !self->job_count || !self->ranked || !self->rank_start || !self->class_from ||
-        !self->class_seen || !self->lag_first || !self->cur_first || !self->avoid_first ||
-        !self->standby_first || s_lists_init (&self->targets, self->nodes, self->tasks) != 0)
+        !self->weight || !self->is_stateful || !self->class || !self->target || !self->active ||
+        !self->learner || !self->start || !self->load || !self->reserved || !self->stateful ||
+        !self->frontier[0] || !self->frontier[1] || !self->scratch[0] || !self->scratch[1] ||
+        !self->mark || !self->job_count || !self->ranked || !self->rank_start ||
+        !self->class_from || !self->class_seen || !self->lag_first || !self->cur_first ||
+        !self->avoid_first || !self->standby_first ||
+        s_lists_init (&self->targets, self->nodes, self->tasks) != 0)
         return s_fail (why, why_size, "out of memory%s", NULL);
 
     for (uint32_t i = 0; i < self->nodes; i++)
@@ -1111,6 +1118,8 @@ s_setup (s_state_t *self, char *why, size_t why_size)
             return s_fail (why, why_size, "task \"%s\" given twice", self->task[i]->id);
         if (self->task[i]->weight == 0)
             return s_fail (why, why_size, "task \"%s\": weight 0", self->task[i]->id);
+        self->weight[i] = self->task[i]->weight;
+        self->is_stateful[i] = self->task[i]->stateful;
     }
     //  Ids are looked up only for the lags, holdings and pairs to avoid.
     bool lookups = in->lag_count > 0 || in->current_count > 0 || in->avoid_count > 0;
@@ -1134,7 +1143,7 @@ s_setup (s_state_t *self, char *why, size_t why_size)
     self->full_class = NONE;
     self->equal_weights = true;
     for (uint32_t i = 1; i < self->tasks; i++)
-        self->equal_weights &= self->task[i]->weight == self->task[0]->weight;
+        self->equal_weights &= self->weight[i] == self->weight[0];
     return 0;
 }
 
@@ -1147,6 +1156,8 @@ s_teardown (s_state_t *self)
         free (self->class[i].eligible);
     free (self->node);
     free (self->task);
+    free (self->weight);
+    free (self->is_stateful);
     free (self->capacity);
     free (self->spread_value);
     free (self->may_stateful);
