@@ -16,8 +16,9 @@
 
     Each run is a child process, so that its peak memory (ru_maxrss) is its
     own; the in-process child's includes the input text. A JSON case runs
-    RUNS times (5; 1 with --quick) and reports medians. Prints one JSON
-    object; asserts nothing about time.
+    RUNS times (5; 1 with --quick) and reports medians, and the worst run
+    of each wall time (_max). Prints one JSON object; asserts nothing about
+    time.
 
     Usage: bench_assign [--quick] [--runs N] [--shoal PATH] [--save DIR] [NAME...]
       --quick  every case a tenth the size, one run each
@@ -508,16 +509,24 @@ s_json_case (const s_json_case_t *c, uint32_t scale, int runs, const char *shoal
                                                 "render_ms",     "in_process_ms",
                                                 "parse_cpu_ms",  "assign_cpu_ms",
                                                 "render_cpu_ms", "in_process_cpu_ms" };
-    for (int k = 0; k < 8; k++)
+    //  s_median sorts its values: the last is the worst run.
+    static const char *const worst_names[4] = { "parse_ms_max", "assign_ms_max", "render_ms_max",
+                                                "in_process_ms_max" };
+    for (int k = 0; k < 8; k++) {
         json_object_set_new (result, phase_names[k],
                              json_real (s_median (phase[k], runs) * 1000.0));
+        if (k < 4)
+            json_object_set_new (result, worst_names[k], json_real (phase[k][runs - 1] * 1000.0));
+    }
     if (shoal) {
         json_object_set_new (result, "whole_s", json_real (s_median (wall, runs)));
+        json_object_set_new (result, "whole_s_max", json_real (wall[runs - 1]));
         json_object_set_new (result, "whole_cpu_s", json_real (s_median (cpu, runs)));
         json_object_set_new (result, "whole_peak_rss_kib",
                              json_integer ((json_int_t) s_median (whole_rss, runs)));
     } else {
         json_object_set_new (result, "whole_s", json_null ());
+        json_object_set_new (result, "whole_s_max", json_null ());
         json_object_set_new (result, "whole_cpu_s", json_null ());
         json_object_set_new (result, "whole_peak_rss_kib", json_null ());
     }

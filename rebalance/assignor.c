@@ -123,6 +123,11 @@ typedef struct {
     uint32_t nodes, tasks, jobs, classes;
     const shoal_assign_node_t **node; //  sorted by id
     const shoal_assign_task_t **task; //  sorted by id
+    //  Per task, its weight and whether it is stateful, read in every pass:
+    //  from the tasks, in input order, each read was a cache miss.
+    uint32_t *weight;
+    bool *is_stateful;
+    uint32_t *per_task;               //  the block of weight, target, active and learner
     s_index_t node_index, task_index; //  of node and task
     uint32_t *capacity;               //  per node
     uint32_t capacity_max;            //  of every node
@@ -158,6 +163,8 @@ typedef struct {
     shoal_node_heap_t lightest, heaviest;
     shoal_node_heap_t stateful_lightest, stateful_heaviest;
     bool placing;          //  only the lightest heap is kept in order meanwhile
+    bool loads_held;       //  the load heaps are not updated: s_swap_targets
+    bool stateful_held;    //  ... nor the stateful ones
     shoal_pair_count_t on; //  (job, node): targets of the job on the node
     uint32_t *frontier[2]; //  for walks over the heaps, one inside another
     uint32_t *scratch[2];  //  per node
@@ -200,49 +207,157 @@ s_fail (char *why, size_t why_size, const char *text, const char *id)
 //  ---------------------------------------------------------------------
 //  Lookups
 
-//  An item to sort by its name: the name's first 16 bytes as two numbers,
+//  An item to sort by its name: the name's first 12 bytes as two numbers,
 //  in the order strcmp gives them (big-endian, unsigned, zeros past its
-//  end), and the item, which begins with its name.
+//  end), and the item's position, which breaks ties (equal names, that
+//  setup refuses) as a stable sort would. 16 bytes, a quarter of a cache
+//  line.
 typedef struct {
-    uint64_t prefix[2];
-    const void *item;
+    uint64_t high; //  bytes 0 to 7
+    uint32_t low;  //  bytes 8 to 11
+    uint32_t at;   //  in items
 } s_named_t;
 
-static int
-s_named_cmp (const void *a, const void *b)
+static const char *
+s_named_name (const void *const *items, const s_named_t *x)
 {
-    const s_named_t *x = a, *y = b;
-    for (int k = 0; k < 2; k++)
-        if (x->prefix[k] != y->prefix[k])
-            return x->prefix[k] < y->prefix[k] ? -1 : 1;
-    //  The same first 16 bytes; if a name ends among them, so does the
+    return *(const char *const *) items[x->at];
+}
+
+//  Whether x sorts before y: by the prefixes, in the array, unless two
+//  names share their first 12 bytes.
+static bool
+s_named_before (const s_named_t *x, const s_named_t *y, const void *const *items)
+{
+    if (x->high != y->high)
+        return x->high < y->high;
+    if (x->low != y->low)
+        return x->low < y->low;
+    //  The same first 12 bytes; if a name ends among them, so does the
     //  other, and they are equal.
-    const char *p = *(const char *const *) x->item, *q = *(const char *const *) y->item;
-    return (x->prefix[1] & 0xFF) == 0 ? 0 : strcmp (p + 16, q + 16);
+    if ((x->low & 0xFF) != 0) {
+        int c = strcmp (s_named_name (items, x) + 12, s_named_name (items, y) + 12);
+        if (c != 0)
+            return c < 0;
+    }
+    return x->at < y->at;
+}
+
+static void
+s_named_swap (s_named_t *a, s_named_t *b)
+{
+    s_named_t held = *a;
+    *a = *b;
+    *b = held;
+}
+
+//  Heapsort, for the rare range where quicksort's pivots went badly.
+static void
+s_named_sift (s_named_t *a, size_t i, size_t count, const void *const *items)
+{
+    for (size_t child; (child = 2 * i + 1) < count; i = child) {
+        if (child + 1 < count && s_named_before (&a[child], &a[child + 1], items))
+            child++;
+        if (!s_named_before (&a[i], &a[child], items))
+            return;
+        s_named_swap (&a[i], &a[child]);
+    }
+}
+
+static void
+s_named_heapsort (s_named_t *a, size_t count, const void *const *items)
+{
+    for (size_t i = count / 2; i-- > 0;)
+        s_named_sift (a, i, count, items);
+    for (size_t end = count; end-- > 1;) {
+        s_named_swap (&a[0], &a[end]);
+        s_named_sift (a, 0, end, items);
+    }
+}
+
+//  Introsort: quicksort on the median of three, insertion sort for short
+//  ranges, heapsort past depth (so that no input, even one made to defeat
+//  the pivots, costs more than n log n). Keys are distinct (s_named_t.at),
+//  so the order is the one a stable sort gives.
+static void
+s_named_sort (s_named_t *a, size_t count, const void *const *items, int depth)
+{
+    while (count > 16) {
+        if (depth-- == 0) {
+            s_named_heapsort (a, count, items);
+            return;
+        }
+        size_t middle = count / 2, last = count - 1;
+        if (s_named_before (&a[middle], &a[0], items))
+            s_named_swap (&a[middle], &a[0]);
+        if (s_named_before (&a[last], &a[middle], items)) {
+            s_named_swap (&a[last], &a[middle]);
+            if (s_named_before (&a[middle], &a[0], items))
+                s_named_swap (&a[middle], &a[0]);
+        }
+        //  a[0] <= pivot <= a[last] stop both scans; the pivot goes to 1.
+        s_named_swap (&a[middle], &a[1]);
+        const s_named_t pivot = a[1];
+        size_t i = 1, k = last;
+        while (true) {
+            while (s_named_before (&a[++i], &pivot, items))
+                ;
+            while (s_named_before (&pivot, &a[--k], items))
+                ;
+            if (i >= k)
+                break;
+            s_named_swap (&a[i], &a[k]);
+        }
+        s_named_swap (&a[1], &a[k]);
+        //  [0, k) < pivot = a[k] < (k, count): recurse on the smaller side.
+        if (k < count - k - 1) {
+            s_named_sort (a, k, items, depth);
+            a += k + 1, count -= k + 1;
+        } else {
+            s_named_sort (a + k + 1, count - k - 1, items, depth);
+            count = k;
+        }
+    }
+    for (size_t i = 1; i < count; i++) {
+        s_named_t held = a[i];
+        size_t k = i;
+        for (; k > 0 && s_named_before (&held, &a[k - 1], items); k--)
+            a[k] = a[k - 1];
+        a[k] = held;
+    }
 }
 
 //  Sorts count items, each beginning with its name, by name as strcmp
-//  orders them. Sorting the pointers with strcmp read two names at random
-//  places for every comparison (a fifth of the assignment of 100,000
-//  tasks); comparisons are now decided by the prefixes, in the array,
-//  unless two names share their first 16 bytes.
-static int
-s_sort_by_name (const void **items, size_t count)
+//  orders them, with equal names in their first order. Sorting the
+//  pointers with strcmp read two names at random places for every
+//  comparison, and qsort's merge sort, with its copy of the array, touched
+//  fresh pages: a fifth of the assignment of 100,000 tasks. Comparisons
+//  are now decided by the prefixes, in the array, which is sorted in
+//  place; named has room for count records.
+static void
+s_sort_by_name (const void **items, size_t count, s_named_t *named)
 {
-    s_named_t *named = malloc ((count ? count : 1) * sizeof (s_named_t));
-    if (!named)
-        return -1;
+    assert (count < NONE);
     for (size_t i = 0; i < count; i++) {
         const unsigned char *name = *(const unsigned char *const *) items[i];
-        named[i] = (s_named_t){ { 0, 0 }, items[i] };
-        for (int k = 0; k < 16 && name[k]; k++) //  no further than the name's end
-            named[i].prefix[k / 8] |= (uint64_t) name[k] << (8 * (7 - k % 8));
+        uint64_t high = 0;
+        uint32_t low = 0;
+        int k = 0;
+        for (; k < 8 && name[k]; k++) //  no further than the name's end
+            high |= (uint64_t) name[k] << (8 * (7 - k));
+        for (; k < 12 && name[k]; k++)
+            low |= (uint32_t) name[k] << (8 * (11 - k));
+        named[i] = (s_named_t){ high, low, (uint32_t) i };
     }
-    qsort (named, count, sizeof (s_named_t), s_named_cmp);
+    int depth = 0;
+    for (size_t n = count; n > 1; n /= 2)
+        depth += 2;
+    s_named_sort (named, count, (const void *const *) items, depth);
+    //  Items, in the new order, through the spare high words.
     for (size_t i = 0; i < count; i++)
-        items[i] = named[i].item;
-    free (named);
-    return 0;
+        named[i].high = (uint64_t) (uintptr_t) items[named[i].at];
+    for (size_t i = 0; i < count; i++)
+        items[i] = (const void *) (uintptr_t) named[i].high;
 }
 
 static int
@@ -302,6 +417,23 @@ s_index_all (s_index_t *index, const void *const *items, size_t count)
         return -1;
     for (size_t i = 0; i < count; i++)
         index->slot[s_index_slot (index, s_item_name (items[i]))] = (uint32_t) i;
+    return 0;
+}
+
+//  Doubles the slots of an index of the count first items once they fill
+//  half of them, so that a search always meets an empty slot soon.
+static int
+s_index_grow (s_index_t *index, size_t count)
+{
+    if (2 * count <= index->mask + 1)
+        return 0;
+    s_index_t bigger;
+    if (s_index_init (&bigger, index->items, index->mask + 1) != 0)
+        return -1;
+    for (size_t i = 0; i < count; i++)
+        bigger.slot[s_index_slot (&bigger, s_item_name (index->items[i]))] = (uint32_t) i;
+    free (index->slot);
+    *index = bigger;
     return 0;
 }
 
@@ -455,13 +587,13 @@ s_state_node (const s_state_t *self, uint32_t task, uint32_t i)
 static uint32_t
 s_weight (const s_state_t *self, uint32_t task)
 {
-    return self->task[task]->weight;
+    return self->weight[task];
 }
 
 static bool
 s_stateful (const s_state_t *self, uint32_t task)
 {
-    return self->task[task]->stateful;
+    return self->is_stateful[task];
 }
 
 //  Compares load_a / cap_a with load_b / cap_b exactly.
@@ -612,18 +744,21 @@ s_setup_jobs (s_state_t *self)
     //  counting, in the order a sort by (job, id) gives. Sorting all the
     //  tasks by job compared strings n log n times, a twelfth of the
     //  assignment of 100,000 tasks.
+    //  The index of jobs starts small and grows with them: made for as many
+    //  jobs as tasks, it filled 1 MB for 100,000 tasks of 100 jobs.
     const void **job = malloc (t * sizeof (void *));
     uint32_t *rank = malloc (t * sizeof (uint32_t));
     s_index_t index = { 0 };
-    int rc =
-        !job || !rank || s_index_init (&index, (const void *const *) job, self->tasks) ? -1 : 0;
+    int rc = !job || !rank || s_index_init (&index, (const void *const *) job, 8) ? -1 : 0;
     for (uint32_t i = 0; rc == 0 && i < self->tasks; i++) {
         size_t slot = s_index_slot (&index, self->task[i]->job);
-        if (index.slot[slot] == NONE) {
-            index.slot[slot] = self->jobs;
+        uint32_t number = index.slot[slot];
+        if (number == NONE) {
+            index.slot[slot] = number = self->jobs;
             job[self->jobs++] = &self->task[i]->job;
+            rc = s_index_grow (&index, self->jobs);
         }
-        self->job_of[i] = index.slot[slot];
+        self->job_of[i] = number;
     }
     if (rc == 0) {
         for (uint32_t j = 0; j < self->jobs; j++)
@@ -914,8 +1049,10 @@ s_setup (s_state_t *self, char *why, size_t why_size)
     self->nodes = (uint32_t) in->node_count;
     self->tasks = (uint32_t) in->task_count;
     size_t n = self->nodes ? self->nodes : 1, t = self->tasks ? self->tasks : 1;
-    self->node = calloc (n, sizeof *self->node);
-    self->task = calloc (t, sizeof *self->task);
+    //  Arrays that setup fills whole are not zeroed first (node, task,
+    //  target, active, learner).
+    self->node = malloc (n * sizeof *self->node);
+    self->task = malloc (t * sizeof *self->task);
     self->capacity = calloc (n, sizeof (uint32_t));
     self->spread_value = calloc (n, sizeof (uint32_t));
     self->may_stateful = calloc (n, sizeof (bool));
@@ -924,9 +1061,13 @@ s_setup (s_state_t *self, char *why, size_t why_size)
     self->job_of = calloc (t, sizeof (uint32_t));
     self->class_of = calloc (t, sizeof (uint32_t));
     self->class = calloc (t, sizeof (s_class_t));
-    self->target = calloc (t, sizeof (uint32_t));
-    self->active = calloc (t, sizeof (uint32_t));
-    self->learner = calloc (t, sizeof (uint32_t));
+    //  Four arrays of a number per task share one block of 16 bytes per
+    //  task (or node, if more), which the sort of the ids uses first for
+    //  its records of 16 bytes: the sort touches no page of its own (400
+    //  page faults for 100,000 tasks, each some microseconds).
+    _Static_assert(sizeof (s_named_t) == 4 * sizeof (uint32_t), "a record per 4 numbers");
+    self->per_task = malloc ((t > n ? t : n) * sizeof (s_named_t));
+    self->is_stateful = malloc (t * sizeof (bool));
     self->start = calloc (t, sizeof (uint32_t));
     self->load = calloc (n, sizeof (uint64_t));
     self->reserved = calloc (n, sizeof (uint64_t));
@@ -948,21 +1089,24 @@ s_setup (s_state_t *self, char *why, size_t why_size)
     self->standby_first = calloc (t + 1, sizeof (uint32_t));
     if (!self->node || !self->task || !self->capacity || !self->spread_value ||
         !self->may_stateful || !self->warming || !self->shape || !self->job_of || !self->class_of ||
-        !self->class || !self->target || !self->active || !self->learner || !self->start ||
-        !self->load || !self->reserved || !self->stateful || !self->frontier[0] ||
-        !self->frontier[1] || !self->scratch[0] || !self->scratch[1] || !self->mark ||
-        !self->job_count || !self->ranked || !self->rank_start || !self->class_from ||
-        !self->class_seen || !self->lag_first || !self->cur_first || !self->avoid_first ||
-        !self->standby_first || s_lists_init (&self->targets, self->nodes, self->tasks) != 0)
+        !self->per_task || !self->is_stateful || !self->class || !self->start || !self->load ||
+        !self->reserved || !self->stateful || !self->frontier[0] || !self->frontier[1] ||
+        !self->scratch[0] || !self->scratch[1] || !self->mark || !self->job_count ||
+        !self->ranked || !self->rank_start || !self->class_from || !self->class_seen ||
+        !self->lag_first || !self->cur_first || !self->avoid_first || !self->standby_first ||
+        s_lists_init (&self->targets, self->nodes, self->tasks) != 0)
         return s_fail (why, why_size, "out of memory%s", NULL);
 
     for (uint32_t i = 0; i < self->nodes; i++)
         self->node[i] = &in->nodes[i];
     for (uint32_t i = 0; i < self->tasks; i++)
         self->task[i] = &in->tasks[i];
-    if (s_sort_by_name ((const void **) self->node, self->nodes) != 0 ||
-        s_sort_by_name ((const void **) self->task, self->tasks) != 0)
-        return s_fail (why, why_size, "out of memory%s", NULL);
+    s_sort_by_name ((const void **) self->node, self->nodes, (s_named_t *) self->per_task);
+    s_sort_by_name ((const void **) self->task, self->tasks, (s_named_t *) self->per_task);
+    self->weight = self->per_task;
+    self->target = self->per_task + t;
+    self->active = self->per_task + 2 * t;
+    self->learner = self->per_task + 3 * t;
     for (uint32_t i = 0; i < self->nodes; i++) {
         if (i && strcmp (self->node[i - 1]->id, self->node[i]->id) == 0)
             return s_fail (why, why_size, "node \"%s\" given twice", self->node[i]->id);
@@ -974,6 +1118,8 @@ s_setup (s_state_t *self, char *why, size_t why_size)
             return s_fail (why, why_size, "task \"%s\" given twice", self->task[i]->id);
         if (self->task[i]->weight == 0)
             return s_fail (why, why_size, "task \"%s\": weight 0", self->task[i]->id);
+        self->weight[i] = self->task[i]->weight;
+        self->is_stateful[i] = self->task[i]->stateful;
     }
     //  Ids are looked up only for the lags, holdings and pairs to avoid.
     bool lookups = in->lag_count > 0 || in->current_count > 0 || in->avoid_count > 0;
@@ -997,7 +1143,7 @@ s_setup (s_state_t *self, char *why, size_t why_size)
     self->full_class = NONE;
     self->equal_weights = true;
     for (uint32_t i = 1; i < self->tasks; i++)
-        self->equal_weights &= self->task[i]->weight == self->task[0]->weight;
+        self->equal_weights &= self->weight[i] == self->weight[0];
     return 0;
 }
 
@@ -1010,6 +1156,8 @@ s_teardown (s_state_t *self)
         free (self->class[i].eligible);
     free (self->node);
     free (self->task);
+    free (self->per_task); //  weight, target, active, learner
+    free (self->is_stateful);
     free (self->capacity);
     free (self->spread_value);
     free (self->may_stateful);
@@ -1026,9 +1174,6 @@ s_teardown (s_state_t *self)
     free (self->cur_first);
     free (self->avoid);
     free (self->avoid_first);
-    free (self->target);
-    free (self->active);
-    free (self->learner);
     free (self->start);
     s_lists_release (&self->targets);
     free (self->load);
@@ -1062,6 +1207,8 @@ static void
 s_load_add (s_state_t *self, uint32_t node, int64_t delta)
 {
     self->load[node] = (uint64_t) ((int64_t) self->load[node] + delta);
+    if (self->loads_held)
+        return;
     shoal_node_heap_update (&self->lightest, node);
     if (!self->placing)
         shoal_node_heap_update (&self->heaviest, node);
@@ -1071,7 +1218,7 @@ static void
 s_stateful_add (s_state_t *self, uint32_t node, int64_t delta)
 {
     self->stateful[node] = (uint64_t) ((int64_t) self->stateful[node] + delta);
-    if (!self->placing) {
+    if (!self->placing && !self->stateful_held) {
         shoal_node_heap_update (&self->stateful_lightest, node);
         shoal_node_heap_update (&self->stateful_heaviest, node);
     }
@@ -1108,6 +1255,10 @@ static uint32_t
 s_first (const s_state_t *self, shoal_node_heap_t *heap, int depth, s_test_fn test, uint32_t item,
          uint32_t except)
 {
+    //  The heap's first node, which passes most often, without a walk.
+    uint32_t first = shoal_node_heap_first (heap);
+    if (first != NONE && first != except && test (self, item, first))
+        return first;
     shoal_node_walk_t walk;
     shoal_node_walk_start (&walk, heap, self->frontier[depth]);
     uint32_t walked = 0;
@@ -1219,6 +1370,26 @@ s_move (s_state_t *self, uint32_t task, uint32_t node)
 {
     s_unplace (self, task);
     s_place (self, task, node);
+}
+
+//  Swaps the targets of two tasks of the same weight. Their nodes end with
+//  the loads they had, and a heap's order depends on the loads alone (not
+//  on how its array happens to be laid out), so the heaps are left as they
+//  are: each of the two moves updated them twice, eight updates per swap
+//  and a third of spreading the jobs of 100,000 tasks. The stateful loads
+//  end as they were too unless one task is stateful and the other is not;
+//  then the stateful heaps follow each move. Nothing reads a heap in
+//  between.
+static void
+s_swap_targets (s_state_t *self, uint32_t t, uint32_t u)
+{
+    uint32_t a = self->target[t], b = self->target[u];
+    assert (s_weight (self, t) == s_weight (self, u) && !self->loads_held);
+    self->loads_held = true;
+    self->stateful_held = s_stateful (self, t) == s_stateful (self, u);
+    s_move (self, t, b);
+    s_move (self, u, a);
+    self->loads_held = self->stateful_held = false;
 }
 
 //  Targets of job on node.
@@ -1727,8 +1898,7 @@ s_move_or_swap (s_state_t *self, uint32_t t, uint32_t a, uint32_t b, bool statel
     }
     if (best == NONE)
         return false;
-    s_move (self, t, b);
-    s_move (self, best, a);
+    s_swap_targets (self, t, best);
     return true;
 }
 
@@ -2079,7 +2249,8 @@ s_may_redirect (const s_state_t *self, uint32_t task, uint32_t node)
 static int
 s_targets (s_state_t *self)
 {
-    uint32_t *order = calloc (self->tasks ? self->tasks : 1, sizeof (uint32_t));
+    //  Written before it is read (s_plan): not zeroed.
+    uint32_t *order = malloc ((self->tasks ? self->tasks : 1) * sizeof (uint32_t));
     if (!order)
         return -1;
     bool stateful = false, stateless = false, one_shape = true;
@@ -2506,9 +2677,10 @@ s_standbys (s_state_t *self)
         }
     }
     self->standby_first[self->tasks] = (uint32_t) self->standby_count;
-    //  Room for every holding of the output, so that it is not grown piece
-    //  by piece: actives, learners, standbys and those kept meanwhile.
-    self->out_size = 2 * (size_t) self->tasks + self->standby_count + 16;
+    //  Room for every standby of the output, so that it is not grown piece
+    //  by piece: the standbys and those kept meanwhile (s_output reads
+    //  actives and learners from their arrays).
+    self->out_size = (size_t) self->tasks + self->standby_count + 16;
     self->out = malloc (self->out_size * sizeof *self->out);
     if (!self->out) {
         free (held);
@@ -2559,42 +2731,63 @@ s_standbys (s_state_t *self)
 
 //  Writes the holdings out sorted by node, then role, then task, by a
 //  counting sort on (node, role): the holdings come in task order within
-//  each role (standbys, then actives and learners, each written task by
-//  task), and the sort keeps that order.
+//  each role (the standbys of out, then actives and learners, task by
+//  task), and the sort keeps that order. Actives and learners are read
+//  from their arrays, not copied into out first (1.2 MB of fresh pages for
+//  100,000 tasks).
+static void
+s_output_one (s_state_t *self, shoal_assign_output_t *output, size_t *next, uint32_t task,
+              uint32_t node, uint8_t role)
+{
+    output->holdings[next[3 * (size_t) node + role - 1]++] =
+        (shoal_assign_holding_t){ self->node[node]->id, self->task[task]->id, role };
+    if (s_current_role (self, task, node) != role)
+        output->moves[role - 1]++;
+}
+
 static int
 s_output (s_state_t *self, bool followup, shoal_assign_output_t *output)
 {
-    for (uint32_t t = 0; t < self->tasks; t++) {
-        if (self->active[t] != NONE && s_hold_out (self, t, self->active[t], SHOAL_ROLE_ACTIVE))
-            return -1;
-        if (self->learner[t] != NONE && s_hold_out (self, t, self->learner[t], SHOAL_ROLE_LEARNER))
-            return -1;
-    }
     size_t keys = 3 * (size_t) self->nodes + 1;
     size_t *next = calloc (keys, sizeof (size_t));
-    output->holdings = calloc (self->out_count ? self->out_count : 1, sizeof *output->holdings);
-    output->unassigned = calloc (self->tasks ? self->tasks : 1, sizeof *output->unassigned);
-    output->avoided = calloc (self->tasks ? self->tasks : 1, sizeof *output->avoided);
-    if (!next || !output->holdings || !output->unassigned || !output->avoided) {
+    if (!next)
+        return -1;
+    for (size_t i = 0; i < self->out_count; i++)
+        next[3 * (size_t) self->out[i].node + self->out[i].role - 1]++;
+    //  The lists of unassigned and avoided tasks are as long as they are,
+    //  not as the tasks: two arrays of pointers per task were 1.6 MB of
+    //  fresh pages for 100,000 tasks, mostly to stay empty.
+    size_t unassigned = 0, holdings = self->out_count;
+    for (uint32_t t = 0; t < self->tasks; t++) {
+        if (self->active[t] != NONE)
+            next[3 * (size_t) self->active[t] + SHOAL_ROLE_ACTIVE - 1]++, holdings++;
+        else
+            unassigned++;
+        if (self->learner[t] != NONE)
+            next[3 * (size_t) self->learner[t] + SHOAL_ROLE_LEARNER - 1]++, holdings++;
+    }
+    output->holdings = calloc (holdings ? holdings : 1, sizeof *output->holdings);
+    output->unassigned = calloc (unassigned ? unassigned : 1, sizeof *output->unassigned);
+    output->avoided = calloc (unassigned ? unassigned : 1, sizeof *output->avoided);
+    if (!output->holdings || !output->unassigned || !output->avoided) {
         free (next);
         return -1;
     }
-    for (size_t i = 0; i < self->out_count; i++)
-        next[3 * (size_t) self->out[i].node + self->out[i].role - 1]++;
     for (size_t key = 0, at = 0; key < keys; key++) {
         size_t count = next[key];
         next[key] = at;
         at += count;
     }
-    for (size_t i = 0; i < self->out_count; i++) {
-        const s_hold_t *h = &self->out[i];
-        output->holdings[next[3 * (size_t) h->node + h->role - 1]++] =
-            (shoal_assign_holding_t){ self->node[h->node]->id, self->task[h->task]->id, h->role };
-        if (s_current_role (self, h->task, h->node) != h->role)
-            output->moves[h->role - 1]++;
+    for (size_t i = 0; i < self->out_count; i++)
+        s_output_one (self, output, next, self->out[i].task, self->out[i].node, self->out[i].role);
+    for (uint32_t t = 0; t < self->tasks; t++) {
+        if (self->active[t] != NONE)
+            s_output_one (self, output, next, t, self->active[t], SHOAL_ROLE_ACTIVE);
+        if (self->learner[t] != NONE)
+            s_output_one (self, output, next, t, self->learner[t], SHOAL_ROLE_LEARNER);
     }
     free (next);
-    output->holding_count = self->out_count;
+    output->holding_count = holdings;
     for (uint32_t t = 0; t < self->tasks; t++) {
         if (self->active[t] != NONE)
             continue;

@@ -12,6 +12,7 @@
     Loads are compared as load / capacity exactly; ties go to the lower
     node index. The heap reads the loads and capacities from the caller's
     arrays: after changing load[node], call shoal_node_heap_update.
+    Capacities never change after shoal_node_heap_init.
 
     A caller that walks far into the order many times, with few loads
     changed in between (the assignor's evening), asks for the whole order
@@ -30,6 +31,7 @@ typedef struct {
     const uint64_t *load;
     const uint32_t *capacity;
     bool heaviest_first;
+    bool same_capacity; //  every node's: loads compare as they are
     uint32_t size;
     uint32_t *order;        //  nodes, in heap order
     uint32_t *at;           //  per node: its position in order

@@ -2488,8 +2488,9 @@ output_text_is_jansson_s (void)
 }
 
 //  Ids sort as strcmp orders them, bytes unsigned: shorter than 8 bytes,
-//  exactly 8, longer with the same first 8, the same for 16, and bytes
-//  above 0x7F. The assignor sorts them by their first 16 bytes first.
+//  exactly 8, longer with the same first 8, the same for 12 and 16, and
+//  bytes above 0x7F. The assignor sorts them by their first 12 bytes first
+//  (test_assign_sort checks its sort on many more).
 static void
 ids_sort_as_strcmp_does (void)
 {
@@ -2512,7 +2513,12 @@ ids_sort_as_strcmp_does (void)
                                        "abcdefghijklmnopa",
                                        "abcdefghijklmnopz",
                                        "abcdefghijklmnopm",
-                                       "abcdefghijklmnopb" };
+                                       "abcdefghijklmnopb",
+                                       "abcdefghijkl",
+                                       "abcdefghijk",
+                                       "abcdefghijklm",
+                                       "abcdefghijkl\x01",
+                                       "abcdefghijkk\xff" };
     enum { COUNT = sizeof ids / sizeof ids[0] };
     shoal_assign_node_t node[2] = { { .id = "\xff", .capacity = 1, .handles_all = true },
                                     { .id = "n", .capacity = 1, .handles_all = true } };

@@ -52,17 +52,20 @@ s_check_walk (const shoal_node_heap_t *heap)
     CHECK_EQ (visited, S_NODES);
 }
 
+//  Capacities of 1 to 4, or all the same (3), which the heap compares as
+//  loads alone.
 static void
-walk_visits_nodes_in_order_through_changes (void)
+s_walk_through_changes (bool same_capacity)
 {
     uint64_t state = 7;
     for (uint32_t n = 0; n < S_NODES; n++) {
-        s_capacity[n] = 1 + (uint32_t) (splitmix_next (&state) % 4);
+        s_capacity[n] = same_capacity ? 3 : 1 + (uint32_t) (splitmix_next (&state) % 4);
         s_load[n] = splitmix_next (&state) % 20;
     }
     shoal_node_heap_t lightest, heaviest;
     CHECK_EQ (shoal_node_heap_init (&lightest, S_NODES, s_load, s_capacity, false), 0);
     CHECK_EQ (shoal_node_heap_init (&heaviest, S_NODES, s_load, s_capacity, true), 0);
+    CHECK_EQ (lightest.same_capacity, same_capacity);
     s_check_walk (&lightest);
     s_check_walk (&heaviest);
     //  Loads go up and down by small steps, as tasks move, with many ties.
@@ -90,6 +93,13 @@ walk_visits_nodes_in_order_through_changes (void)
     shoal_node_heap_release (&heaviest);
 }
 
+static void
+walk_visits_nodes_in_order_through_changes (void)
+{
+    s_walk_through_changes (false);
+    s_walk_through_changes (true);
+}
+
 //  CHECKs that the heap's sorted order is the promised one.
 static void
 s_check_sorted (shoal_node_heap_t *heap)
@@ -111,11 +121,11 @@ s_check_sorted (shoal_node_heap_t *heap)
 //  among themselves and merged in), after most nodes changed, after a node
 //  changed twice, and after a reorder.
 static void
-sorted_order_follows_changes (void)
+s_sorted_through_changes (bool same_capacity)
 {
     uint64_t state = 11;
     for (uint32_t n = 0; n < S_NODES; n++) {
-        s_capacity[n] = 1 + (uint32_t) (splitmix_next (&state) % 3);
+        s_capacity[n] = same_capacity ? 2 : 1 + (uint32_t) (splitmix_next (&state) % 3);
         s_load[n] = splitmix_next (&state) % 10;
     }
     shoal_node_heap_t lightest, heaviest;
@@ -146,6 +156,13 @@ sorted_order_follows_changes (void)
     s_check_sorted (&heaviest);
     shoal_node_heap_release (&lightest);
     shoal_node_heap_release (&heaviest);
+}
+
+static void
+sorted_order_follows_changes (void)
+{
+    s_sorted_through_changes (false);
+    s_sorted_through_changes (true);
 }
 
 static void
