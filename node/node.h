@@ -41,6 +41,7 @@
 #define SHOAL_ASKS_MAX 16
 
 typedef struct _shoal_actor_t shoal_actor_t;
+typedef struct _shoal_keyops_t shoal_keyops_t;
 
 //  ---------------------------------------------------------------------
 //  Calls
@@ -237,6 +238,8 @@ struct _shoal_actor_t {
     shoal_unplaced_watch_t *unplaced;
     //  Senders of envelopes refused at the door, told at most once a minute.
     shoal_refusals_t *refusals;
+    //  Key operations this node runs as leader, or relays (node/keys.h).
+    shoal_keyops_t *keyops;
 };
 
 //  The actor (actor.c): its thread's function, for zactor_new; the clock;
