@@ -691,13 +691,13 @@ s_keys_req (const s_command_t *command, const s_args_t *args, shoal_keyring_t *k
     char why[200];
     if (args->new_key_file) {
         shoal_keyring_t *one = shoal_keyring_new ();
+        snprintf (why, sizeof why, "out of memory");
         int rc = one ? shoal_key_file_load (one, args->new_key_file, why, sizeof why) : -1;
         if (rc == 0)
             memcpy (req->key, shoal_keyring_key (one, shoal_keyring_primary (one)), SHOAL_KEY_SIZE);
         shoal_keyring_destroy (&one);
         if (rc != 0) {
-            fprintf (stderr, "shoal keys: --new-key-file %s: %s\n", args->new_key_file,
-                     one ? why : "out of memory");
+            fprintf (stderr, "shoal keys: --new-key-file %s: %s\n", args->new_key_file, why);
             return EXIT_USAGE;
         }
     } else if (shoal_key_parse (args->positional[1], req->key) != 0) {
