@@ -5,8 +5,8 @@
     threads (api.c) over an actor that owns every socket, timer and file on
     a thread of its own (actor.c: its start, loop and the peer's sink;
     discovery.c: beacons and seeds; status.c: the control endpoint and the
-    leader's status table; calls.c: what each call of the API does on the
-    actor's thread). docs/node.md describes the whole.
+    leader's status table; keys.c: key rotation; calls.c: what each call of
+    the API does on the actor's thread). docs/node.md describes the whole.
 
     The application's threads reach the actor in two ways:
     - calls: a shoal_call_t handed over the actor's pipe one at a time
