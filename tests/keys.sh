@@ -3,7 +3,8 @@
 # traffic flows (the cluster's own gossip, statuses and assignments, and
 # a client asking the status all along):
 #
-#   - install B, use B, remove A: each exits 0 and says "3 of 3 live
+#   - install B, use B (asked of a node that relays them to the leader),
+#     remove A (asked of the leader): each exits 0 and says "3 of 3 live
 #     members applied it"; list then shows B alone, held by 3 of 3 and
 #     primary on all three;
 #   - the cluster keeps its one leader and term, every task stays active
@@ -35,7 +36,7 @@ start () { # name key-file [options...]
         >"$work/$name.out" 2>>"$work/$name.log" &
     pid_of[$name]=$!
 }
-keys () { "$shoal" keys "$@" --data-dir "$work/w1" --timeout 20s; }
+keys () { "$shoal" keys "$@" --data-dir "$work/${ask:-w1}" --timeout 20s; }
 
 "$shoal" keygen --out "$work/a.key" && "$shoal" keygen --out "$work/b.key" &&
     "$shoal" keygen --out "$work/c.key" || { fail "keygen"; exit 1; }
@@ -77,6 +78,13 @@ term=$(sed -n -E 's/.*term ([0-9]+),.*/\1/p' <<<"$before")
 version=$(sed -n -E 's/.*assignment version ([0-9]+).*/\1/p' <<<"$before")
 [ -n "$leader" ] && [ -n "$term" ] && [ -n "$version" ] || fail "the status names a leader, term and version ($before)"
 
+# Some steps are asked of the leader, the others of a node that relays
+# them to the leader.
+for n in w1 w2 w3; do
+    if [ "$(id_of "$n")" = "$leader" ]; then at_leader=$n; else follower=$n; fi
+done
+[ -n "${at_leader:-}" ] && [ -n "${follower:-}" ] || { fail "the leader is one of w1, w2, w3"; exit 1; }
+
 # Traffic from a client too: the status, asked all along with whichever
 # key works; a failure is written down.
 (
@@ -109,7 +117,8 @@ grep -Eq "key $a_id is the primary of: w[123], w[123], w[123] \(use another key 
 
 # --- install B ----------------------------------------------------------
 
-expect_status 0 "install B" keys install --new-key-file "$B" --key-file "$A"
+ask=$follower
+expect_status 0 "install B (asked of a node that relays it)" keys install --new-key-file "$B" --key-file "$A"
 grep -q 'install: 3 of 3 live members applied it' "$work/out" || fail "install: 3 of 3 ($(cat "$work/out"))"
 [ "$(grep -c '^w[123] .* ok ' "$work/out")" -eq 3 ] || fail "install: every node ok ($(cat "$work/out"))"
 b_id=$(keys list --key-file "$A" | grep -Eo '^[0-9a-f]{8} ' | grep -v "$a_id" | tr -d ' ')
@@ -133,11 +142,13 @@ wait_for "w4 gone" three_alive
 
 # --- use B, remove A -------------------------------------------------------
 
-expect_status 0 "use B" keys use --new-key-file "$B" --key-file "$B"
+ask=$follower
+expect_status 0 "use B (asked of a node that relays it)" keys use --new-key-file "$B" --key-file "$B"
 grep -q 'use: 3 of 3 live members applied it' "$work/out" || fail "use: 3 of 3 ($(cat "$work/out"))"
 expect_status 1 "remove of B, now the primary" keys remove "$b_id" --key-file "$B"
 grep -Eq "key $b_id is the primary of: w[123], w[123], w[123]" "$work/err" || fail "remove B: refused ($(cat "$work/err"))"
-expect_status 0 "remove A" keys remove "$a_id" --key-file "$B"
+ask=$at_leader
+expect_status 0 "remove A (asked of the leader)" keys remove "$a_id" --key-file "$B"
 grep -q 'remove: 3 of 3 live members applied it' "$work/out" || fail "remove: 3 of 3 ($(cat "$work/out"))"
 expect_status 1 "remove of the last key" keys remove "$b_id" --key-file "$B"
 grep -q "key $b_id is the primary of" "$work/err" || fail "remove of the last key: refused ($(cat "$work/err"))"
