@@ -157,40 +157,64 @@ s_report (shoal_actor_t *self, s_target_t *target, int code, const char *reason)
                                                .keys = target->keys };
 }
 
+//  Applies req (about key id) to ring: the reply code, a note or why not
+//  in reason, and whether the keyring changed.
+static int
+s_change (shoal_keyring_t *ring, const shoal_keys_req_t *req, uint32_t id, char *reason,
+          size_t size, bool *changed)
+{
+    bool held = shoal_keyring_key (ring, id) != NULL;
+    *changed = false;
+    if (shoal_keyring_size (ring) == 0) {
+        snprintf (reason, size, "this node runs without a key (no --key-file)");
+        return SHOAL_REPLY_FAILED;
+    }
+    switch (req->op) {
+    case SHOAL_KEYS_INSTALL:
+        if (held) {
+            snprintf (reason, size, "held already");
+            return SHOAL_REPLY_OK;
+        }
+        if (shoal_keyring_size (ring) == SHOAL_KEYRING_MAX) {
+            snprintf (reason, size, "the keyring is full (%d keys): remove one first",
+                      SHOAL_KEYRING_MAX);
+            return SHOAL_REPLY_FAILED;
+        }
+        *changed = shoal_keyring_install (ring, req->key) == 0;
+        return *changed ? SHOAL_REPLY_OK : SHOAL_REPLY_FAILED;
+    case SHOAL_KEYS_USE:
+        if (!held) {
+            snprintf (reason, size, "key %08x is not installed here", id);
+            return SHOAL_REPLY_FAILED;
+        }
+        *changed = shoal_keyring_primary (ring) != id;
+        shoal_keyring_use (ring, id);
+        return SHOAL_REPLY_OK;
+    case SHOAL_KEYS_REMOVE:
+        if (!held) {
+            snprintf (reason, size, "not held");
+            return SHOAL_REPLY_OK;
+        }
+        if (shoal_keyring_primary (ring) == id) {
+            snprintf (reason, size, "key %08x is this node's primary", id);
+            return SHOAL_REPLY_FAILED;
+        }
+        *changed = shoal_keyring_remove (ring, id) == 0;
+        return *changed ? SHOAL_REPLY_OK : SHOAL_REPLY_FAILED;
+    default:
+        return SHOAL_REPLY_OK; //  list
+    }
+}
+
 //  Applies req to this node's keyring and keeps it; the outcome in target.
 static void
 s_apply (shoal_actor_t *self, const shoal_keys_req_t *req, s_target_t *target)
 {
     char reason[SHOAL_REASON_MAX + 1] = "";
-    shoal_keyring_t *ring = self->keyring;
     uint32_t id = req->op == SHOAL_KEYS_INSTALL ? shoal_key_id (req->key) : req->key_id;
-    bool held = shoal_keyring_key (ring, id) != NULL;
-    bool changed = false;
-    int code = SHOAL_REPLY_FAILED;
-    if (shoal_keyring_size (ring) == 0)
-        snprintf (reason, sizeof reason, "this node runs without a key (no --key-file)");
-    else if (req->op == SHOAL_KEYS_LIST)
-        code = SHOAL_REPLY_OK;
-    else if (req->op == SHOAL_KEYS_INSTALL && held)
-        code = SHOAL_REPLY_OK, snprintf (reason, sizeof reason, "held already");
-    else if (req->op == SHOAL_KEYS_INSTALL && shoal_keyring_size (ring) == SHOAL_KEYRING_MAX)
-        snprintf (reason, sizeof reason, "the keyring is full (%d keys): remove one first",
-                  SHOAL_KEYRING_MAX);
-    else if (req->op == SHOAL_KEYS_INSTALL)
-        changed = shoal_keyring_install (ring, req->key) == 0;
-    else if (req->op == SHOAL_KEYS_USE && !held)
-        snprintf (reason, sizeof reason, "key %08x is not installed here", id);
-    else if (req->op == SHOAL_KEYS_USE)
-        changed = shoal_keyring_primary (ring) != id && shoal_keyring_use (ring, id) == 0,
-        code = SHOAL_REPLY_OK;
-    else if (!held)
-        code = SHOAL_REPLY_OK, snprintf (reason, sizeof reason, "not held");
-    else if (shoal_keyring_primary (ring) == id)
-        snprintf (reason, sizeof reason, "key %08x is this node's primary", id);
-    else
-        changed = shoal_keyring_remove (ring, id) == 0;
+    bool changed;
+    int code = s_change (self->keyring, req, id, reason, sizeof reason, &changed);
     if (changed) {
-        code = SHOAL_REPLY_OK;
         char why[200];
         if (s_keep (self, why, sizeof why) != 0) {
             code = SHOAL_REPLY_FAILED;
@@ -198,8 +222,8 @@ s_apply (shoal_actor_t *self, const shoal_keys_req_t *req, s_target_t *target)
                       why);
         }
         shoal_actor_notice (self, "keys: %s key %08x: now %zu keys, primary %08x%s%s",
-                            s_op_names[req->op], id, shoal_keyring_size (ring),
-                            shoal_keyring_primary (ring), reason[0] ? ": " : "", reason);
+                            s_op_names[req->op], id, shoal_keyring_size (self->keyring),
+                            shoal_keyring_primary (self->keyring), reason[0] ? ": " : "", reason);
         //  The beacon is sealed again at once, with the primary of now.
         self->beacon_at = 0;
     }
