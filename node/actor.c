@@ -13,6 +13,7 @@
 
 #include "node/eventlog.h"
 #include "node/key.h"
+#include "node/keys.h"
 #include "wire/keyring.h"
 #include "node/persist.h"
 #include "node/why.h"
@@ -740,6 +741,8 @@ s_actor_start (shoal_actor_t *self, char *why, size_t why_size)
     char reason[200];
     if (shoal_store_open (options->data_dir, &self->store, reason, sizeof reason) != 0)
         return shoal_why (why, why_size, "data-dir %s: %s", options->data_dir, reason);
+    if (shoal_keys_load (self, why, why_size) != 0)
+        return -1;
     shoal_persist_identity_t identity;
     if (s_identity (self, &identity, why, why_size) != 0)
         return -1;
@@ -879,6 +882,8 @@ s_receive (shoal_actor_t *self, shoal_purpose_t carrier)
         uint64_t now = shoal_actor_now ();
         if (carrier == SHOAL_PURPOSE_BEACON)
             shoal_discovery_receive (self, now, &in);
+        else if (shoal_keys_message (self, now, &in))
+            ; //  a key operation: the node's own
         else if (shoal_status_message (self, now, &in))
             ; //  a status asked of the leader, or its answer: the node's own
         else
@@ -1006,6 +1011,8 @@ s_loop (shoal_actor_t *self)
             next = shoal_tasks_lease_end (tasks);
         if (observe_at < next)
             next = observe_at;
+        if (shoal_keys_next (self) < next)
+            next = shoal_keys_next (self);
         for (size_t i = 0; i < self->ask_count; i++)
             if (self->asks[i].deadline < next)
                 next = self->asks[i].deadline;
@@ -1038,6 +1045,7 @@ s_loop (shoal_actor_t *self)
         }
         s_lease_check (self, now);
         shoal_status_expire (self, now);
+        shoal_keys_expire (self, now);
         s_incarnation_keep (self);
         shoal_actor_leave_check (self);
         observe_at = s_observe (self, now, rc > 0 || ticked);
@@ -1053,6 +1061,7 @@ s_actor_free (shoal_actor_t *self)
             s_waiter_answer (call, SHOAL_RESULT_FAILED, "the node stopped", 0);
         zlistx_destroy (&self->waiters);
     }
+    shoal_keys_free (self);
     shoal_control_server_destroy (&self->control);
     shoal_metrics_destroy (&self->metrics);
     shoal_unplaced_watch_destroy (&self->unplaced);

@@ -23,6 +23,7 @@ typedef struct {
     bool used;
     uint64_t ref;
     uint32_t id;
+    uint32_t key_id; //  the request's: the answer is sealed with it
     shoal_life_t client;
     size_t routing_size;
     uint8_t routing[256];
@@ -331,6 +332,7 @@ shoal_control_server_receive (shoal_control_server_t *self, shoal_arena_t *arena
         *slot = (s_pending_t){ .used = true,
                                .ref = ref,
                                .id = decoded.u.control_req.id,
+                               .key_id = envelope.key_id,
                                .client = envelope.sender,
                                .routing_size = zframe_size (routing) };
         memcpy (slot->routing, zframe_data (routing), slot->routing_size);
@@ -357,10 +359,11 @@ shoal_control_server_answer (shoal_control_server_t *self, uint64_t ref,
     msg.u.control_rep = *rep;
     msg.u.control_rep.id = slot->id;
     long size = shoal_msg_encode (&msg, self->plain, SHOAL_FRAME_MAX, NULL);
-    long sealed =
-        size < 0 ? -1
-                 : shoal_sealer_seal (self->sealer, SHOAL_PURPOSE_FRAME, &slot->client, self->plain,
-                                      (size_t) size, self->sealed, SHOAL_FRAME_MAX);
+    long sealed = size < 0
+                      ? -1
+                      : shoal_sealer_seal_with (self->sealer, slot->key_id, SHOAL_PURPOSE_FRAME,
+                                                &slot->client, self->plain, (size_t) size,
+                                                self->sealed, SHOAL_FRAME_MAX);
     if (sealed < 0)
         return -1;
     void *router = zsock_resolve (self->router);

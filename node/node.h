@@ -5,8 +5,8 @@
     threads (api.c) over an actor that owns every socket, timer and file on
     a thread of its own (actor.c: its start, loop and the peer's sink;
     discovery.c: beacons and seeds; status.c: the control endpoint and the
-    leader's status table; calls.c: what each call of the API does on the
-    actor's thread). docs/node.md describes the whole.
+    leader's status table; keys.c: key rotation; calls.c: what each call of
+    the API does on the actor's thread). docs/node.md describes the whole.
 
     The application's threads reach the actor in two ways:
     - calls: a shoal_call_t handed over the actor's pipe one at a time
@@ -43,6 +43,7 @@
 #define SHOAL_ASKS_MAX 16
 
 typedef struct _shoal_actor_t shoal_actor_t;
+typedef struct _shoal_keyops_t shoal_keyops_t;
 
 //  ---------------------------------------------------------------------
 //  Calls
@@ -252,6 +253,8 @@ struct _shoal_actor_t {
     shoal_moves_watch_t *moves; //  the acting leader's moves, for the event log
     //  Senders of envelopes refused at the door, told at most once a minute.
     shoal_refusals_t *refusals;
+    //  Key operations this node runs as leader, or relays (node/keys.h).
+    shoal_keyops_t *keyops;
 };
 
 //  The actor (actor.c): its thread's function, for zactor_new; the clock;

@@ -6,6 +6,8 @@
 
 #include "node/node.h"
 
+#include "node/keys.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -357,6 +359,10 @@ shoal_status_serve (shoal_actor_t *self, uint64_t now)
         case SHOAL_OP_LEAVE:
             shoal_actor_leave_start (self, now);
             break;
+        case SHOAL_OP_KEYS:
+            shoal_keys_request (self, now, ref, &req);
+            continue; //  answered when the leader answers, or now
+
         default:
             //  Submit, rescale, remove: answered when the cluster answers.
             shoal_eventlog_request (self->events, ref, &req);

@@ -134,6 +134,10 @@ shoal_sample_msg (int type, shoal_msg_t *msg)
     static shoal_task_status_t tasks[16];
     static shoal_task_report_t reports[32];
     static shoal_jobspec_t submit;
+    static shoal_keyring_report_t keyrings[3];
+    static uint64_t key_ids[3][2] = { { 0x1a2b3c4d, 0x5e6f7081 },
+                                      { 0x1a2b3c4d, 0x5e6f7081 },
+                                      { 0x1a2b3c4d, 0 } };
 
     memset (msg, 0, sizeof *msg);
     msg->type = (uint8_t) type;
@@ -211,7 +215,7 @@ shoal_sample_msg (int type, shoal_msg_t *msg)
     case SHOAL_MSG_CONTROL_REQ:
         submit = s_jobspecs ()[0];
         msg->u.control_req =
-            (shoal_control_req_t){ 3, SHOAL_OP_SUBMIT, "ingest", 0, 0, 30000, &submit };
+            (shoal_control_req_t){ 3, SHOAL_OP_SUBMIT, "ingest", 0, 0, 30000, &submit, NULL };
         return 0;
     case SHOAL_MSG_CONTROL_REP:
         for (uint32_t i = 0; i < 32; i++)
@@ -236,6 +240,31 @@ shoal_sample_msg (int type, shoal_msg_t *msg)
             .task_count = 32,
             .tasks = reports,
         };
+        return 0;
+    case SHOAL_MSG_KEYS:
+        msg->u.keys = (shoal_keys_t){ .id = 9,
+                                      .relay = false,
+                                      .req = { .op = SHOAL_KEYS_INSTALL, .key_id = 0x5e6f7081 } };
+        memset (msg->u.keys.req.key, 0x5e, sizeof msg->u.keys.req.key);
+        return 0;
+    case SHOAL_MSG_KEYS_ACK:
+        for (uint32_t i = 0; i < 3; i++)
+            keyrings[i] = (shoal_keyring_report_t){
+                .node = shoal_sample_id ((uint8_t) (0x10 + i)),
+                .name = i == 0   ? "worker-a"
+                        : i == 1 ? "worker-b"
+                                 : "worker-c",
+                .code = i == 2 ? SHOAL_REPLY_FAILED : SHOAL_REPLY_OK,
+                .reason = i == 2 ? "did not answer in time" : "",
+                .primary = 0x1a2b3c4d,
+                .key_count = i == 2 ? 1 : 2,
+                .keys = key_ids[i],
+            };
+        msg->u.keys_ack = (shoal_keys_ack_t){ .id = 9,
+                                              .code = SHOAL_REPLY_FAILED,
+                                              .reason = "2 of 3 nodes applied it",
+                                              .node_count = 3,
+                                              .nodes = keyrings };
         return 0;
     }
     return -1;
@@ -285,6 +314,9 @@ static const s_description_t s_descriptions[] = {
     { SHOAL_MSG_CONTROL_REP, "10 members (" ALIVE_WITH_META ", then 3 left, 3 suspect, 2 dead), "
                              "4 jobs, 32 task reports over 10 nodes (11 active, 11 standby, "
                              "10 learner)" },
+    { SHOAL_MSG_KEYS, "install a key, from the leader to a member" },
+    { SHOAL_MSG_KEYS_ACK, "the leader's answer: 3 nodes, 2 applied with 2 keys each, 1 did not "
+                          "answer" },
 };
 
 const char *

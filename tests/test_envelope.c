@@ -1723,9 +1723,39 @@ unaddressed_replays_cannot_evict_addressed_windows (void)
     shoal_keyring_destroy (&keyring);
 }
 
+//  An answer sealed with the key the request came with opens where only
+//  that key is held, while the primary is another; a key not installed
+//  falls back to the primary.
+static void
+seal_with_uses_the_key_asked_while_installed (void)
+{
+    static const uint8_t both[] = { 0x11, 0x22 }, old_only[] = { 0x11 };
+    shoal_keyring_t *keyring = s_keyring (both, 2);
+    shoal_keyring_use (keyring, s_key_id (0x22));
+    shoal_keyring_t *old = s_keyring (old_only, 1);
+    shoal_sealer_t *sealer = s_sealer (keyring, 0x51, 1);
+    uint8_t payload[64], out[BUFFER_SIZE];
+    s_payload (payload, sizeof payload, 3);
+    long size = shoal_sealer_seal_with (sealer, s_key_id (0x11), SHOAL_PURPOSE_FRAME, &s_receiver,
+                                        payload, sizeof payload, out, sizeof out);
+    CHECK (size > 0);
+    CHECK_EQ (s_open_fresh (old, SHOAL_PURPOSE_FRAME, out, (size_t) size), SHOAL_OPEN_OK);
+    size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_FRAME, &s_receiver, payload, sizeof payload,
+                              out, sizeof out);
+    CHECK_EQ (s_open_fresh (old, SHOAL_PURPOSE_FRAME, out, (size_t) size), SHOAL_OPEN_UNKNOWN_KEY);
+    size = shoal_sealer_seal_with (sealer, s_key_id (0x33), SHOAL_PURPOSE_FRAME, &s_receiver,
+                                   payload, sizeof payload, out, sizeof out);
+    CHECK_EQ (s_open_fresh (old, SHOAL_PURPOSE_FRAME, out, (size_t) size), SHOAL_OPEN_UNKNOWN_KEY);
+    CHECK_EQ (s_open_fresh (keyring, SHOAL_PURPOSE_FRAME, out, (size_t) size), SHOAL_OPEN_OK);
+    shoal_sealer_destroy (&sealer);
+    shoal_keyring_destroy (&old);
+    shoal_keyring_destroy (&keyring);
+}
+
 int
 main (void)
 {
+    RUN (seal_with_uses_the_key_asked_while_installed);
     RUN (seal_then_open_gives_back_payload_and_header);
     RUN (plaintext_round_trip_without_keys);
     RUN (header_layout_matches_the_spec);

@@ -1,6 +1,6 @@
 /*  tools/client.c: the `shoal` subcommands that talk to a running node
     through its control endpoint (node/control.h): members, status, jobs,
-    submit, rescale, remove, leave.
+    submit, rescale, remove, leave, keys.
 
     Each prints a readable table, or with --json one JSON object, and exits
     0 when the node did what was asked; 1 when it could not (unreachable,
@@ -19,6 +19,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,27 @@ static const s_command_t s_commands[] = {
       "usage: shoal leave [OPTIONS]\n\nAsks the node to leave the cluster gracefully: its "
       "active tasks move\nto other nodes first.\n",
       SHOAL_OP_LEAVE, 0 },
+    { "keys",
+      "usage: shoal keys list [OPTIONS]\n"
+      "       shoal keys install (KEY | --new-key-file FILE) [OPTIONS]\n"
+      "       shoal keys use (KEY | KEY-ID | --new-key-file FILE) [OPTIONS]\n"
+      "       shoal keys remove (KEY | KEY-ID | --new-key-file FILE) [OPTIONS]\n\n"
+      "Rotates the cluster key of a running cluster: the node asked has the\n"
+      "leader apply the operation on every live member, each of which keeps\n"
+      "its keyring in its data directory. Rotate in three steps, each done\n"
+      "before the next: install NEW, use NEW, remove OLD.\n\n"
+      "KEY is the text shoal keygen prints; KEY-ID the 8 hex digits list\n"
+      "shows. Prefer --new-key-file FILE: a key given as an argument shows in\n"
+      "the process list and the shell's history. --key-file is the key this\n"
+      "command talks to the node with, as for every command; after use NEW,\n"
+      "give it NEW.\n\n"
+      "list: each key id, how many live members hold it, where it is primary.\n"
+      "use is refused unless every live member holds the key; remove of a key\n"
+      "that is primary anywhere, or of a member's last key, is refused.\n"
+      "Exit status 0 only when every live member applied it; each member's\n"
+      "answer is printed, and those that failed or did not answer are named\n"
+      "on standard error.\n",
+      SHOAL_OP_KEYS, 2 },
 };
 
 static int
@@ -395,7 +417,7 @@ s_call_failed (const s_command_t *command, const char *why, const char *control,
 
 //  What the command line says.
 typedef struct {
-    const char *data_dir, *control, *key_file;
+    const char *data_dir, *control, *key_file, *new_key_file;
     uint64_t timeout_ms, wait_ms;
     bool json, local, help;
     const char *positional[2];
@@ -422,6 +444,7 @@ enum {
     S_OPT_COMMAND,
     S_OPT_REQUIRE,
     S_OPT_MIN,
+    S_OPT_NEW_KEY_FILE,
 };
 
 #define S_OPTIONS_MAX 16
@@ -449,13 +472,18 @@ s_options (const s_command_t *command, struct option *options)
         { "require", required_argument, NULL, S_OPT_REQUIRE },
     };
     static const struct option rescale[] = { { "min", required_argument, NULL, S_OPT_MIN } };
+    static const struct option keys[] = {
+        { "new-key-file", required_argument, NULL, S_OPT_NEW_KEY_FILE },
+    };
     const struct option *own = command->op == SHOAL_OP_STATUS    ? status
                                : command->op == SHOAL_OP_SUBMIT  ? submit
                                : command->op == SHOAL_OP_RESCALE ? rescale
+                               : command->op == SHOAL_OP_KEYS    ? keys
                                                                  : NULL;
     size_t own_count = command->op == SHOAL_OP_STATUS    ? sizeof status / sizeof *status
                        : command->op == SHOAL_OP_SUBMIT  ? sizeof submit / sizeof *submit
                        : command->op == SHOAL_OP_RESCALE ? sizeof rescale / sizeof *rescale
+                       : command->op == SHOAL_OP_KEYS    ? sizeof keys / sizeof *keys
                                                          : 0;
     size_t count = sizeof common / sizeof *common;
     memcpy (options, common, sizeof common);
@@ -532,6 +560,8 @@ s_option (const s_command_t *command, s_args_t *args, int code, const char *valu
         args->control = value;
     else if (code == S_OPT_KEY_FILE)
         args->key_file = value;
+    else if (code == S_OPT_NEW_KEY_FILE)
+        args->new_key_file = value;
     else if (code == S_OPT_COMMAND)
         args->spec.command = value;
     else if (code == S_OPT_REQUIRE)
@@ -599,10 +629,230 @@ s_scan (const s_command_t *command, s_args_t *args, int argc, char **argv)
     return rc;
 }
 
+//  ---------------------------------------------------------------------
+//  shoal keys
+
+static const char *const s_key_ops[] = { "list", "install", "use", "remove" };
+
+//  The operation a `shoal keys` command line names, or -1.
+static int
+s_keys_op (const s_args_t *args)
+{
+    for (int op = 0; args->positionals > 0 && op < 4; op++)
+        if (strcmp (args->positional[0], s_key_ops[op]) == 0)
+            return op;
+    return -1;
+}
+
+static int
+s_keys_check (const s_command_t *command, const s_args_t *args)
+{
+    int op = s_keys_op (args);
+    if (args->positionals == 0)
+        return s_usage_error (command, "needs list, install, use or remove", NULL);
+    if (op < 0)
+        return s_usage_error (command, "takes list, install, use or remove, not",
+                              args->positional[0]);
+    bool key = args->positionals == 2 || args->new_key_file;
+    if (op == SHOAL_KEYS_LIST && key)
+        return s_usage_error (command, "list takes no key", NULL);
+    if (op != SHOAL_KEYS_LIST && !key)
+        return s_usage_error (command, "needs a key: KEY, KEY-ID or --new-key-file FILE", NULL);
+    if (args->positionals == 2 && args->new_key_file)
+        return s_usage_error (command, "takes a key or --new-key-file, not both", NULL);
+    if (op == SHOAL_KEYS_INSTALL && args->positionals == 2 && strlen (args->positional[1]) <= 8)
+        return s_usage_error (command,
+                              "install needs the key itself (the text shoal keygen prints), not",
+                              args->positional[1]);
+    return 0;
+}
+
+//  A key id as list prints it: 8 hex digits, no more, no less.
+static int
+s_key_id_parse (const char *text, uint32_t *id)
+{
+    if (strlen (text) != 8 || strspn (text, "0123456789abcdefABCDEF") != 8)
+        return -1;
+    *id = (uint32_t) strtoul (text, NULL, 16);
+    return *id ? 0 : -1;
+}
+
+//  Fills req from the command line: the key from its file or its text,
+//  or the key id. The key is also installed in keyring (not primary), so
+//  that an answer sealed with it opens. 0, or EXIT_USAGE with the reason
+//  said.
+static int
+s_keys_req (const s_command_t *command, const s_args_t *args, shoal_keyring_t *keyring,
+            shoal_keys_req_t *req)
+{
+    *req = (shoal_keys_req_t){ .op = (uint8_t) s_keys_op (args) };
+    if (req->op == SHOAL_KEYS_LIST)
+        return 0;
+    char why[200];
+    if (args->new_key_file) {
+        shoal_keyring_t *one = shoal_keyring_new ();
+        snprintf (why, sizeof why, "out of memory");
+        int rc = one ? shoal_key_file_load (one, args->new_key_file, why, sizeof why) : -1;
+        if (rc == 0)
+            memcpy (req->key, shoal_keyring_key (one, shoal_keyring_primary (one)), SHOAL_KEY_SIZE);
+        shoal_keyring_destroy (&one);
+        if (rc != 0) {
+            fprintf (stderr, "shoal keys: --new-key-file %s: %s\n", args->new_key_file, why);
+            return EXIT_USAGE;
+        }
+    } else if (shoal_key_parse (args->positional[1], req->key) != 0) {
+        if (req->op == SHOAL_KEYS_INSTALL ||
+            s_key_id_parse (args->positional[1], &req->key_id) != 0)
+            return s_usage_error (command,
+                                  "not a key (the text shoal keygen prints) nor a key id "
+                                  "(the 8 hex digits shoal keys list prints):",
+                                  args->positional[1]);
+        return 0;
+    }
+    req->key_id = shoal_key_id (req->key);
+    if (shoal_keyring_size (keyring) > 0 && !shoal_keyring_key (keyring, req->key_id)) {
+        uint32_t primary = shoal_keyring_primary (keyring);
+        shoal_keyring_install (keyring, req->key);
+        shoal_keyring_use (keyring, primary);
+    }
+    if (req->op != SHOAL_KEYS_INSTALL)
+        memset (req->key, 0, sizeof req->key); //  only install sends the key
+    return 0;
+}
+
+//  The key ids the answer names, each once, in the order first seen.
+static size_t
+s_keys_seen (const shoal_control_rep_t *rep, uint64_t *ids, size_t max)
+{
+    size_t count = 0;
+    for (uint32_t i = 0; i < rep->keyring_count; i++)
+        for (uint32_t k = 0; k < rep->keyrings[i].key_count; k++) {
+            size_t j = 0;
+            while (j < count && ids[j] != rep->keyrings[i].keys[k])
+                j++;
+            if (j == count && count < max)
+                ids[count++] = rep->keyrings[i].keys[k];
+        }
+    return count;
+}
+
+static bool
+s_report_holds (const shoal_keyring_report_t *report, uint64_t id)
+{
+    for (uint32_t k = 0; k < report->key_count; k++)
+        if (report->keys[k] == id)
+            return true;
+    return false;
+}
+
+//  list: one line per key id: how many members hold it, where it is primary.
+static void
+s_print_key_list (const shoal_control_rep_t *rep, json_t *out)
+{
+    uint64_t ids[SHOAL_KEYRING_MAX * 8];
+    size_t count = s_keys_seen (rep, ids, sizeof ids / sizeof ids[0]);
+    json_t *list = out ? json_array () : NULL;
+    if (!out)
+        printf ("%-8s  %-10s  %s\n", "KEY-ID", "HELD-BY", "PRIMARY-ON");
+    for (size_t i = 0; i < count; i++) {
+        size_t held = 0;
+        char where[512] = "";
+        json_t *primary = out ? json_array () : NULL;
+        for (uint32_t n = 0; n < rep->keyring_count; n++) {
+            const shoal_keyring_report_t *report = &rep->keyrings[n];
+            held += s_report_holds (report, ids[i]);
+            if (report->primary != ids[i])
+                continue;
+            if (primary)
+                json_array_append_new (primary, json_string (report->name));
+            size_t used = strlen (where);
+            snprintf (where + used, sizeof where - used, "%s%s", used ? "," : "", report->name);
+        }
+        char id[9];
+        snprintf (id, sizeof id, "%08x", (unsigned) ids[i]);
+        if (list)
+            json_array_append_new (list, json_pack ("{s:s, s:i, s:i, s:o}", "id", id, "held_by",
+                                                    (int) held, "members", (int) rep->keyring_count,
+                                                    "primary_on", primary));
+        else
+            printf ("%-8s  %zu of %-5u  %s\n", id, held, (unsigned) rep->keyring_count,
+                    where[0] ? where : "-");
+    }
+    if (out)
+        json_object_set_new (out, "keys", list);
+}
+
+//  Every member's answer, one line each; those that did not apply it are
+//  named on standard error too.
+static void
+s_print_key_nodes (const shoal_control_rep_t *rep, json_t *out)
+{
+    json_t *list = out ? json_array () : NULL;
+    if (!out)
+        printf ("%-20s  %-9s  %-8s  %-26s  %s\n", "NODE", "RESULT", "PRIMARY", "KEYS", "REASON");
+    for (uint32_t n = 0; n < rep->keyring_count; n++) {
+        const shoal_keyring_report_t *report = &rep->keyrings[n];
+        char keys[SHOAL_KEYRING_MAX * 9 + 1] = "", primary[9];
+        json_t *ids = out ? json_array () : NULL;
+        for (uint32_t k = 0; k < report->key_count && k < SHOAL_KEYRING_MAX; k++) {
+            char id[9];
+            snprintf (id, sizeof id, "%08x", (unsigned) report->keys[k]);
+            if (ids)
+                json_array_append_new (ids, json_string (id));
+            snprintf (keys + strlen (keys), sizeof keys - strlen (keys), "%s%s", k ? "," : "", id);
+        }
+        snprintf (primary, sizeof primary, "%08x", (unsigned) report->primary);
+        const char *code = report->code == SHOAL_REPLY_TIMED_OUT
+                               ? "no-answer"
+                               : s_name (NAMES (s_codes), report->code);
+        char id[SHOAL_NODE_ID_TEXT];
+        shoal_id_format (report->node.bytes, true, id);
+        if (list)
+            json_array_append_new (list, json_pack ("{s:s, s:s, s:s, s:s, s:s, s:o}", "id", id,
+                                                    "name", report->name, "result", code, "reason",
+                                                    report->reason, "primary",
+                                                    report->key_count ? primary : "", "keys", ids));
+        else
+            printf ("%-20s  %-9s  %-8s  %-26s  %s\n", report->name, code,
+                    report->key_count ? primary : "-", keys[0] ? keys : "-", report->reason);
+        if (report->code != SHOAL_REPLY_OK)
+            fprintf (stderr, "shoal keys: %s (%s): %s: %s\n", report->name, id, code,
+                     report->reason);
+    }
+    if (out)
+        json_object_set_new (out, "nodes", list);
+}
+
+static int
+s_print_keys (const shoal_control_rep_t *rep, int op, bool json)
+{
+    const char *code = s_name (NAMES (s_codes), rep->code);
+    json_t *out = json ? json_pack ("{s:s, s:s, s:s}", "operation", s_key_ops[op], "result", code,
+                                    "reason", rep->reason ? rep->reason : "")
+                       : NULL;
+    if (!json && rep->reason && rep->reason[0] && rep->keyring_count)
+        printf ("%s\n", rep->reason);
+    if (rep->keyring_count && op == SHOAL_KEYS_LIST)
+        s_print_key_list (rep, out);
+    if (rep->keyring_count)
+        s_print_key_nodes (rep, out);
+    if (out) {
+        json_dumpf (out, stdout, JSON_COMPACT);
+        putchar ('\n');
+        json_decref (out);
+    }
+    if (rep->code != SHOAL_REPLY_OK)
+        fprintf (stderr, "shoal keys: %s: %s\n", code,
+                 rep->reason && rep->reason[0] ? rep->reason : "refused");
+    return rep->code == SHOAL_REPLY_OK ? 0 : EXIT_FAILED;
+}
+
 //  The checks that need the whole command line.
 static int
 s_check (const s_command_t *command, const s_args_t *args)
 {
+    if (command->op == SHOAL_OP_KEYS)
+        return s_keys_check (command, args);
     if (args->positionals < command->args)
         return s_usage_error (command,
                               command->args == 2               ? "needs a job and a parallelism"
@@ -661,6 +911,10 @@ shoal_client_main (const char *name, int argc, char **argv)
     long parallelism = args.parallelism, min = args.min;
 
     shoal_control_req_t req = { .id = 1, .op = (uint8_t) command->op };
+    shoal_keys_req_t keys = { 0 };
+    int keyed = 0;
+    if (command->op == SHOAL_OP_KEYS)
+        req.keys = &keys;
     if (command->op == SHOAL_OP_SUBMIT) {
         spec.name = positional[0];
         spec.parallelism = (uint32_t) parallelism;
@@ -703,8 +957,11 @@ shoal_client_main (const char *name, int argc, char **argv)
              shoal_key_file_load (keyring, key_file, why, sizeof why) != 0) {
         fprintf (stderr, "shoal %s: --key-file %s: %s\n", command->name, key_file, why);
         rc = EXIT_USAGE;
-    } else if ((called = shoal_control_call (endpoint, keyring, &req, timeout_ms, &arena, &rep, why,
-                                             sizeof why)) == -2) {
+    } else if (command->op == SHOAL_OP_KEYS &&
+               (keyed = s_keys_req (command, &args, keyring, &keys)) != 0)
+        rc = keyed;
+    else if ((called = shoal_control_call (endpoint, keyring, &req, timeout_ms, &arena, &rep, why,
+                                           sizeof why)) == -2) {
         //  The request breaks a limit of the wire: the user's to change.
         fprintf (stderr, "shoal %s: %s\n", command->name, why);
         rc = EXIT_USAGE;
@@ -732,8 +989,11 @@ shoal_client_main (const char *name, int argc, char **argv)
         if (rep.reason && rep.reason[0] && !local)
             fprintf (stderr, "shoal status: %s\n", rep.reason);
         rc = 0;
-    } else
+    } else if (command->op == SHOAL_OP_KEYS)
+        rc = s_print_keys (&rep, keys.op, json);
+    else
         rc = s_print_change (command, &rep, json);
+    sodium_memzero (&keys, sizeof keys);
     if (fflush (stdout) != 0)
         rc = EXIT_FAILED;
     shoal_arena_release (&names);

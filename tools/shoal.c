@@ -46,6 +46,7 @@ static const char s_usage[] =
     "  rescale JOB N [--min M]        set a job's parallelism, waiting for room\n"
     "  remove JOB                     remove a job\n"
     "  leave                          make the node leave the cluster gracefully\n"
+    "  keys list|install|use|remove   rotate the cluster key, on every live member\n"
     "\n"
     "Run 'shoal COMMAND --help' for a command's options.\n";
 

@@ -144,8 +144,18 @@ long
 shoal_sealer_seal (shoal_sealer_t *self, shoal_purpose_t purpose, const shoal_life_t *recipient,
                    const uint8_t *payload, size_t size, uint8_t *out, size_t capacity)
 {
+    return shoal_sealer_seal_with (self, 0, purpose, recipient, payload, size, out, capacity);
+}
+
+long
+shoal_sealer_seal_with (shoal_sealer_t *self, uint32_t key_id, shoal_purpose_t purpose,
+                        const shoal_life_t *recipient, const uint8_t *payload, size_t size,
+                        uint8_t *out, size_t capacity)
+{
     size_t carrier = shoal_envelope_size_max (purpose);
-    uint32_t key_id = self->keyring ? shoal_keyring_primary (self->keyring) : 0;
+    if (!self->keyring || !key_id ||
+        !shoal_keyring_subkey (self->keyring, key_id, SHOAL_PURPOSE_FRAME))
+        key_id = self->keyring ? shoal_keyring_primary (self->keyring) : 0;
     size_t total =
         SHOAL_ENVELOPE_HEADER + size + (key_id ? SHOAL_ENVELOPE_NONCE + SHOAL_ENVELOPE_TAG : 0);
     static const shoal_life_t nobody;

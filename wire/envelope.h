@@ -139,6 +139,14 @@ long shoal_sealer_seal (shoal_sealer_t *self, shoal_purpose_t purpose,
                         const shoal_life_t *recipient, const uint8_t *payload, size_t size,
                         uint8_t *out, size_t capacity);
 
+//  The same, sealed with the installed key key_id rather than the primary
+//  (the primary when key_id is 0 or not installed): an answer to a request
+//  sealed with a key the sender holds, while a rotation makes another key
+//  primary, opens where the request came from.
+long shoal_sealer_seal_with (shoal_sealer_t *self, uint32_t key_id, shoal_purpose_t purpose,
+                             const shoal_life_t *recipient, const uint8_t *payload, size_t size,
+                             uint8_t *out, size_t capacity);
+
 //  ---------------------------------------------------------------------
 //  Opening (the receiving side)
 

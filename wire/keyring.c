@@ -15,6 +15,7 @@
 
 typedef struct {
     uint32_t id;
+    uint8_t key[SHOAL_KEY_SIZE];
     uint8_t subkeys[SHOAL_PURPOSE_COUNT][crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
 } s_key_t;
 
@@ -75,6 +76,7 @@ shoal_keyring_install (shoal_keyring_t *self, const uint8_t key[SHOAL_KEY_SIZE])
         return -1;
     s_key_t *entry = &self->keys[self->size++];
     entry->id = id;
+    memcpy (entry->key, key, SHOAL_KEY_SIZE);
     for (int purpose = 1; purpose <= SHOAL_PURPOSE_COUNT; purpose++)
         crypto_kdf_derive_from_key (entry->subkeys[purpose - 1], sizeof entry->subkeys[0],
                                     (uint64_t) purpose, KDF_SUBKEYS, key);
@@ -115,6 +117,19 @@ size_t
 shoal_keyring_size (const shoal_keyring_t *self)
 {
     return self->size;
+}
+
+uint32_t
+shoal_keyring_id_at (const shoal_keyring_t *self, size_t index)
+{
+    return index < self->size ? self->keys[index].id : 0;
+}
+
+const uint8_t *
+shoal_keyring_key (const shoal_keyring_t *self, uint32_t key_id)
+{
+    const s_key_t *entry = s_find (self, key_id);
+    return entry ? entry->key : NULL;
 }
 
 const uint8_t *

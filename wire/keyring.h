@@ -55,6 +55,13 @@ uint32_t shoal_keyring_primary (const shoal_keyring_t *self);
 
 size_t shoal_keyring_size (const shoal_keyring_t *self);
 
+//  The id of the index-th installed key (0 to size - 1), or 0 past them.
+uint32_t shoal_keyring_id_at (const shoal_keyring_t *self, size_t index);
+
+//  The key itself of an installed key, or NULL: for a node that keeps its
+//  keyring in its data directory (node/keyfile.h), and nothing else.
+const uint8_t *shoal_keyring_key (const shoal_keyring_t *self, uint32_t key_id);
+
 //  The subkey of an installed key for a purpose, or NULL.
 const uint8_t *shoal_keyring_subkey (const shoal_keyring_t *self, uint32_t key_id,
                                      shoal_purpose_t purpose);

@@ -156,6 +156,23 @@ static const s_field_t s_task_report_fields[] = {
 };
 SCHEMA_TAIL (s_task_report, "task", shoal_task_report_t, s_task_report_fields, 2);
 
+static const s_field_t s_keys_req_fields[] = {
+    F_UINT (shoal_keys_req_t, op, SHOAL_KEYS_REMOVE),
+    F_UINT (shoal_keys_req_t, key_id, UINT32_MAX),
+    F_BYTES (shoal_keys_req_t, key),
+};
+SCHEMA (s_keys_req, "keys", shoal_keys_req_t, s_keys_req_fields);
+
+static const s_field_t s_keyring_report_fields[] = {
+    F_BYTES (shoal_keyring_report_t, node),
+    F_STR (shoal_keyring_report_t, name, SHOAL_NAME_MAX),
+    F_UINT (shoal_keyring_report_t, code, SHOAL_REPLY_FAILED),
+    F_STR (shoal_keyring_report_t, reason, SHOAL_REASON_MAX),
+    F_UINT (shoal_keyring_report_t, primary, UINT32_MAX),
+    F_U64S (shoal_keyring_report_t, keys, key_count, SHOAL_KEYRING_MAX),
+};
+SCHEMA (s_keyring_report, "keyring", shoal_keyring_report_t, s_keyring_report_fields);
+
 //  Messages.
 
 static const s_field_t s_beacon_fields[] = {
@@ -278,14 +295,16 @@ SCHEMA (s_job_ack, "job-ack", shoal_job_ack_t, s_job_ack_fields);
 
 static const s_field_t s_control_req_fields[] = {
     F_UINT (shoal_control_req_t, id, UINT32_MAX),
-    F_UINT (shoal_control_req_t, op, SHOAL_OP_LEAVE),
+    F_UINT (shoal_control_req_t, op, SHOAL_OP_KEYS),
     F_STR (shoal_control_req_t, job, SHOAL_NAME_MAX),
     F_UINT (shoal_control_req_t, parallelism, SHOAL_PARALLELISM_MAX),
     F_UINT (shoal_control_req_t, min, SHOAL_PARALLELISM_MAX),
     F_UINT (shoal_control_req_t, timeout_ms, UINT32_MAX),
     F_OPTIONAL (shoal_control_req_t, spec, s_jobspec),
+    F_OPTIONAL (shoal_control_req_t, keys, s_keys_req),
 };
-SCHEMA (s_control_req, "control-req", shoal_control_req_t, s_control_req_fields);
+//  keys came later: a request without it encodes as before.
+SCHEMA_TAIL (s_control_req, "control-req", shoal_control_req_t, s_control_req_fields, 7);
 
 static const s_field_t s_control_rep_fields[] = {
     F_UINT (shoal_control_rep_t, id, UINT32_MAX),
@@ -297,8 +316,25 @@ static const s_field_t s_control_rep_fields[] = {
     F_LIST (shoal_control_rep_t, members, member_count, SHOAL_MEMBERS_MAX, s_update),
     F_LIST (shoal_control_rep_t, jobs, job_count, SHOAL_JOBS_MAX, s_jobspec),
     F_LIST (shoal_control_rep_t, tasks, task_count, SHOAL_TASKS_MAX, s_task_report),
+    F_LIST (shoal_control_rep_t, keyrings, keyring_count, SHOAL_MEMBERS_MAX, s_keyring_report),
 };
-SCHEMA (s_control_rep, "control-rep", shoal_control_rep_t, s_control_rep_fields);
+//  keyrings came later: an answer without them encodes as before.
+SCHEMA_TAIL (s_control_rep, "control-rep", shoal_control_rep_t, s_control_rep_fields, 9);
+
+static const s_field_t s_keys_fields[] = {
+    F_UINT (shoal_keys_t, id, UINT32_MAX),
+    F_BOOL (shoal_keys_t, relay),
+    F_STRUCT (shoal_keys_t, req, s_keys_req),
+};
+SCHEMA (s_keys, "keys", shoal_keys_t, s_keys_fields);
+
+static const s_field_t s_keys_ack_fields[] = {
+    F_UINT (shoal_keys_ack_t, id, UINT32_MAX),
+    F_UINT (shoal_keys_ack_t, code, SHOAL_REPLY_FAILED),
+    F_STR (shoal_keys_ack_t, reason, SHOAL_REASON_MAX),
+    F_LIST (shoal_keys_ack_t, nodes, node_count, SHOAL_MEMBERS_MAX, s_keyring_report),
+};
+SCHEMA (s_keys_ack, "keys-ack", shoal_keys_ack_t, s_keys_ack_fields);
 
 //  Which schema and which carrier each message type has.
 
@@ -327,6 +363,8 @@ static const s_message_t s_messages[] = {
     { SHOAL_MSG_JOB_ACK, SHOAL_PURPOSE_FRAME, &s_job_ack },
     { SHOAL_MSG_CONTROL_REQ, SHOAL_PURPOSE_FRAME, &s_control_req },
     { SHOAL_MSG_CONTROL_REP, SHOAL_PURPOSE_FRAME, &s_control_rep },
+    { SHOAL_MSG_KEYS, SHOAL_PURPOSE_FRAME, &s_keys },
+    { SHOAL_MSG_KEYS_ACK, SHOAL_PURPOSE_FRAME, &s_keys_ack },
 };
 
 #define MESSAGE_COUNT (sizeof (s_messages) / sizeof (s_messages[0]))
@@ -336,7 +374,7 @@ const uint8_t shoal_msg_types[] = {
     SHOAL_MSG_NACK,        SHOAL_MSG_DIGEST,      SHOAL_MSG_SYNC_REQ,    SHOAL_MSG_SYNC_REPLY,
     SHOAL_MSG_ELECTION,    SHOAL_MSG_ANSWER,      SHOAL_MSG_COORDINATOR, SHOAL_MSG_COORDINATOR_ACK,
     SHOAL_MSG_ASSIGN,      SHOAL_MSG_STATUS,      SHOAL_MSG_JOB,         SHOAL_MSG_JOB_ACK,
-    SHOAL_MSG_CONTROL_REQ, SHOAL_MSG_CONTROL_REP,
+    SHOAL_MSG_CONTROL_REQ, SHOAL_MSG_CONTROL_REP, SHOAL_MSG_KEYS,        SHOAL_MSG_KEYS_ACK,
 };
 const size_t shoal_msg_type_count = sizeof (shoal_msg_types);
 

@@ -161,6 +161,33 @@ typedef struct {
     const char *reason; //  a task placed nowhere: why; optional, "" otherwise
 } shoal_task_report_t;
 
+//  A key operation (docs/wire.md, section 3.4): install carries the key
+//  itself, use and remove name one by its id; list changes nothing.
+typedef enum {
+    SHOAL_KEYS_LIST = 0,
+    SHOAL_KEYS_INSTALL = 1,
+    SHOAL_KEYS_USE = 2,
+    SHOAL_KEYS_REMOVE = 3,
+} shoal_keys_op_t;
+
+typedef struct {
+    uint8_t op; //  shoal_keys_op_t
+    uint32_t key_id;
+    uint8_t key[SHOAL_KEY_SIZE]; //  install: the key; all zero otherwise
+} shoal_keys_req_t;
+
+//  One node's keyring as it answers a key operation: whether it applied
+//  it (code, and why not), and the keys it then holds.
+typedef struct {
+    shoal_id_t node;
+    const char *name;
+    uint8_t code; //  shoal_reply_code_t
+    const char *reason;
+    uint32_t primary;
+    uint32_t key_count;
+    uint64_t *keys; //  key ids
+} shoal_keyring_report_t;
+
 //  ---------------------------------------------------------------------
 //  Messages
 
@@ -183,6 +210,8 @@ typedef enum {
     SHOAL_MSG_JOB_ACK = 0x51,
     SHOAL_MSG_CONTROL_REQ = 0x60,
     SHOAL_MSG_CONTROL_REP = 0x61,
+    SHOAL_MSG_KEYS = 0x70,
+    SHOAL_MSG_KEYS_ACK = 0x71,
 } shoal_msg_type_t;
 
 #define SHOAL_BEACON_LEAVING 0x01
@@ -341,6 +370,7 @@ typedef enum {
     SHOAL_OP_RESCALE = 4,
     SHOAL_OP_REMOVE = 5,
     SHOAL_OP_LEAVE = 6,
+    SHOAL_OP_KEYS = 7,
 } shoal_op_t;
 
 typedef enum {
@@ -360,7 +390,8 @@ typedef struct {
     uint32_t parallelism;
     uint32_t min;
     uint32_t timeout_ms;
-    shoal_jobspec_t *spec; //  for SUBMIT; NULL (nil) otherwise
+    shoal_jobspec_t *spec;  //  for SUBMIT; NULL (nil) otherwise
+    shoal_keys_req_t *keys; //  for KEYS; NULL (left out) otherwise
 } shoal_control_req_t;
 
 typedef struct {
@@ -376,7 +407,28 @@ typedef struct {
     shoal_jobspec_t *jobs;
     uint32_t task_count;
     shoal_task_report_t *tasks;
+    uint32_t keyring_count; //  KEYS: each live member's answer (left out when none)
+    shoal_keyring_report_t *keyrings;
 } shoal_control_rep_t;
+
+//  A key operation from the leader to a member, which applies it to its
+//  own keyring (relay false); or from a node a client asked to the leader,
+//  which applies it cluster-wide (relay true).
+typedef struct {
+    uint32_t id; //  echoed in the KEYS-ACK
+    bool relay;
+    shoal_keys_req_t req;
+} shoal_keys_t;
+
+//  The answer: a member's own keyring (one node), or the leader's
+//  cluster-wide result (every live member).
+typedef struct {
+    uint32_t id;
+    uint8_t code; //  shoal_reply_code_t
+    const char *reason;
+    uint32_t node_count;
+    shoal_keyring_report_t *nodes;
+} shoal_keys_ack_t;
 
 typedef struct {
     uint8_t type; //  shoal_msg_type_t
@@ -398,6 +450,8 @@ typedef struct {
         shoal_job_ack_t job_ack;
         shoal_control_req_t control_req;
         shoal_control_rep_t control_rep;
+        shoal_keys_t keys;
+        shoal_keys_ack_t keys_ack;
     } u;
 } shoal_msg_t;
 

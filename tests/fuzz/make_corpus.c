@@ -12,6 +12,7 @@
 #include "tests/fuzz/fuzz.h"
 
 #include "wire/bigendian.h"
+#include "node/keyfile.h"
 #include "node/persist.h"
 #include "tests/samples.h"
 #include "shoal.h"
@@ -1423,6 +1424,30 @@ s_srv_seeds (void)
     s_write ("fuzz_srv", "record-too-long", patched, sizeof patched);
 }
 
+//  ---------------------------------------------------------------------
+//  fuzz_keyfile: a kept keyring of one key, and a full one whose primary
+//  is not the first.
+
+static void
+s_keyfile_seeds (void)
+{
+    shoal_keyring_t *keyring = shoal_keyring_new ();
+    uint8_t key[SHOAL_KEY_SIZE], payload[SHOAL_KEYFILE_MAX];
+    for (int i = 0; keyring && i < SHOAL_KEYRING_MAX; i++) {
+        memset (key, 0x31 + i, sizeof key);
+        shoal_keyring_install (keyring, key);
+        if (i == 0 || i == SHOAL_KEYRING_MAX - 1) {
+            long size = shoal_keyfile_encode (keyring, payload);
+            s_write ("fuzz_keyfile", i == 0 ? "one-key" : "full", payload, (size_t) size);
+        }
+        if (i == 2)
+            shoal_keyring_use (keyring, shoal_key_id (key));
+    }
+    if (!keyring)
+        s_failures++;
+    shoal_keyring_destroy (&keyring);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -1440,6 +1465,7 @@ main (int argc, char *argv[])
     s_open_seeds ();
     s_key_seeds ();
     s_srv_seeds ();
+    s_keyfile_seeds ();
     s_reader_seeds ();
     s_membership_seeds ();
     s_elector_seeds ();
