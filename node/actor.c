@@ -493,9 +493,9 @@ s_profile (shoal_actor_t *self)
 //  lease (LAN: 2 s, where TCP's backoff waited up to 26 s): a link that
 //  carries the leader's rounds is closed within one or two leases of a
 //  cut, and one made again after the heal connects within three quarters
-//  of a lease. At least a second: the loopback profile runs on loaded test machines,
-//  where a silence of 200 ms is scheduling more often than a cut, and a
-//  link closed by mistake drops its frames.
+//  of a lease. At least a second: the loopback profile runs on loaded
+//  test machines, where a silence of 200 ms is scheduling more often than
+//  a cut, and a link closed by mistake drops its frames.
 static uint32_t
 s_link_timeout (const shoal_actor_t *self)
 {
