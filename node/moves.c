@@ -74,6 +74,8 @@ s_reason (const shoal_handoff_t *handoff, const shoal_membership_t *membership,
         return "leave";
     if (member.state == SHOAL_MEMBER_DEAD)
         return "dead";
+    if (member.state == SHOAL_MEMBER_SUSPECT)
+        return "suspect";
     shoal_task_status_t status;
     if (shoal_handoff_reported (handoff, from, task, &status) && status.state == SHOAL_TASK_FAILED)
         return "failed";

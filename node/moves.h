@@ -10,6 +10,8 @@
                  rescale down);
       leave      the old owner left, or leaves (the leader itself, too);
       dead       the view declared the old owner dead;
+      suspect    the view suspects the old owner (the assignor places
+                 nothing on a suspect; the verdict may come just after);
       gone       the view does not hold the old owner any more;
       failed     the old owner gave up on the task (it failed there);
       rebalance  none of these: the assignor placed it elsewhere (a member

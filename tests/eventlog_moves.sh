@@ -63,8 +63,11 @@ wait_for "c runs a task" c_runs
 kill -9 "${pid_of[c]}"
 wait "${pid_of[c]}" 2>/dev/null
 unset "pid_of[c]"
-wait_for "c's tasks revoked for dead" at_least 1 revoke dead
-wait_for "and granted again for dead" at_least 1 grant dead
+# The assignor places nothing on a suspect member, so c's tasks may move
+# while it is suspected, before the verdict (seen on a loaded machine).
+lost () { [ $(($(moves "$1" dead) + $(moves "$1" suspect))) -ge 1 ]; }
+wait_for "c's tasks revoked for dead or suspect" lost revoke
+wait_for "and granted again for dead or suspect" lost grant
 
 stop b
 wait_for "b's tasks revoked for leave" at_least 1 revoke leave
@@ -82,14 +85,14 @@ for line in open(sys.argv[1]):
     if r["event"] != "move":
         continue
     count += 1
-    if r["reason"] not in ("new", "removed", "leave", "dead", "gone", "failed", "rebalance"):
+    if r["reason"] not in ("new", "removed", "leave", "dead", "suspect", "gone", "failed", "rebalance"):
         problems.append("a reason the docs do not list: %s" % line)
     if r["step"] == "revoke":
         if not r["from"]:
             problems.append("a revoke names its old owner: %s" % line)
         if r["reason"] == "removed" and r["to"]:
             problems.append("a removed task has no target: %s" % line)
-        if r["reason"] in ("rebalance", "dead") and not r["to"]:
+        if r["reason"] in ("rebalance", "dead", "suspect") and not r["to"]:
             problems.append("a revoke for %s names its target: %s" % (r["reason"], line))
         revoked[r["task"]] = r
     elif r["step"] == "grant":
