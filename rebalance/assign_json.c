@@ -350,6 +350,22 @@ s_config (s_parser_t *parser, json_t *value, shoal_assign_config_t *config)
     return 0;
 }
 
+//  A node's "cordon": "none", "cordoned" or "draining" (shoal_cordon_t).
+static int
+s_cordon (s_parser_t *parser, json_t *value, uint8_t *cordon)
+{
+    static const char *const names[] = { "none", "cordoned", "draining" };
+    const char *name;
+    if (s_string (parser, value, &name))
+        return -1;
+    for (uint8_t i = 0; i <= SHOAL_CORDON_MAX; i++)
+        if (strcmp (name, names[i]) == 0) {
+            *cordon = i;
+            return 0;
+        }
+    return s_fail (parser, "must be \"none\", \"cordoned\" or \"draining\"");
+}
+
 static int
 s_node (s_parser_t *parser, json_t *value, void *item)
 {
@@ -372,8 +388,10 @@ s_node (s_parser_t *parser, json_t *value, void *item)
             rc = s_labels (parser, field, &node->label_count, &node->labels);
         else if (strcmp (key, "handles") == 0)
             rc = s_handles (parser, field, node);
+        else if (strcmp (key, "cordon") == 0)
+            rc = s_cordon (parser, field, &node->cordon);
         else
-            rc = s_unknown (parser, "id, capacity, slots, labels, handles");
+            rc = s_unknown (parser, "id, capacity, slots, labels, handles, cordon");
         if (rc)
             return -1;
         s_leave (parser);

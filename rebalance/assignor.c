@@ -500,6 +500,16 @@ shoal_assign_may_hold (const shoal_assign_node_t *node, const shoal_assign_task_
     return true;
 }
 
+//  Whether node held task in role in the current assignment.
+static bool
+s_held_as (const s_state_t *self, uint32_t task, uint32_t node, uint8_t role)
+{
+    for (uint32_t i = self->cur_first[task]; i < self->cur_first[task + 1]; i++)
+        if (self->cur[i].node == node)
+            return self->cur[i].role == role;
+    return false;
+}
+
 //  Whether node is to hold task in no role (input->avoid).
 static bool
 s_avoided (const s_state_t *self, uint32_t task, uint32_t node)
@@ -517,10 +527,33 @@ s_class_may_use (const s_class_t *class, uint32_t node)
     return (class->eligible[node / 64] >> (node % 64)) & 1;
 }
 
+//  Whether node would be eligible for task were it not cordoned: the class
+//  of task leaves every cordoned node out.
+static bool
+s_eligible_uncordoned (const s_state_t *self, uint32_t task, uint32_t node)
+{
+    return shoal_assign_may_hold (self->node[node], self->task[task]) &&
+           !s_avoided (self, task, node);
+}
+
 static bool
 s_eligible (const s_state_t *self, uint32_t task, uint32_t node)
 {
-    return s_class_may_use (&self->class[self->class_of[task]], node);
+    if (s_class_may_use (&self->class[self->class_of[task]], node))
+        return true;
+    //  A cordoned node keeps the actives it holds.
+    return self->node[node]->cordon == SHOAL_CORDON_CORDONED &&
+           s_held_as (self, task, node, SHOAL_ROLE_ACTIVE) &&
+           s_eligible_uncordoned (self, task, node);
+}
+
+//  Standbys: a cordoned node also keeps the standbys it holds.
+static bool
+s_may_back_up (const s_state_t *self, uint32_t task, uint32_t node)
+{
+    return s_eligible (self, task, node) || (self->node[node]->cordon == SHOAL_CORDON_CORDONED &&
+                                             s_held_as (self, task, node, SHOAL_ROLE_STANDBY) &&
+                                             s_eligible_uncordoned (self, task, node));
 }
 
 static uint32_t
@@ -850,7 +883,8 @@ s_setup_classes (s_state_t *self)
                     break;
                 }
                 for (uint32_t n = 0; n < self->nodes; n++) {
-                    if (!shoal_assign_may_hold (self->node[n], self->task[order[k]]))
+                    if (self->node[n]->cordon != SHOAL_CORDON_NONE ||
+                        !shoal_assign_may_hold (self->node[n], self->task[order[k]]))
                         continue;
                     if (k >= shared && s_avoided (self, order[k], n)) {
                         class->avoided_count++;
@@ -2283,6 +2317,17 @@ s_targets (s_state_t *self)
 //  ---------------------------------------------------------------------
 //  Pass 2: actives and learners
 
+//  Whether a draining node may keep task, its active: it would fit were it
+//  not cordoned. A draining node is no task's target, so a stateful task
+//  on it warms up on its target meanwhile.
+static bool
+s_may_keep (const s_state_t *self, uint32_t task, uint32_t node)
+{
+    return self->node[node]->cordon == SHOAL_CORDON_DRAINING &&
+           s_eligible_uncordoned (self, task, node) &&
+           s_has_room (self, node, s_weight (self, task));
+}
+
 //  The caught-up node that may keep task active instead of its cold
 //  target: its current active when that has room, else the lightest.
 static uint32_t
@@ -2299,6 +2344,11 @@ s_keeper (const s_state_t *self, uint32_t task)
         if (best == NONE || shoal_node_heap_before (&self->lightest, n, best))
             best = n;
     }
+    //  A draining node keeps its active only when no other caught-up node
+    //  may take it: the drain ends sooner, and no move starts cold.
+    for (uint32_t i = self->cur_first[task]; i < self->cur_first[task + 1] && best == NONE; i++)
+        if (self->cur[i].role == SHOAL_ROLE_ACTIVE && s_may_keep (self, task, self->cur[i].node))
+            best = self->cur[i].node;
     return best;
 }
 
@@ -2484,8 +2534,18 @@ s_learners (s_state_t *self, const uint64_t *target_load, int64_t *deficit)
 static uint32_t
 s_standbys_needed (const s_state_t *self, uint32_t task)
 {
-    uint32_t want = self->in->config.standbys, others = s_eligible_count (self, task) - 1;
-    return s_stateful (self, task) ? want < others ? want : others : 0;
+    if (!s_stateful (self, task))
+        return 0;
+    //  The nodes that may stand by: those of its class, but its active's,
+    //  and the cordoned ones that hold it already (s_may_back_up).
+    uint32_t want = self->in->config.standbys, others = s_eligible_count (self, task);
+    uint32_t active = self->active[task];
+    if (active != NONE && s_class_may_use (&self->class[self->class_of[task]], active))
+        others--;
+    for (uint32_t i = self->cur_first[task]; i < self->cur_first[task + 1]; i++)
+        others += self->cur[i].node != active && s_may_back_up (self, task, self->cur[i].node) &&
+                  !s_class_may_use (&self->class[self->class_of[task]], self -> cur[i].node);
+    return want < others ? want : others;
 }
 
 //  Whether node's spread_by value differs from those of the nodes in held
@@ -2537,7 +2597,7 @@ s_standby_cmp (const s_state_t *self, uint32_t task, uint32_t a, uint32_t b, con
 static bool
 s_may_stand_by (const s_state_t *self, uint32_t task, uint32_t node)
 {
-    return s_eligible (self, task, node) &&
+    return s_may_back_up (self, task, node) &&
            !s_among (node, self->picking.held, self->picking.count);
 }
 
@@ -2601,7 +2661,7 @@ s_standby_may_take (const s_state_t *self, uint32_t item, uint32_t node)
 {
     uint32_t task = self->standby[item].task, count = s_other_holders (self, item);
     const uint32_t *held = self->scratch[1];
-    if (!s_eligible (self, task, node) || s_among (node, held, count))
+    if (!s_may_back_up (self, task, node) || s_among (node, held, count))
         return false;
     return s_spreads (self, node, held, count) ||
            !s_spreads (self, self->standby[item].node, held, count);

@@ -40,6 +40,12 @@ typedef struct {
     bool handles_all; //  true: every job; false: only those in handles
     uint32_t handle_count;
     const char *const *handles;
+    //  shoal_cordon_t. Cordoned: it takes no task it does not hold, and
+    //  keeps its actives and standbys while it may hold them. Draining: no
+    //  task is meant to be on it; it keeps each active it holds only until
+    //  a caught-up node takes it (as a node that holds a task active keeps
+    //  it while a learner warms up on the task's target), and nothing else.
+    uint8_t cordon;
 } shoal_assign_node_t;
 
 typedef struct {

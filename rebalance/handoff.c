@@ -49,6 +49,7 @@ typedef struct {
     shoal_label_t *labels; //  owned, with their strings
     uint32_t handle_count;
     char **handles;    //  owned
+    uint8_t cordon;    //  shoal_cordon_t
     uint64_t heard_ms; //  the last STATUS, 0 when none since this leader took office
     uint64_t seq;      //  its seq
     shoal_epoch_t applied;
@@ -322,6 +323,7 @@ s_meta_free (s_node_t *node)
     node->labels = NULL;
     node->handles = NULL;
     node->label_count = node->handle_count = 0;
+    node->cordon = SHOAL_CORDON_NONE;
     node->has_meta = false;
 }
 
@@ -892,6 +894,7 @@ s_assign_node (const s_node_t *node)
         .handles_all = node->handle_count == 0,
         .handle_count = node->handle_count,
         .handles = (const char *const *) node->handles,
+        .cordon = node->cordon,
     };
 }
 
@@ -1434,6 +1437,7 @@ s_meta_set (s_node_t *node, const shoal_meta_t *meta)
         return 0;
     node->capacity = meta->capacity;
     node->slots = meta->slots;
+    node->cordon = meta->cordon;
     if (s_labels_copy (meta->labels, meta->label_count, &node->labels) != 0)
         return -1;
     node->label_count = meta->label_count;
@@ -1968,7 +1972,9 @@ shoal_handoff_capacity (const shoal_handoff_t *self, const char *job)
     uint64_t total = 0;
     for (size_t n = 0; n < self->node_count; n++) {
         const s_node_t *node = &self->nodes[n];
-        if (!node->counted || !node->has_meta || !s_eligible (node, like))
+        //  A cordoned node takes no new task: no room for a rescale.
+        if (!node->counted || !node->has_meta || node->cordon != SHOAL_CORDON_NONE ||
+            !s_eligible (node, like))
             continue;
         if (node->slots == 0)
             return UINT32_MAX;

@@ -147,6 +147,13 @@ s_eligible (const shoal_assign_node_t *node, const shoal_assign_task_t *task)
     return true;
 }
 
+//  True when node takes new tasks: it is neither cordoned nor draining.
+static bool
+s_open (const shoal_assign_node_t *node)
+{
+    return node->cordon == SHOAL_CORDON_NONE;
+}
+
 //  True when two tasks may be held by the same nodes, to reuse a count.
 static bool
 s_same_constraints (const shoal_assign_task_t *a, const shoal_assign_task_t *b)
@@ -165,7 +172,7 @@ s_eligible_count (const shoal_assign_input_t *input, const shoal_assign_task_t *
 {
     size_t count = 0;
     for (size_t n = 0; n < input->node_count; n++)
-        count += s_eligible (&input->nodes[n], task);
+        count += s_open (&input->nodes[n]) && s_eligible (&input->nodes[n], task);
     return count;
 }
 
@@ -350,7 +357,8 @@ s_check_placed (s_check_t *self, const s_task_view_t *view)
     }
     const shoal_assign_task_t *task = &self->input->tasks[view->task];
     for (size_t n = 0; n < self->input->node_count; n++)
-        if (s_eligible (&self->input->nodes[n], task) && s_room (self, n, view->task)) {
+        if (s_open (&self->input->nodes[n]) && s_eligible (&self->input->nodes[n], task) &&
+            s_room (self, n, view->task)) {
             s_violation (self, "1: %s is unassigned but %s may hold it and has slot room", id,
                          s_node_id (self, n));
             return;
@@ -371,11 +379,15 @@ s_check_holders (s_check_t *self, const s_task_view_t *view)
             s_violation (self, "2: %s holds stateless %s as %s", s_node_id (self, held->node),
                          task->id, s_role_names[held->role]);
     }
-    if (!task->stateful || view->actives != 1 || view->eligible == 0)
+    //  A cordoned node may keep what it holds, and takes nothing new.
+    size_t eligible = view->eligible;
+    for (size_t i = view->held_from; i < view->held_to; i++)
+        eligible += !s_open (&self->input->nodes[self->held[i].node]);
+    if (!task->stateful || view->actives != 1 || eligible == 0)
         return;
     size_t wanted = self->input->config.standbys;
-    if (wanted > view->eligible - 1)
-        wanted = view->eligible - 1;
+    if (wanted > eligible - 1)
+        wanted = eligible - 1;
     if (view->replicas < wanted)
         s_violation (self, "3: %s has %zu standby or learner holders, fewer than %zu", task->id,
                      view->replicas, wanted);
@@ -397,7 +409,8 @@ s_check_caught_up (s_check_t *self, const s_task_view_t *view)
     size_t caught_up_room = S_NONE; //  some eligible caught-up node with room
     for (size_t i = view->was_from; i < view->was_to; i++) {
         size_t node = self->was[i].node;
-        if (self->was[i].role != SHOAL_ROLE_ACTIVE || !s_eligible (&input->nodes[node], task))
+        if (self->was[i].role != SHOAL_ROLE_ACTIVE || !s_eligible (&input->nodes[node], task) ||
+            (node != active && !s_open (&input->nodes[node])))
             continue;
         if (node == active)
             active_caught_up = true;
@@ -408,7 +421,8 @@ s_check_caught_up (s_check_t *self, const s_task_view_t *view)
     uint64_t active_lag = S_LAG_NONE;
     for (size_t i = view->lags_from; i < view->lags_to; i++) {
         size_t node = self->lags[i].node;
-        if (!s_eligible (&input->nodes[node], task))
+        if (!s_eligible (&input->nodes[node], task) ||
+            (node != active && !s_open (&input->nodes[node])))
             continue;
         if (node == active && self->lags[i].lag < active_lag)
             active_lag = self->lags[i].lag;
@@ -420,6 +434,10 @@ s_check_caught_up (s_check_t *self, const s_task_view_t *view)
         if (node != active && s_room (self, node, view->task))
             caught_up_room = node;
     }
+    if (active_caught_up && input->nodes[active].cordon == SHOAL_CORDON_DRAINING &&
+        caught_up_room != S_NONE)
+        s_violation (self, "9: %s stays on draining %s while %s is caught up and has slot room",
+                     task->id, s_node_id (self, active), s_node_id (self, caught_up_room));
     if (active_caught_up)
         return;
     if (caught_up != S_NONE) {
@@ -432,7 +450,7 @@ s_check_caught_up (s_check_t *self, const s_task_view_t *view)
     }
     for (size_t i = view->lags_from; i < view->lags_to; i++) {
         size_t node = self->lags[i].node;
-        if (node != active && self->lags[i].lag < active_lag &&
+        if (node != active && self->lags[i].lag < active_lag && s_open (&input->nodes[node]) &&
             s_eligible (&input->nodes[node], task) && s_room (self, node, view->task)) {
             char shown[24] = "none";
             if (active_lag != S_LAG_NONE)
@@ -444,6 +462,48 @@ s_check_caught_up (s_check_t *self, const s_task_view_t *view)
                          (unsigned long long) self->lags[i].lag);
             return;
         }
+    }
+}
+
+//  The role node held task in, in the input: 0 for none.
+static uint8_t
+s_was_role (const s_check_t *self, const s_task_view_t *view, size_t node)
+{
+    for (size_t i = view->was_from; i < view->was_to; i++)
+        if (self->was[i].node == node)
+            return self->was[i].role;
+    return 0;
+}
+
+//  Property 9: a cordoned node holds only what it held, as active only
+//  what it held active, and never a learner; a draining node holds only
+//  actives it held, and a stateless one only while no open node may take
+//  it (the stateful ones: property 4).
+static void
+s_check_cordon (s_check_t *self, const s_task_view_t *view)
+{
+    const shoal_assign_task_t *task = &self->input->tasks[view->task];
+    for (size_t i = view->held_from; i < view->held_to; i++) {
+        const s_entry_t *held = &self->held[i];
+        uint8_t cordon = self->input->nodes[held->node].cordon,
+                was = s_was_role (self, view, held->node);
+        bool kept = held->role == SHOAL_ROLE_ACTIVE
+                        ? was == SHOAL_ROLE_ACTIVE
+                        : cordon == SHOAL_CORDON_CORDONED && held->role == SHOAL_ROLE_STANDBY &&
+                              (was == SHOAL_ROLE_ACTIVE || was == SHOAL_ROLE_STANDBY);
+        if (cordon != SHOAL_CORDON_NONE && !kept)
+            s_violation (self, "9: %s %s holds %s as %s, which it did not hold so",
+                         cordon == SHOAL_CORDON_DRAINING ? "draining" : "cordoned",
+                         s_node_id (self, held->node), task->id, s_role_names[held->role]);
+        if (cordon != SHOAL_CORDON_DRAINING || task->stateful || held->role != SHOAL_ROLE_ACTIVE)
+            continue;
+        for (size_t n = 0; n < self->input->node_count; n++)
+            if (s_open (&self->input->nodes[n]) && s_eligible (&self->input->nodes[n], task) &&
+                s_room (self, n, view->task)) {
+                s_violation (self, "9: stateless %s stays on draining %s while %s may hold it",
+                             task->id, s_node_id (self, held->node), s_node_id (self, n));
+                break;
+            }
     }
 }
 
@@ -482,6 +542,7 @@ s_check_tasks (s_check_t *self)
         s_check_placed (self, &view);
         s_check_holders (self, &view);
         s_check_caught_up (self, &view);
+        s_check_cordon (self, &view);
     }
 }
 
@@ -679,8 +740,9 @@ shoal_assign_check_balance (const shoal_assign_input_t *input, const shoal_assig
         by_job[t] = (s_name_t){ input->tasks[t].job, t };
     qsort (by_job, tasks, sizeof *by_job, s_job_compare);
     for (size_t n = 0; n < nodes; n++) {
-        any_task[n] = s_may_hold_any (input, &input->nodes[n], by_job, tasks, false);
-        any_stateful[n] = s_may_hold_any (input, &input->nodes[n], by_job, tasks, true);
+        bool open = s_open (&input->nodes[n]);
+        any_task[n] = open && s_may_hold_any (input, &input->nodes[n], by_job, tasks, false);
+        any_stateful[n] = open && s_may_hold_any (input, &input->nodes[n], by_job, tasks, true);
     }
     for (size_t t = 0; t < tasks; t++)
         active_node[t] = S_NONE;
@@ -839,6 +901,9 @@ shoal_assign_check_dump_input (const shoal_assign_input_t *input, FILE *file)
             }
             fputc (']', file);
         }
+        if (node->cordon)
+            fprintf (file, ", \"cordon\": \"%s\"",
+                     node->cordon == SHOAL_CORDON_DRAINING ? "draining" : "cordoned");
         fputc ('}', file);
     }
     fputs ("], \"tasks\": [", file);

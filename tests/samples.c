@@ -51,8 +51,8 @@ static const char *s_handles[] = { "ingest", "aggregate" };
 static shoal_label_t s_require[] = { { "zone", "eu-west-1a" }, { "disk", "ssd" } };
 
 static shoal_meta_t s_metas[2] = {
-    { "worker-01", "10.0.3.11:7946", 3, 0, 4, 64, 3, s_labels, 2, s_handles },
-    { "worker-02", "10.0.3.12:7946", 1, 5, 2, 0, 3, s_labels, 0, NULL },
+    { "worker-01", "10.0.3.11:7946", 3, 0, 4, 64, 3, s_labels, 2, s_handles, SHOAL_CORDON_NONE },
+    { "worker-02", "10.0.3.12:7946", 1, 5, 2, 0, 3, s_labels, 0, NULL, SHOAL_CORDON_DRAINING },
 };
 
 //  count updates: the first two alive with metadata, then suspects, deaths

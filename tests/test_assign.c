@@ -1704,6 +1704,154 @@ node_leaving_hands_over_to_its_standby (void)
     free (cluster);
 }
 
+//  A draining node takes nothing and keeps each stateful active only until
+//  a learner elsewhere has caught up (KIP-441's warm-up, for a drain); its
+//  stateless tasks and its standbys go at once. Converged, it holds
+//  nothing, and no stateful task ever started cold.
+static void
+draining_node_warms_learners_first (void)
+{
+    s_cluster_t *cluster = s_cluster_new (1, 2, 100);
+    static const char *nodes[] = { "n1", "n2", "n3" };
+    static const char *tasks[] = { "a/0", "a/1", "a/2", "a/3", "a/4", "a/5" };
+    shoal_assign_node_t *n1 = s_node (cluster, "n1", 1);
+    s_node (cluster, "n2", 1);
+    s_node (cluster, "n3", 1);
+    for (int t = 0; t < 6; t++) {
+        s_task (cluster, tasks[t], "a", true);
+        s_hold (cluster, nodes[t % 3], tasks[t], SHOAL_ROLE_ACTIVE);
+        s_hold (cluster, nodes[(t + 1) % 3], tasks[t], SHOAL_ROLE_STANDBY);
+        s_lag (cluster, nodes[(t + 1) % 3], tasks[t], 0);
+    }
+    s_task (cluster, "s/0", "s", false);
+    s_hold (cluster, "n1", "s/0", SHOAL_ROLE_ACTIVE);
+    shoal_assign_output_t output;
+    s_assign (cluster, &output);
+    CHECK_EQ (s_count (&output, "n1", SHOAL_ROLE_ACTIVE), 3); //  the actives it held
+    s_check_stays (cluster, &output);
+    shoal_assign_output_release (&output);
+
+    n1->cordon = SHOAL_CORDON_DRAINING;
+    s_assign (cluster, &output);
+    //  n1's actives a/0 and a/3 have caught-up standbys on n2: they move
+    //  there at once (one may warm up on n3 after, for balance), and so
+    //  does its stateless s/0; its standbys of a/2 and a/5 go to n2.
+    CHECK_STR (s_active (&output, "a/0"), "n2");
+    CHECK_STR (s_active (&output, "a/3"), "n2");
+    CHECK (strcmp (s_active (&output, "s/0"), "n1") != 0);
+    CHECK_EQ (s_count (&output, "n1", SHOAL_ROLE_STANDBY), 0);
+    CHECK_EQ (s_count (&output, "n1", SHOAL_ROLE_ACTIVE), 0);
+    shoal_assign_output_release (&output);
+    free (cluster);
+
+    //  Without standbys: n1's stateful actives wait for learners.
+    cluster = s_cluster_new (0, 2, 100);
+    n1 = s_node (cluster, "n1", 1);
+    s_node (cluster, "n2", 1);
+    s_node (cluster, "n3", 1);
+    for (int t = 0; t < 6; t++) {
+        s_task (cluster, tasks[t], "a", true);
+        s_hold (cluster, nodes[t % 3], tasks[t], SHOAL_ROLE_ACTIVE);
+    }
+    n1->cordon = SHOAL_CORDON_DRAINING;
+    s_assign (cluster, &output);
+    CHECK_EQ (s_count (&output, "n1", SHOAL_ROLE_ACTIVE), 2);
+    CHECK_EQ (s_count (&output, "n1", SHOAL_ROLE_LEARNER), 0);
+    CHECK_EQ (s_count (&output, NULL, SHOAL_ROLE_LEARNER), 2);
+    CHECK_EQ (output.moves[SHOAL_ROLE_ACTIVE - 1], 0);
+    CHECK (output.followup);
+    shoal_assign_output_release (&output);
+    s_check_converges (cluster, &output);
+    CHECK_EQ (s_count (&output, "n1", SHOAL_ROLE_ACTIVE) +
+                  s_count (&output, "n1", SHOAL_ROLE_STANDBY) +
+                  s_count (&output, "n1", SHOAL_ROLE_LEARNER),
+              0);
+    CHECK_EQ (s_count (&output, "n2", SHOAL_ROLE_ACTIVE), 3);
+    CHECK_EQ (s_count (&output, "n3", SHOAL_ROLE_ACTIVE), 3);
+    shoal_assign_output_release (&output);
+    free (cluster);
+}
+
+//  A draining node that is the only one that may hold a task keeps it:
+//  the drain waits, nothing is dropped.
+static void
+drain_with_nowhere_else_keeps_the_task (void)
+{
+    s_cluster_t *cluster = s_cluster_new (0, 2, 100);
+    shoal_assign_node_t *n1 = s_node (cluster, "n1", 1);
+    s_node_label (cluster, n1, "disk", "ssd");
+    n1->cordon = SHOAL_CORDON_DRAINING;
+    s_node (cluster, "n2", 1);
+    shoal_assign_task_t *task = s_task (cluster, "a/0", "a", true);
+    s_task_require (cluster, task, "disk", "ssd");
+    s_hold (cluster, "n1", "a/0", SHOAL_ROLE_ACTIVE);
+    s_task (cluster, "b/0", "b", false);
+    s_hold (cluster, "n1", "b/0", SHOAL_ROLE_ACTIVE);
+    shoal_assign_output_t output;
+    s_assign (cluster, &output);
+    CHECK_STR (s_active (&output, "a/0"), "n1");
+    CHECK_STR (s_active (&output, "b/0"), "n2");
+    CHECK_EQ (output.unassigned_count, 0);
+    CHECK (!output.followup);
+    shoal_assign_output_release (&output);
+    //  A task it did not hold is not placed there.
+    s_task (cluster, "a/1", "a", true);
+    cluster->tasks[cluster->task_count - 1].require_count = task->require_count;
+    cluster->tasks[cluster->task_count - 1].require = task->require;
+    s_assign (cluster, &output);
+    CHECK (s_active (&output, "a/1") == NULL);
+    CHECK_EQ (output.unassigned_count, 1);
+    shoal_assign_output_release (&output);
+    free (cluster);
+}
+
+//  A cordoned node keeps its actives and standbys and takes nothing new:
+//  no new task, no learner, no standby it did not hold, and its standby is
+//  not made active.
+static void
+cordoned_node_keeps_what_it_holds (void)
+{
+    s_cluster_t *cluster = s_cluster_new (1, 2, 100);
+    shoal_assign_node_t *n1 = s_node (cluster, "n1", 1);
+    s_node (cluster, "n2", 1);
+    s_node (cluster, "n3", 1);
+    s_task (cluster, "a/0", "a", true);
+    s_hold (cluster, "n1", "a/0", SHOAL_ROLE_ACTIVE);
+    s_hold (cluster, "n2", "a/0", SHOAL_ROLE_STANDBY);
+    s_task (cluster, "a/1", "a", true);
+    s_hold (cluster, "n2", "a/1", SHOAL_ROLE_ACTIVE);
+    s_hold (cluster, "n1", "a/1", SHOAL_ROLE_STANDBY);
+    s_task (cluster, "a/2", "a", true);
+    s_hold (cluster, "n3", "a/2", SHOAL_ROLE_ACTIVE);
+    s_hold (cluster, "n2", "a/2", SHOAL_ROLE_STANDBY);
+    n1->cordon = SHOAL_CORDON_CORDONED;
+    shoal_assign_output_t output;
+    s_assign (cluster, &output);
+    CHECK_STR (s_active (&output, "a/0"), "n1");
+    CHECK_EQ (s_role (&output, "n1", "a/1"), SHOAL_ROLE_STANDBY);
+    CHECK_EQ (output.moves[SHOAL_ROLE_ACTIVE - 1], 0);
+    shoal_assign_output_release (&output);
+
+    //  New tasks go elsewhere, though n1 is the lightest.
+    static const char *more[] = { "b/0", "b/1", "b/2", "b/3" };
+    for (int t = 0; t < 4; t++)
+        s_task (cluster, more[t], "b", false);
+    s_assign (cluster, &output);
+    for (int t = 0; t < 4; t++)
+        CHECK (strcmp (s_active (&output, more[t]), "n1") != 0);
+    CHECK_STR (s_active (&output, "a/0"), "n1");
+    shoal_assign_output_release (&output);
+
+    //  a/1's active node leaves: n1's caught-up standby is not promoted.
+    cluster->gone[1] = true;
+    s_lag (cluster, "n1", "a/1", 0);
+    s_assign (cluster, &output);
+    CHECK_STR (s_active (&output, "a/1"), "n3");
+    CHECK_EQ (s_role (&output, "n1", "a/1"), SHOAL_ROLE_STANDBY);
+    shoal_assign_output_release (&output);
+    free (cluster);
+}
+
 //  Clusters with nothing to place, or nowhere to place it: every task is
 //  listed as unassigned, and there is nothing to wait for.
 static void
@@ -2214,6 +2362,20 @@ s_world_event (s_world_t *world)
     return "node back";
 }
 
+//  Now and then, instead of the events above: a live node is cordoned or
+//  drained, or one that was is opened again.
+static const char *
+s_world_cordon (s_world_t *world)
+{
+    shoal_assign_node_t *node = &world->cluster->nodes[s_world_pick (world, false)];
+    if (node->cordon != SHOAL_CORDON_NONE) {
+        node->cordon = SHOAL_CORDON_NONE;
+        return "node uncordoned";
+    }
+    node->cordon = s_below (&world->state, 2) ? SHOAL_CORDON_DRAINING : SHOAL_CORDON_CORDONED;
+    return node->cordon == SHOAL_CORDON_DRAINING ? "node draining" : "node cordoned";
+}
+
 typedef enum {
     S_FAIL_ACTIVE_BALANCE,
     S_FAIL_STATEFUL_BALANCE,
@@ -2283,7 +2445,10 @@ s_run_seed (uint64_t seed, s_tally_t *tally, uint32_t dump_limit)
     int events = 6;
     const char *event_name = "start";
     for (int event = 0; event <= events && ok; event++) {
-        if (event > 0)
+        //  A quarter of the seeds cordon and drain nodes too.
+        if (event > 0 && seed % 4 == 3 && s_below (&world.state, 3) == 0)
+            event_name = s_world_cordon (&world);
+        else if (event > 0)
             event_name = s_world_event (&world);
         s_convergence_t *result = malloc (sizeof *result);
         S_REQUIRE (result);
@@ -2304,7 +2469,12 @@ s_run_seed (uint64_t seed, s_tally_t *tally, uint32_t dump_limit)
         shoal_assign_input_t input = s_input (cluster);
         shoal_assign_balance_t balance = { 0, 0, 0 };
         int failure = -1;
-        if (ok && world.variant != S_CONSTRAINED && world.unit_weights) {
+        //  Cordoned nodes keep what they hold: balance is the open nodes',
+        //  but not a job's spread over them.
+        bool cordoned = false;
+        for (size_t n = 0; n < cluster->node_count; n++)
+            cordoned |= !cluster->gone[n] && cluster->nodes[n].cordon != SHOAL_CORDON_NONE;
+        if (ok && world.variant != S_CONSTRAINED && world.unit_weights && !cordoned) {
             CHECK_EQ (shoal_assign_check_balance (&input, &result->output, &balance), 0);
             bool equal = world.variant == S_EQUAL_CAPACITIES;
             bool unbalanced[3] = { balance.active > 1.0 + 1e-9,
@@ -2579,6 +2749,9 @@ main (void)
     RUN (caught_up_standby_takes_over_at_once);
     RUN (least_lag_wins_when_none_is_caught_up);
     RUN (node_leaving_hands_over_to_its_standby);
+    RUN (draining_node_warms_learners_first);
+    RUN (drain_with_nowhere_else_keeps_the_task);
+    RUN (cordoned_node_keeps_what_it_holds);
     RUN (nothing_to_place_or_nowhere_to_place_it);
     RUN (standbys_spread_by_label);
 

@@ -49,7 +49,7 @@ shoal_meta_equal (const shoal_meta_t *a, const shoal_meta_t *b)
     if (!s_text_equal (a->name, b->name) || !s_text_equal (a->addr, b->addr) ||
         a->life != b->life || a->priority != b->priority || a->capacity != b->capacity ||
         a->slots != b->slots || a->label_count != b->label_count ||
-        a->handle_count != b->handle_count)
+        a->handle_count != b->handle_count || a->cordon != b->cordon)
         return false;
     for (uint32_t i = 0; i < a->label_count; i++)
         if (!s_text_equal (a->labels[i].key, b->labels[i].key) ||
@@ -92,7 +92,7 @@ s_hash (const shoal_metapool_t *self, const shoal_meta_t *meta)
     uint64_t hash = s_mix (self->key, meta->life);
     hash = s_mix (hash, (uint64_t) meta->priority << 32 | meta->capacity);
     hash = s_mix (hash, (uint64_t) meta->slots << 32 | meta->label_count);
-    hash = s_mix (hash, meta->handle_count);
+    hash = s_mix (hash, (uint64_t) meta->cordon << 32 | meta->handle_count);
     hash = s_mix_text (s_mix_text (hash, meta->name), meta->addr);
     for (uint32_t i = 0; i < meta->label_count; i++)
         hash = s_mix_text (s_mix_text (hash, meta->labels[i].key), meta->labels[i].value);

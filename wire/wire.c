@@ -105,8 +105,10 @@ static const s_field_t s_meta_fields[] = {
     F_UINT (shoal_meta_t, slots, UINT32_MAX),
     F_LABELS (shoal_meta_t, labels, label_count),
     F_STRS (shoal_meta_t, handles, handle_count, SHOAL_HANDLES_MAX, SHOAL_NAME_MAX),
+    F_UINT (shoal_meta_t, cordon, SHOAL_CORDON_MAX),
 };
-SCHEMA (s_meta, "meta", shoal_meta_t, s_meta_fields);
+//  cordon came later: a member that takes tasks (0) encodes as before.
+SCHEMA_TAIL (s_meta, "meta", shoal_meta_t, s_meta_fields, 8);
 
 static const s_field_t s_update_fields[] = {
     F_BYTES (shoal_update_t, node),

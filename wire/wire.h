@@ -85,7 +85,19 @@ typedef struct {
     shoal_label_t *labels;
     uint32_t handle_count; //  0 means every job
     const char **handles;
+    uint8_t cordon; //  shoal_cordon_t; optional on the wire (0 left out)
 } shoal_meta_t;
+
+//  Whether a member takes new tasks (meta.cordon): cordoned, it keeps the
+//  actives and standbys it holds and takes nothing new; draining, it holds
+//  its actives only until each has a caught-up replacement, and nothing
+//  else (docs/assign.md, "Cordon and drain").
+typedef enum {
+    SHOAL_CORDON_NONE = 0,
+    SHOAL_CORDON_CORDONED = 1,
+    SHOAL_CORDON_DRAINING = 2,
+} shoal_cordon_t;
+#define SHOAL_CORDON_MAX SHOAL_CORDON_DRAINING
 
 typedef enum {
     SHOAL_MEMBER_ALIVE = 0,
