@@ -302,6 +302,14 @@ shoal_eventlog_move (shoal_eventlog_t *self, const char *task, const char *step,
 }
 
 void
+shoal_eventlog_cordon (shoal_eventlog_t *self, uint8_t cordon)
+{
+    static const char *const names[] = { "none", "cordoned", "draining" };
+    if (self && cordon <= SHOAL_CORDON_MAX)
+        s_write (self, "cordon", json_pack ("{s:s}", "state", names[cordon]));
+}
+
+void
 shoal_eventlog_leave (shoal_eventlog_t *self, bool done)
 {
     if (self)

@@ -70,6 +70,8 @@ void shoal_eventlog_unplaced (shoal_eventlog_t *self, const char *task, const ch
 //  for none), for reason (node/moves.h).
 void shoal_eventlog_move (shoal_eventlog_t *self, const char *task, const char *step,
                           const shoal_id_t *from, const shoal_id_t *to, const char *reason);
+//  The node was marked cordon (shoal_cordon_t).
+void shoal_eventlog_cordon (shoal_eventlog_t *self, uint8_t cordon);
 //  A leave began (done false) or is over.
 void shoal_eventlog_leave (shoal_eventlog_t *self, bool done);
 

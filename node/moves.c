@@ -79,6 +79,8 @@ s_reason (const shoal_handoff_t *handoff, const shoal_membership_t *membership,
     shoal_task_status_t status;
     if (shoal_handoff_reported (handoff, from, task, &status) && status.state == SHOAL_TASK_FAILED)
         return "failed";
+    if (member.meta && member.meta->cordon == SHOAL_CORDON_DRAINING)
+        return "drain";
     return "rebalance";
 }
 

@@ -78,6 +78,36 @@ s_unplaced_list (shoal_actor_t *self, shoal_handoff_t *handoff, shoal_control_re
 
 //  The tasks: every task as the leader places it, those it places nowhere
 //  included, on the acting leader; this node's own elsewhere.
+//  A refusal of request id.
+static shoal_control_rep_t
+s_rep_refused (uint32_t id, uint8_t code, const char *reason)
+{
+    return (shoal_control_rep_t){ .id = id, .code = code, .reason = reason };
+}
+
+//  This node's own tasks, own_count of own, as rep's tasks.
+static int
+s_own_tasks (shoal_actor_t *self, const shoal_task_status_t *own, size_t own_count,
+             shoal_control_rep_t *rep)
+{
+    rep->tasks = shoal_arena_alloc (&self->arena, (own_count ? own_count : 1) * sizeof *rep->tasks);
+    if (!rep->tasks)
+        return -1;
+    for (size_t i = 0; i < own_count; i++)
+        rep->tasks[i] = (shoal_task_report_t){ .node = self->id, .status = own[i], .reason = "" };
+    rep->task_count = (uint32_t) own_count;
+    rep->version = shoal_tasks_version (shoal_peer_tasks (self->peer)).version;
+    return 0;
+}
+
+static int
+s_own_tasks_all (shoal_actor_t *self, shoal_control_rep_t *rep)
+{
+    const shoal_task_status_t *own;
+    size_t own_count = shoal_tasks_list (shoal_peer_tasks (self->peer), &own);
+    return s_own_tasks (self, own, own_count, rep);
+}
+
 static int
 s_tasks_list (shoal_actor_t *self, shoal_control_rep_t *rep)
 {
@@ -117,14 +147,47 @@ s_tasks_list (shoal_actor_t *self, shoal_control_rep_t *rep)
         rep->version = shoal_handoff_version (handoff);
         return s_unplaced_list (self, handoff, rep);
     }
-    rep->tasks = shoal_arena_alloc (&self->arena, (own_count ? own_count : 1) * sizeof *rep->tasks);
-    if (!rep->tasks)
-        return -1;
-    for (size_t i = 0; i < own_count; i++)
-        rep->tasks[i] = (shoal_task_report_t){ .node = self->id, .status = own[i], .reason = "" };
-    rep->task_count = (uint32_t) own_count;
-    rep->version = shoal_tasks_version (shoal_peer_tasks (self->peer)).version;
-    return 0;
+    return s_own_tasks (self, own, own_count, rep);
+}
+
+//  A cordon, uncordon or drain of this node (req->job: the node's name, or
+//  empty for this node): marks it, and answers with this node alone in
+//  members and the tasks it holds, for the client's progress.
+static void
+s_cordon (shoal_actor_t *self, uint64_t now, const shoal_control_req_t *req,
+          shoal_control_rep_t *rep)
+{
+    static const uint8_t marks[] = { SHOAL_CORDON_CORDONED, SHOAL_CORDON_NONE,
+                                     SHOAL_CORDON_DRAINING };
+    shoal_membership_member_t me;
+    const char *name = req->job ? req->job : "";
+    if (shoal_membership_member (shoal_peer_membership (self->peer), &self->id, &me) != 0 ||
+        !me.meta)
+        *rep = s_rep_refused (req->id, SHOAL_REPLY_FAILED, "this node has no record of itself");
+    else if (*name && strcmp (name, me.meta->name) != 0)
+        *rep = s_rep_refused (req->id, SHOAL_REPLY_INVALID,
+                              "that node is not this one: ask the node itself (its --control "
+                              "endpoint, or --data-dir on its machine)");
+    else if (self->leaving)
+        *rep = s_rep_refused (req->id, SHOAL_REPLY_INVALID, "this node is leaving");
+    else if (shoal_peer_cordon (self->peer, now, marks[req->op - SHOAL_OP_CORDON]) != 0)
+        *rep = s_rep_refused (req->id, SHOAL_REPLY_FAILED, "the node's meta could not change");
+    if (rep->code != SHOAL_REPLY_OK)
+        return;
+    shoal_actor_deliver (self, now);
+    shoal_eventlog_cordon (self->events, marks[req->op - SHOAL_OP_CORDON]);
+    shoal_update_t *update = shoal_arena_alloc (&self->arena, sizeof *update);
+    if (!update || shoal_membership_member (shoal_peer_membership (self->peer), &self->id, &me) ||
+        s_own_tasks_all (self, rep) != 0) {
+        *rep = s_rep_refused (req->id, SHOAL_REPLY_FAILED, "out of memory");
+        return;
+    }
+    *update = (shoal_update_t){ .node = me.node,
+                                .incarnation = me.incarnation,
+                                .state = me.state,
+                                .meta = (shoal_meta_t *) me.meta };
+    rep->members = update;
+    rep->member_count = 1;
 }
 
 //  ---------------------------------------------------------------------
@@ -362,6 +425,11 @@ shoal_status_serve (shoal_actor_t *self, uint64_t now)
         case SHOAL_OP_KEYS:
             shoal_keys_request (self, now, ref, &req);
             continue; //  answered when the leader answers, or now
+        case SHOAL_OP_CORDON:
+        case SHOAL_OP_UNCORDON:
+        case SHOAL_OP_DRAIN:
+            s_cordon (self, now, &req, &rep);
+            break;
 
         default:
             //  Submit, rescale, remove: answered when the cluster answers.

@@ -811,6 +811,39 @@ shoal_peer_leader (const shoal_peer_t *self, uint64_t now_ms, shoal_id_t *leader
     return 0;
 }
 
+int
+shoal_peer_cordon (shoal_peer_t *self, uint64_t now_ms, uint8_t cordon)
+{
+    shoal_membership_member_t me;
+    if (cordon > SHOAL_CORDON_MAX || self->draining ||
+        shoal_membership_member (self->membership, &self->id, &me) != 0 || !me.meta)
+        return -1;
+    if (me.meta->cordon == cordon)
+        return 0;
+    self->now = now_ms;
+    shoal_meta_t meta = *me.meta;
+    meta.cordon = cordon;
+    int rc = shoal_membership_set_meta (self->membership, self->now, &meta);
+    //  The membership tells no event of this node's own meta: the leader's
+    //  handoff learns it here.
+    if (rc == 0 && self->handoff &&
+        shoal_membership_member (self->membership, &self->id, &me) == 0) {
+        shoal_handoff_member (self->handoff, self->now, &self->id, me.meta, SHOAL_HANDOFF_LIVE);
+        s_handoff_outputs (self);
+    }
+    s_outputs (self);
+    return rc;
+}
+
+uint8_t
+shoal_peer_cordoned (const shoal_peer_t *self)
+{
+    shoal_membership_member_t me;
+    if (shoal_membership_member (self->membership, &self->id, &me) != 0 || !me.meta)
+        return SHOAL_CORDON_NONE;
+    return me.meta->cordon;
+}
+
 shoal_membership_t *
 shoal_peer_membership (const shoal_peer_t *self)
 {

@@ -151,6 +151,16 @@ int shoal_peer_leave (shoal_peer_t *self, uint64_t now_ms);
 //  True once it left the view and told enough members so.
 bool shoal_peer_left (const shoal_peer_t *self);
 
+//  Marks this node cordoned, draining or open (cordon, a shoal_cordon_t) in
+//  its meta, which gossip carries to the leader (docs/assign.md, "Cordon
+//  and drain"); an acting leader applies its own mark at once. Returns 0
+//  (also when the mark was so already), or -1 when the node leaves or the
+//  meta cannot change.
+int shoal_peer_cordon (shoal_peer_t *self, uint64_t now_ms, uint8_t cordon);
+
+//  This node's mark, as its meta says.
+uint8_t shoal_peer_cordoned (const shoal_peer_t *self);
+
 //  The application reports a task (shoal_tasks_report). Returns -1 when
 //  the peer runs no tasks or the report is refused.
 int shoal_peer_report (shoal_peer_t *self, uint64_t now_ms, const char *task, uint8_t state,

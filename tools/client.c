@@ -10,6 +10,7 @@
 */
 #include "tools/client.h"
 
+#include "tools/drain.h"
 #include "node/control.h"
 #include "node/key.h"
 #include "wire/keyring.h"
@@ -103,6 +104,26 @@ static const s_command_t s_commands[] = {
       "answer is printed, and those that failed or did not answer are named\n"
       "on standard error.\n",
       SHOAL_OP_KEYS, 2 },
+    { "cordon",
+      "usage: shoal cordon [NODE] [OPTIONS]\n\nMarks the node asked (NODE: its name, to make "
+      "sure) cordoned: it keeps the\nactive and standby tasks it holds, and takes no new task, "
+      "no learner, and\nno active for a standby it holds. Lasts until shoal uncordon, or the "
+      "end of\nthe node's process.\n",
+      SHOAL_OP_CORDON, 1 },
+    { "uncordon",
+      "usage: shoal uncordon [NODE] [OPTIONS]\n\nEnds a cordon or a drain of the node asked: "
+      "it takes tasks again.\n",
+      SHOAL_OP_UNCORDON, 1 },
+    { "drain",
+      "usage: shoal drain [NODE] [--leave] [--no-wait] [--wait DUR] [OPTIONS]\n\n"
+      "Drains the node asked (NODE: its name, to make sure): it takes nothing\nnew, each "
+      "stateful task it runs first warms up as a learner on another\nnode (or moves at once "
+      "to a caught-up standby), and moves only once that\nlearner has caught up; stateless "
+      "tasks move at once. Prints progress until\nthe node holds nothing, then exits 0 (with "
+      "--leave, after asking it to\nleave). --wait (default 10m): exit status 4 when the node "
+      "still holds\ntasks then (it stays draining). --no-wait: mark it and return. A task\n"
+      "that no other node may hold, or finds no room for, stays: the drain waits.\n",
+      SHOAL_OP_DRAIN, 1 },
 };
 
 static int
@@ -120,6 +141,7 @@ s_name (const char *const *names, size_t count, unsigned value)
 }
 
 static const char *const s_states[] = { "alive", "suspect", "dead", "left" };
+static const char *const s_cordons[] = { "none", "cordoned", "draining" };
 static const char *const s_roles[] = { "none", "active", "standby", "learner" };
 static const char *const s_task_states[] = { "starting", "running", "stopping", "stopped",
                                              "failed" };
@@ -143,7 +165,8 @@ s_print_members (const shoal_control_rep_t *rep, bool json)
 {
     json_t *list = json ? json_array () : NULL;
     if (!json)
-        printf ("%-32s  %-20s  %-22s  %-7s  %s\n", "ID", "NAME", "ADDRESS", "STATE", "INCARNATION");
+        printf ("%-32s  %-20s  %-22s  %-7s  %-11s  %s\n", "ID", "NAME", "ADDRESS", "STATE",
+                "INCARNATION", "CORDON");
     for (uint32_t i = 0; i < rep->member_count; i++) {
         const shoal_update_t *member = &rep->members[i];
         char id[SHOAL_NODE_ID_TEXT];
@@ -151,13 +174,15 @@ s_print_members (const shoal_control_rep_t *rep, bool json)
         const char *name = member->meta ? member->meta->name : "";
         const char *addr = member->meta ? member->meta->addr : "";
         const char *state = s_name (NAMES (s_states), member->state);
+        const char *cordon = s_name (NAMES (s_cordons), member->meta ? member->meta->cordon : 0);
         if (json)
-            json_array_append_new (
-                list, json_pack ("{s:s, s:s, s:s, s:s, s:I}", "id", id, "name", name, "addr", addr,
-                                 "state", state, "incarnation", (json_int_t) member->incarnation));
+            json_array_append_new (list,
+                                   json_pack ("{s:s, s:s, s:s, s:s, s:I, s:s}", "id", id, "name",
+                                              name, "addr", addr, "state", state, "incarnation",
+                                              (json_int_t) member->incarnation, "cordon", cordon));
         else
-            printf ("%-32s  %-20s  %-22s  %-7s  %llu\n", id, name, addr, state,
-                    (unsigned long long) member->incarnation);
+            printf ("%-32s  %-20s  %-22s  %-7s  %-11llu  %s\n", id, name, addr, state,
+                    (unsigned long long) member->incarnation, cordon);
     }
     if (json) {
         char leader[SHOAL_NODE_ID_TEXT];
@@ -419,7 +444,7 @@ s_call_failed (const s_command_t *command, const char *why, const char *control,
 typedef struct {
     const char *data_dir, *control, *key_file, *new_key_file;
     uint64_t timeout_ms, wait_ms;
-    bool json, local, help;
+    bool json, local, help, leave, no_wait;
     const char *positional[2];
     int positionals;
     shoal_jobspec_t spec;
@@ -445,6 +470,8 @@ enum {
     S_OPT_REQUIRE,
     S_OPT_MIN,
     S_OPT_NEW_KEY_FILE,
+    S_OPT_LEAVE,
+    S_OPT_NO_WAIT,
 };
 
 #define S_OPTIONS_MAX 16
@@ -475,15 +502,21 @@ s_options (const s_command_t *command, struct option *options)
     static const struct option keys[] = {
         { "new-key-file", required_argument, NULL, S_OPT_NEW_KEY_FILE },
     };
+    static const struct option drain[] = {
+        { "leave", no_argument, NULL, S_OPT_LEAVE },
+        { "no-wait", no_argument, NULL, S_OPT_NO_WAIT },
+    };
     const struct option *own = command->op == SHOAL_OP_STATUS    ? status
                                : command->op == SHOAL_OP_SUBMIT  ? submit
                                : command->op == SHOAL_OP_RESCALE ? rescale
                                : command->op == SHOAL_OP_KEYS    ? keys
+                               : command->op == SHOAL_OP_DRAIN   ? drain
                                                                  : NULL;
     size_t own_count = command->op == SHOAL_OP_STATUS    ? sizeof status / sizeof *status
                        : command->op == SHOAL_OP_SUBMIT  ? sizeof submit / sizeof *submit
                        : command->op == SHOAL_OP_RESCALE ? sizeof rescale / sizeof *rescale
                        : command->op == SHOAL_OP_KEYS    ? sizeof keys / sizeof *keys
+                       : command->op == SHOAL_OP_DRAIN   ? sizeof drain / sizeof *drain
                                                          : 0;
     size_t count = sizeof common / sizeof *common;
     memcpy (options, common, sizeof common);
@@ -550,6 +583,10 @@ s_option (const s_command_t *command, s_args_t *args, int code, const char *valu
         args->json = true;
     else if (code == S_OPT_LOCAL)
         args->local = true;
+    else if (code == S_OPT_LEAVE)
+        args->leave = true;
+    else if (code == S_OPT_NO_WAIT)
+        args->no_wait = true;
     else if (code == S_OPT_STATEFUL)
         args->spec.stateful = true;
     else if (code == S_OPT_FENCED)
@@ -853,7 +890,12 @@ s_check (const s_command_t *command, const s_args_t *args)
 {
     if (command->op == SHOAL_OP_KEYS)
         return s_keys_check (command, args);
-    if (args->positionals < command->args)
+    bool node_op = command->op >= SHOAL_OP_CORDON && command->op <= SHOAL_OP_DRAIN;
+    if (node_op && args->positionals && strlen (args->positional[0]) > SHOAL_NAME_MAX)
+        return s_usage_error (command, "a node name is at most 64 bytes, not", args->positional[0]);
+    if (args->leave && args->no_wait)
+        return s_usage_error (command, "--leave waits for the drain: not with --no-wait", NULL);
+    if (!node_op && args->positionals < command->args)
         return s_usage_error (command,
                               command->args == 2               ? "needs a job and a parallelism"
                               : command->op == SHOAL_OP_SUBMIT ? "needs a job name"
@@ -861,7 +903,7 @@ s_check (const s_command_t *command, const s_args_t *args)
                               NULL);
     if (command->op == SHOAL_OP_SUBMIT && args->parallelism < 0)
         return s_usage_error (command, "needs --parallelism N", NULL);
-    if (command->args && strlen (args->positional[0]) > SHOAL_NAME_MAX) {
+    if (!node_op && command->args && strlen (args->positional[0]) > SHOAL_NAME_MAX) {
         char reason[96];
         snprintf (reason, sizeof reason,
                   "a job name is at most %d bytes; this one is %zu:", SHOAL_NAME_MAX,
@@ -893,6 +935,8 @@ shoal_client_main (const char *name, int argc, char **argv)
                       .wait_ms = 30000,
                       .spec = { .weight = 1, .command = "" },
                       .parallelism = -1 };
+    if (command->op == SHOAL_OP_DRAIN)
+        args.wait_ms = 600000;
     int scanned = s_scan (command, &args, argc, argv);
     if (scanned != 0)
         return scanned;
@@ -935,6 +979,8 @@ shoal_client_main (const char *name, int argc, char **argv)
         timeout_ms += wait_ms;
     } else if (command->op == SHOAL_OP_REMOVE)
         req.job = positional[0];
+    else if (command->op >= SHOAL_OP_CORDON && command->op <= SHOAL_OP_DRAIN)
+        req.job = args.positionals ? positional[0] : "";
     else if (command->op == SHOAL_OP_STATUS && !local)
         //  How long the node waits for the leader's table: a third of the
         //  client's wait, so that its own answer comes in time after.
@@ -991,7 +1037,10 @@ shoal_client_main (const char *name, int argc, char **argv)
         rc = 0;
     } else if (command->op == SHOAL_OP_KEYS)
         rc = s_print_keys (&rep, keys.op, json);
-    else
+    else if (command->op == SHOAL_OP_DRAIN && rep.code == SHOAL_REPLY_OK && !args.no_wait) {
+        shoal_drain_t drain = { endpoint, keyring, req.job, timeout_ms, wait_ms, args.leave, json };
+        rc = shoal_drain_follow (&drain, &rep);
+    } else
         rc = s_print_change (command, &rep, json);
     sodium_memzero (&keys, sizeof keys);
     if (fflush (stdout) != 0)

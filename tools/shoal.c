@@ -46,6 +46,9 @@ static const char s_usage[] =
     "  rescale JOB N [--min M]        set a job's parallelism, waiting for room\n"
     "  remove JOB                     remove a job\n"
     "  leave                          make the node leave the cluster gracefully\n"
+    "  drain [NODE] [--leave]         move the node's tasks away, warmed up first,\n"
+    "                                 then (--leave) make it leave\n"
+    "  cordon [NODE], uncordon [NODE] the node takes no new task; takes tasks again\n"
     "  keys list|install|use|remove   rotate the cluster key, on every live member\n"
     "\n"
     "Run 'shoal COMMAND --help' for a command's options.\n";

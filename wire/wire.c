@@ -297,7 +297,7 @@ SCHEMA (s_job_ack, "job-ack", shoal_job_ack_t, s_job_ack_fields);
 
 static const s_field_t s_control_req_fields[] = {
     F_UINT (shoal_control_req_t, id, UINT32_MAX),
-    F_UINT (shoal_control_req_t, op, SHOAL_OP_KEYS),
+    F_UINT (shoal_control_req_t, op, SHOAL_OP_DRAIN),
     F_STR (shoal_control_req_t, job, SHOAL_NAME_MAX),
     F_UINT (shoal_control_req_t, parallelism, SHOAL_PARALLELISM_MAX),
     F_UINT (shoal_control_req_t, min, SHOAL_PARALLELISM_MAX),

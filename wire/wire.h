@@ -383,6 +383,9 @@ typedef enum {
     SHOAL_OP_REMOVE = 5,
     SHOAL_OP_LEAVE = 6,
     SHOAL_OP_KEYS = 7,
+    SHOAL_OP_CORDON = 8,   //  job: the node's name, or empty for the node asked
+    SHOAL_OP_UNCORDON = 9, //  likewise
+    SHOAL_OP_DRAIN = 10,   //  likewise
 } shoal_op_t;
 
 typedef enum {

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# `shoal drain`, `cordon` and `uncordon` with real workers on loopback.
+# Workers a, b and c run a stateful job of 6 whose child, unless it starts
+# as the active, restores its state (says lag 3, 2, 1, then ready) before
+# it may be promoted, and writes one line per start: TASK ROLE. Then:
+#
+#   - `shoal drain` of b with --leave: it prints progress, exits 0 once b
+#     holds nothing, and b leaves and exits 0;
+#   - no child started as active during the drain: every task b ran was
+#     warmed up elsewhere first, and promoted (no cold start);
+#   - the leader's move lines for b's tasks say `drain`;
+#   - `shoal members` shows a cordon, and uncordon ends it; a rescale up
+#     places nothing on the cordoned node;
+#   - a drain naming another node, or given --leave with --no-wait, is
+#     refused with the reason.
+#
+# Waits are bounded against a hang only.
+set -u
+shoal=$1
+# shellcheck source=lib/expect.bash
+. "$(dirname "$0")/lib/expect.bash"
+# shellcheck source=lib/workers.bash
+. "$(dirname "$0")/lib/workers.bash"
+command -v python3 >/dev/null || { echo "skip: no python3 to read the JSON lines"; exit 77; }
+
+events=$work/a.jsonl
+starts=$work/starts
+: >"$starts"
+start () { # name flag...
+    local name=$1; shift
+    "$shoal" worker --data-dir "$work/$name" --bind 127.0.0.1:0 --beacon-port 0 \
+        --profile loopback --name "$name" --capacity 4 --acceptable-lag 0 "$@" \
+        >"$work/$name.out" 2>"$work/$name.log" &
+    pid_of[$name]=$!
+    wait_for "$name starts" grep -q ' on port ' "$work/$name.log"
+}
+# The child: one line per start, then warm up unless it starts active.
+child='echo "$SHOAL_TASK $SHOAL_ROLE" >>'"$starts"'
+if [ "$SHOAL_ROLE" != active ]; then
+  for lag in 3 2 1; do echo "lag $lag" >&3; sleep 0.3; done
+fi
+echo ready >&3
+exec sleep 600'
+active_starts () { grep -c ' active$' "$starts"; }
+running () { # name count: the worker runs at least count children
+    [ "$(grep -c ' started s/' "$work/$1.log")" -ge "$2" ]
+}
+
+start a --expect 1 --events "$events" || exit 1
+wait_for "a leads" grep -q '"leads":true' "$events" || exit 1
+port=$(port_of a)
+start b --join "127.0.0.1:$port" || exit 1
+start c --join "127.0.0.1:$port" || exit 1
+wait_for "three members" sh -c "[ \$('$shoal' members --data-dir '$work/a' | grep -c ' alive ') -eq 3 ]"
+expect_status 0 "submit" "$shoal" submit s --parallelism 6 --stateful --command "$child" \
+    --data-dir "$work/a"
+wait_for "six actives started" sh -c "[ \$(grep -c ' active\$' '$starts') -ge 6 ]"
+b_holds () { "$shoal" status --data-dir "$work/a" --json | grep -q "$(id_of b)"; }
+wait_for "b holds tasks" b_holds
+wait_for "b runs a task" running b 1
+sleep 1
+cold=$(active_starts)
+
+expect_status 2 "drain with --leave and --no-wait" "$shoal" drain --leave --no-wait \
+    --data-dir "$work/b"
+expect_status 1 "drain of another node" "$shoal" drain a --data-dir "$work/b"
+grep -q "not this one" "$work/err" || fail "the refusal names the reason: $(cat "$work/err")"
+
+"$shoal" drain b --leave --data-dir "$work/b" >"$work/drain.out" 2>"$work/drain.err"
+status=$?
+cat "$work/drain.out" "$work/drain.err"
+[ "$status" -eq 0 ] || fail "drain exits 0, not $status"
+grep -q "b is drained" "$work/drain.out" || fail "drain says b is drained"
+grep -q "holds .* task" "$work/drain.out" || fail "drain prints its progress"
+wait "${pid_of[b]}"
+status=$?
+unset "pid_of[b]"
+[ "$status" -eq 0 ] || fail "b leaves and exits 0, not $status"
+[ "$(active_starts)" -eq "$cold" ] ||
+    fail "no task started cold (as active) in the drain: $((cold)) before, $(active_starts) after"
+grep -q '"reason":"drain"' "$events" || fail "the leader's move lines say drain"
+grep '"reason":"drain"' "$events" | grep -q '"step":"revoke"' || fail "a revoke for drain"
+
+# Cordon: shown by members; a rescale up places nothing on c.
+expect_status 0 "cordon c" "$shoal" cordon --data-dir "$work/c"
+cordoned () { "$shoal" members --json --data-dir "$work/a" | grep -q '"cordon": *"cordoned"'; }
+wait_for "a sees c cordoned" cordoned
+c_before=$(grep -c ' started s/' "$work/c.log")
+expect_status 0 "rescale to 9" "$shoal" rescale s 9 --data-dir "$work/a"
+wait_for "nine actives" sh -c "[ \$('$shoal' status --data-dir '$work/a' | grep -c ' active ') -ge 9 ]"
+sleep 1
+[ "$(grep -c ' started s/' "$work/c.log")" -eq "$c_before" ] ||
+    fail "the cordoned c started no child"
+expect_status 0 "uncordon c" "$shoal" uncordon c --data-dir "$work/c"
+open_again () { ! "$shoal" members --json --data-dir "$work/a" | grep -q '"cordon": *"cordoned"'; }
+wait_for "a sees c open again" open_again
+wait_for "c takes tasks again" running c $((c_before + 1))
+
+stop c a
+echo "drain: $failures failed"
+exit $((failures > 0))
