@@ -17,8 +17,8 @@
 #   - the Kubernetes manifests parse as YAML and hang together: a headless
 #     service that publishes pods before they are ready, a StatefulSet whose
 #     pods start together, join each other by their DNS names, expect as
-#     many members as there are replicas, probe /healthz and /readyz, leave
-#     in preStop and get longer than a leave to stop, and a
+#     many members as there are replicas, probe /healthz and /readyz, drain
+#     and leave in preStop and get longer than both to stop, and a
 #     PodDisruptionBudget over the same pods; `kubectl apply
 #     --dry-run=client` runs when kubectl reaches an API server.
 #
@@ -54,6 +54,10 @@ stop_s=$(value_of TimeoutStopSec | sed -n -E 's/^([0-9]+)s?$/\1/p')
 [ -n "$stop_s" ] && [ "$stop_s" -gt "$need_s" ] ||
     fail "TimeoutStopSec ($(value_of TimeoutStopSec)) exceeds leave-timeout + grace (${need_s}s)"
 [ "$(value_of StateDirectory)" = shoal ] || fail "StateDirectory=shoal (/var/lib/shoal)"
+drain_s=$(value_of ExecStop | sed -n -E 's/.* drain --leave .*--wait ([0-9]+)s.*/\1/p')
+[ -n "$drain_s" ] || fail "ExecStop drains and leaves, with a --wait: $(value_of ExecStop)"
+[ -n "$drain_s" ] && [ -n "$stop_s" ] && [ "$stop_s" -gt $((drain_s + need_s)) ] ||
+    fail "TimeoutStopSec ($stop_s) exceeds the drain's wait + leave-timeout + grace"
 [ "$(value_of Restart)" = on-failure ] || fail "Restart=on-failure"
 [ -n "$(value_of WatchdogSec)" ] || fail "the unit sets WatchdogSec"
 [ "$(value_of User)" = shoal ] || fail "the unit runs as its own user"
@@ -201,9 +205,11 @@ for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")
     check(ports.get(get.get("port")) == metrics_port,
           "%s on the metrics port (%d, as the image sets it)" % (probe, metrics_port))
 stop = container.get("lifecycle", {}).get("preStop", {}).get("exec", {}).get("command", [])
-check(len(stop) > 1 and stop[0].endswith("shoal") and stop[1] == "leave", "preStop runs shoal leave: %s" % stop)
-timeout = stop[stop.index("--timeout") + 1] if "--timeout" in stop else "15s"
-check(int(timeout.rstrip("s")) < grace, "the preStop leave's timeout fits in the grace period")
+check(len(stop) > 2 and stop[0].endswith("shoal") and stop[1] == "drain" and "--leave" in stop,
+      "preStop runs shoal drain --leave: %s" % stop)
+wait = stop[stop.index("--wait") + 1] if "--wait" in stop else "600s"
+check(int(wait.rstrip("s")) + need < grace,
+      "the preStop drain's wait and a leave fit in the grace period")
 replicas = spec.get("replicas", 1)
 name, ns = sts.get("metadata", {}).get("name"), "$(POD_NAMESPACE)"
 want = {"%s-%d.%s.%s.svc.cluster.local:7946" % (name, i, svc["metadata"]["name"], ns) for i in range(replicas)}
