@@ -38,8 +38,8 @@ wait_for "two members alive" two_alive || exit 1
 wait_for "a leader" grep -q '^lease held' "$work/b.log" || exit 1
 
 expect_status 0 "members" "$shoal" members "${a[@]}"
-grep -q '^ID  *NAME  *ADDRESS  *STATE  *INCARNATION$' "$work/out" || fail "members: a header"
-grep -Eq '^[0-9a-f]{32}  +b  +127\.0\.0\.1:[0-9]+  +alive  +[0-9]+$' "$work/out" || fail "members: b's row ($(cat "$work/out"))"
+grep -q '^ID  *NAME  *ADDRESS  *STATE  *INCARNATION  *CORDON$' "$work/out" || fail "members: a header"
+grep -Eq '^[0-9a-f]{32}  +b  +127\.0\.0\.1:[0-9]+  +alive  +[0-9]+  +none$' "$work/out" || fail "members: b's row ($(cat "$work/out"))"
 expect_status 0 "members --json" "$shoal" members "${b[@]}" --json
 grep -Eq '^\{"members": ?\[.*"name": ?"a".*\], ?"leader": ?"[0-9a-f]{32}", ?"term": ?[1-9]' "$work/out" || fail "members --json: $(cat "$work/out")"
 
