@@ -181,11 +181,13 @@ typedef struct {
     shoal_call_t *call;
 } shoal_asker_t;
 
-//  A status request sent on to the leader.
+//  A status request sent on to the leader, or a cordon, uncordon or drain
+//  sent on to the member it names (op).
 typedef struct {
     shoal_asker_t asker;
-    uint32_t id; //  the CONTROL-REQ's
-    shoal_id_t leader;
+    uint32_t id;       //  the CONTROL-REQ's
+    uint8_t op;        //  SHOAL_OP_STATUS, _CORDON, _UNCORDON, _DRAIN
+    shoal_id_t leader; //  where it went: the leader, or the member named
     uint64_t deadline;
 } shoal_ask_t;
 

@@ -17,6 +17,9 @@
 //  the jobs' forwards (which count from 1); an ask waits this long at most.
 #define S_ASK_ID       0x80000000u
 #define S_ASK_WAIT_MAX 10000
+//  How long a cordon, uncordon or drain sent on to another member waits
+//  for its answer.
+#define S_RELAY_WAIT 5000
 
 //  ---------------------------------------------------------------------
 //  The control endpoint
@@ -153,6 +156,61 @@ s_tasks_list (shoal_actor_t *self, shoal_control_rep_t *rep)
 //  A cordon, uncordon or drain of this node (req->job: the node's name, or
 //  empty for this node): marks it, and answers with this node alone in
 //  members and the tasks it holds, for the client's progress.
+//  True when this node holds no task in any role, and stops none.
+static bool
+s_holds_none (shoal_actor_t *self)
+{
+    const shoal_task_status_t *own;
+    size_t count = shoal_tasks_list (shoal_peer_tasks (self->peer), &own);
+    for (size_t i = 0; i < count; i++)
+        if (own[i].role != SHOAL_ROLE_NONE || own[i].state == SHOAL_TASK_STOPPING)
+            return false;
+    return true;
+}
+
+//  The live member other than this node whose name is name: 0, or -1.
+static int
+s_member_named (shoal_actor_t *self, const char *name, shoal_id_t *id)
+{
+    shoal_membership_t *membership = shoal_peer_membership (self->peer);
+    for (size_t i = 0; i < shoal_membership_size (membership); i++) {
+        shoal_membership_member_t member;
+        if (shoal_membership_member_at (membership, i, &member) == 0 && member.meta &&
+            member.meta->name && strcmp (member.meta->name, name) == 0 &&
+            (member.state == SHOAL_MEMBER_ALIVE || member.state == SHOAL_MEMBER_SUSPECT) &&
+            memcmp (&member.node, &self->id, sizeof self->id) != 0) {
+            *id = member.node;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+//  Sends a control client's cordon, uncordon or drain (held under ref) on
+//  to the member named in it, whose answer is the client's. False when
+//  no other live member has that name, or too many asks wait.
+static bool
+s_cordon_relay (shoal_actor_t *self, uint64_t now, uint64_t ref, const shoal_control_req_t *req)
+{
+    shoal_id_t to_id;
+    if (!req->job || !*req->job || self->ask_count == SHOAL_ASKS_MAX ||
+        s_member_named (self, req->job, &to_id) != 0)
+        return false;
+    uint32_t id = S_ASK_ID | (++self->last_ask & ~S_ASK_ID);
+    shoal_msg_t msg = { .type = SHOAL_MSG_CONTROL_REQ };
+    msg.u.control_req =
+        (shoal_control_req_t){ .id = id, .op = req->op, .job = req->job, .leave = req->leave };
+    shoal_life_t to = { .life = 0 };
+    memcpy (to.id, to_id.bytes, SHOAL_ID_SIZE);
+    shoal_actor_send (self, &to, NULL, &msg);
+    self->asks[self->ask_count++] = (shoal_ask_t){ .asker = { .ref = ref },
+                                                   .id = id,
+                                                   .op = req->op,
+                                                   .leader = to_id,
+                                                   .deadline = now + S_RELAY_WAIT };
+    return true;
+}
+
 static void
 s_cordon (shoal_actor_t *self, uint64_t now, const shoal_control_req_t *req,
           shoal_control_rep_t *rep)
@@ -166,8 +224,7 @@ s_cordon (shoal_actor_t *self, uint64_t now, const shoal_control_req_t *req,
         *rep = s_rep_refused (req->id, SHOAL_REPLY_FAILED, "this node has no record of itself");
     else if (*name && strcmp (name, me.meta->name) != 0)
         *rep = s_rep_refused (req->id, SHOAL_REPLY_INVALID,
-                              "that node is not this one: ask the node itself (its --control "
-                              "endpoint, or --data-dir on its machine)");
+                              "no live member has that name (shoal members lists them)");
     else if (self->leaving)
         *rep = s_rep_refused (req->id, SHOAL_REPLY_INVALID, "this node is leaving");
     else if (shoal_peer_cordon (self->peer, now, marks[req->op - SHOAL_OP_CORDON]) != 0)
@@ -175,6 +232,10 @@ s_cordon (shoal_actor_t *self, uint64_t now, const shoal_control_req_t *req,
     if (rep->code != SHOAL_REPLY_OK)
         return;
     shoal_actor_deliver (self, now);
+    if (req->op == SHOAL_OP_DRAIN && req->leave && s_holds_none (self)) {
+        shoal_actor_leave_start (self, now);
+        rep->reason = "drained: leaving";
+    }
     shoal_eventlog_cordon (self->events, marks[req->op - SHOAL_OP_CORDON]);
     shoal_update_t *update = shoal_arena_alloc (&self->arena, sizeof *update);
     if (!update || shoal_membership_member (shoal_peer_membership (self->peer), &self->id, &me) ||
@@ -307,8 +368,9 @@ s_status_ask (shoal_actor_t *self, uint64_t now, shoal_asker_t asker, uint64_t w
     memcpy (to.id, leader.bytes, SHOAL_ID_SIZE);
     shoal_actor_send (self, &to, NULL, &msg);
     uint64_t wait = wait_ms < S_ASK_WAIT_MAX ? wait_ms : S_ASK_WAIT_MAX;
-    self->asks[self->ask_count++] =
-        (shoal_ask_t){ .asker = asker, .id = id, .leader = leader, .deadline = now + wait };
+    self->asks[self->ask_count++] = (shoal_ask_t){
+        .asker = asker, .id = id, .op = SHOAL_OP_STATUS, .leader = leader, .deadline = now + wait
+    };
     return true;
 }
 
@@ -340,6 +402,22 @@ shoal_status_message (shoal_actor_t *self, uint64_t now, const shoal_transport_i
         shoal_actor_send (self, &in->envelope.sender, NULL, &answer);
         return true;
     }
+    const shoal_control_req_t *req = &msg->u.control_req;
+    if (msg->type == SHOAL_MSG_CONTROL_REQ && req->op >= SHOAL_OP_CORDON &&
+        req->op <= SHOAL_OP_DRAIN) {
+        shoal_id_t from;
+        shoal_membership_member_t member;
+        memcpy (from.bytes, in->envelope.sender.id, SHOAL_ID_SIZE);
+        if (shoal_membership_member (shoal_peer_membership (self->peer), &from, &member) != 0 ||
+            !req->job || !*req->job)
+            return true; //  only members are answered, and only for a name
+        shoal_control_rep_t rep = s_rep_ok (self, now, req->id, "");
+        s_cordon (self, now, req, &rep);
+        shoal_msg_t answer = { .type = SHOAL_MSG_CONTROL_REP };
+        answer.u.control_rep = rep;
+        shoal_actor_send (self, &in->envelope.sender, NULL, &answer);
+        return true;
+    }
     if (msg->type != SHOAL_MSG_CONTROL_REP || !(msg->u.control_rep.id & S_ASK_ID))
         return false;
     for (size_t i = 0; i < self->ask_count; i++) {
@@ -348,8 +426,11 @@ shoal_status_message (shoal_actor_t *self, uint64_t now, const shoal_transport_i
             memcmp (ask->leader.bytes, in->envelope.sender.id, SHOAL_ID_SIZE) != 0)
             continue;
         shoal_asker_t asker = ask->asker;
+        uint8_t op = ask->op;
         *ask = self->asks[--self->ask_count];
-        if (msg->u.control_rep.code == SHOAL_REPLY_OK)
+        if (op != SHOAL_OP_STATUS)
+            shoal_control_server_answer (self->control, asker.ref, &msg->u.control_rep);
+        else if (msg->u.control_rep.code == SHOAL_REPLY_OK)
             s_status_give (self, asker, &msg->u.control_rep, true);
         else
             s_status_local (self, now, asker, "the leader no longer acts: this node's own tasks");
@@ -367,10 +448,16 @@ shoal_status_expire (shoal_actor_t *self, uint64_t now)
             continue;
         }
         shoal_asker_t asker = self->asks[i].asker;
+        uint8_t op = self->asks[i].op;
         self->asks[i] = self->asks[--self->ask_count];
         shoal_arena_reset (&self->arena);
-        s_status_local (self, now, asker,
-                        "the leader did not answer in time: this node's own tasks");
+        if (op != SHOAL_OP_STATUS) {
+            shoal_control_rep_t rep =
+                s_rep_refused (0, SHOAL_REPLY_FAILED, "the member named did not answer within 5 s");
+            shoal_control_server_answer (self->control, asker.ref, &rep);
+        } else
+            s_status_local (self, now, asker,
+                            "the leader did not answer in time: this node's own tasks");
     }
 }
 
@@ -428,6 +515,8 @@ shoal_status_serve (shoal_actor_t *self, uint64_t now)
         case SHOAL_OP_CORDON:
         case SHOAL_OP_UNCORDON:
         case SHOAL_OP_DRAIN:
+            if (s_cordon_relay (self, now, ref, &req))
+                continue; //  answered when the member named answers
             s_cordon (self, now, &req, &rep);
             break;
 

@@ -4,14 +4,15 @@
 # as the active, restores its state (says lag 3, 2, 1, then ready) before
 # it may be promoted, and writes one line per start: TASK ROLE. Then:
 #
-#   - `shoal drain` of b with --leave: it prints progress, exits 0 once b
-#     holds nothing, and b leaves and exits 0;
+#   - `shoal drain b --leave`, asked of a (which sends it on to b): it
+#     prints progress, exits 0 once b holds nothing, and b leaves and
+#     exits 0;
 #   - no child started as active during the drain: every task b ran was
 #     warmed up elsewhere first, and promoted (no cold start);
 #   - the leader's move lines for b's tasks say `drain`;
-#   - `shoal members` shows a cordon, and uncordon ends it; a rescale up
-#     places nothing on the cordoned node;
-#   - a drain naming another node, or given --leave with --no-wait, is
+#   - `shoal members` shows a cordon (of c, asked of a), and uncordon ends
+#     it; a rescale up places nothing on the cordoned node;
+#   - a drain naming no member, or given --leave with --no-wait, is
 #     refused with the reason.
 #
 # Waits are bounded against a hang only.
@@ -63,10 +64,12 @@ cold=$(active_starts)
 
 expect_status 2 "drain with --leave and --no-wait" "$shoal" drain --leave --no-wait \
     --data-dir "$work/b"
-expect_status 1 "drain of another node" "$shoal" drain a --data-dir "$work/b"
-grep -q "not this one" "$work/err" || fail "the refusal names the reason: $(cat "$work/err")"
+expect_status 1 "drain of no member" "$shoal" drain nosuch --data-dir "$work/b"
+grep -q "no live member has that name" "$work/err" ||
+    fail "the refusal names the reason: $(cat "$work/err")"
 
-"$shoal" drain b --leave --data-dir "$work/b" >"$work/drain.out" 2>"$work/drain.err"
+# Asked of a: the drain goes on to b, and b, drained, leaves.
+"$shoal" drain b --leave --data-dir "$work/a" >"$work/drain.out" 2>"$work/drain.err"
 status=$?
 cat "$work/drain.out" "$work/drain.err"
 [ "$status" -eq 0 ] || fail "drain exits 0, not $status"
@@ -82,7 +85,7 @@ grep -q '"reason":"drain"' "$events" || fail "the leader's move lines say drain"
 grep '"reason":"drain"' "$events" | grep -q '"step":"revoke"' || fail "a revoke for drain"
 
 # Cordon: shown by members; a rescale up places nothing on c.
-expect_status 0 "cordon c" "$shoal" cordon --data-dir "$work/c"
+expect_status 0 "cordon c, asked of a" "$shoal" cordon c --data-dir "$work/a"
 cordoned () { "$shoal" members --json --data-dir "$work/a" | grep -q '"cordon": *"cordoned"'; }
 wait_for "a sees c cordoned" cordoned
 c_before=$(grep -c ' started s/' "$work/c.log")

@@ -215,7 +215,7 @@ shoal_sample_msg (int type, shoal_msg_t *msg)
     case SHOAL_MSG_CONTROL_REQ:
         submit = s_jobspecs ()[0];
         msg->u.control_req =
-            (shoal_control_req_t){ 3, SHOAL_OP_SUBMIT, "ingest", 0, 0, 30000, &submit, NULL };
+            (shoal_control_req_t){ 3, SHOAL_OP_SUBMIT, "ingest", 0, 0, 30000, &submit, NULL, false };
         return 0;
     case SHOAL_MSG_CONTROL_REP:
         for (uint32_t i = 0; i < 32; i++)

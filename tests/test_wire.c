@@ -272,6 +272,41 @@ optional_fields_are_left_out_while_zero (void)
     CHECK_EQ (got.u.control_rep.tasks[0].status.restarts, 0);
 }
 
+//  A meta's cordon and a drain's leave, both optional: left out at zero,
+//  so the bytes are those of before; written and read back when set.
+static void
+cordon_and_leave_are_optional (void)
+{
+    shoal_wire_error_t err;
+    shoal_meta_t meta = { .name = "w1", .addr = "10.0.0.1:7946", .life = 3, .capacity = 1 };
+    shoal_update_t update = { .incarnation = 2, .meta = &meta };
+    update.node.bytes[0] = 1;
+    shoal_msg_t msg = { .type = SHOAL_MSG_PING }, got;
+    msg.u.ping = (shoal_ping_t){ .seq = 1, .update_count = 1, .updates = &update };
+    msg.u.ping.target.bytes[0] = 2;
+    long plain = shoal_msg_encode (&msg, buffer, sizeof buffer, &err);
+    CHECK (plain > 0);
+    meta.cordon = SHOAL_CORDON_DRAINING;
+    long marked = shoal_msg_encode (&msg, buffer, sizeof buffer, &err);
+    CHECK_EQ (marked, plain + 1);
+    CHECK_EQ (s_decode (buffer, (size_t) marked, &got, &err), 0);
+    CHECK_EQ (got.u.ping.updates[0].meta->cordon, SHOAL_CORDON_DRAINING);
+
+    msg = (shoal_msg_t){ .type = SHOAL_MSG_CONTROL_REQ };
+    msg.u.control_req = (shoal_control_req_t){ .id = 5, .op = SHOAL_OP_DRAIN, .job = "w1" };
+    plain = shoal_msg_encode (&msg, buffer, sizeof buffer, &err);
+    CHECK (plain > 0);
+    CHECK_EQ (s_decode (buffer, (size_t) plain, &got, &err), 0);
+    CHECK (!got.u.control_req.leave);
+    msg.u.control_req.leave = true;
+    marked = shoal_msg_encode (&msg, buffer, sizeof buffer, &err);
+    CHECK_EQ (marked, plain + 2); //  keys as nil, then leave
+    CHECK_EQ (s_decode (buffer, (size_t) marked, &got, &err), 0);
+    CHECK (got.u.control_req.leave);
+    CHECK (got.u.control_req.keys == NULL);
+    CHECK_EQ (got.u.control_req.op, SHOAL_OP_DRAIN);
+}
+
 //  Absent strings encode as empty ones; empty lists decode as NULL.
 static void
 absent_values_encode_as_empty (void)
@@ -857,6 +892,7 @@ main (void)
     RUN (decoded_fields_hold_the_sent_values);
     RUN (absent_values_encode_as_empty);
     RUN (optional_fields_are_left_out_while_zero);
+    RUN (cordon_and_leave_are_optional);
     RUN (integers_in_any_msgpack_form_are_read);
     RUN (every_truncation_is_refused);
     RUN (trailing_bytes_are_refused);

@@ -979,9 +979,10 @@ shoal_client_main (const char *name, int argc, char **argv)
         timeout_ms += wait_ms;
     } else if (command->op == SHOAL_OP_REMOVE)
         req.job = positional[0];
-    else if (command->op >= SHOAL_OP_CORDON && command->op <= SHOAL_OP_DRAIN)
+    else if (command->op >= SHOAL_OP_CORDON && command->op <= SHOAL_OP_DRAIN) {
         req.job = args.positionals ? positional[0] : "";
-    else if (command->op == SHOAL_OP_STATUS && !local)
+        req.leave = args.leave;
+    } else if (command->op == SHOAL_OP_STATUS && !local)
         //  How long the node waits for the leader's table: a third of the
         //  client's wait, so that its own answer comes in time after.
         req.timeout_ms = (uint32_t) (timeout_ms / 3 < 5000 ? timeout_ms / 3 : 5000);

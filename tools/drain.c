@@ -83,7 +83,7 @@ static int
 s_ask (const shoal_drain_t *drain, uint8_t op, shoal_arena_t *arena, shoal_control_rep_t *rep)
 {
     char why[512];
-    shoal_control_req_t req = { .id = 3, .op = op, .job = drain->node };
+    shoal_control_req_t req = { .id = 3, .op = op, .job = drain->node, .leave = drain->leave };
     shoal_arena_reset (arena);
     if (shoal_control_call (drain->endpoint, drain->keyring, &req, drain->timeout_ms, arena, rep,
                             why, sizeof why) != 0) {
@@ -130,11 +130,14 @@ shoal_drain_follow (const shoal_drain_t *drain, const shoal_control_rep_t *first
         held = s_count (&rep);
     }
     double seconds = (double) (s_now_ms () - start) / 1000;
-    bool left = false;
-    if (rc == 0 && drain->leave)
-        left = s_ask (drain, SHOAL_OP_LEAVE, &arena, &rep) == 0;
-    if (rc == 0 && drain->leave && !left)
+    //  Asked with leave, the node leaves on the answer that finds it
+    //  drained (the node asked may be another than the one drained).
+    bool left =
+        rc == 0 && drain->leave && rep.reason && strcmp (rep.reason, "drained: leaving") == 0;
+    if (rc == 0 && drain->leave && !left) {
+        fprintf (stderr, "shoal drain: the node is drained but did not say it leaves\n");
         rc = SHOAL_DRAIN_FAILED;
+    }
     s_print_end (drain, name, &held, seconds, left);
     if (rc == SHOAL_DRAIN_TIMED_OUT)
         fprintf (stderr,

@@ -304,8 +304,9 @@ static const s_field_t s_control_req_fields[] = {
     F_UINT (shoal_control_req_t, timeout_ms, UINT32_MAX),
     F_OPTIONAL (shoal_control_req_t, spec, s_jobspec),
     F_OPTIONAL (shoal_control_req_t, keys, s_keys_req),
+    F_BOOL (shoal_control_req_t, leave),
 };
-//  keys came later: a request without it encodes as before.
+//  keys and leave came later: a request without them encodes as before.
 SCHEMA_TAIL (s_control_req, "control-req", shoal_control_req_t, s_control_req_fields, 7);
 
 static const s_field_t s_control_rep_fields[] = {

@@ -407,6 +407,7 @@ typedef struct {
     uint32_t timeout_ms;
     shoal_jobspec_t *spec;  //  for SUBMIT; NULL (nil) otherwise
     shoal_keys_req_t *keys; //  for KEYS; NULL (left out) otherwise
+    bool leave;             //  DRAIN: leave once drained; false (left out) otherwise
 } shoal_control_req_t;
 
 typedef struct {
