@@ -8,6 +8,7 @@
 #include "rebalance/assign_json.h"
 #include "worker/child.h"
 #include "tools/client.h"
+#include "tools/logs.h"
 #include "wire/keyring.h"
 #include "worker/worker.h"
 
@@ -47,6 +48,7 @@ static const char s_usage[] =
     "  remove JOB                     remove a job\n"
     "  leave                          make the node leave the cluster gracefully\n"
     "  keys list|install|use|remove   rotate the cluster key, on every live member\n"
+    "  logs TASK [--node NAME]        the last lines of a task's output\n"
     "\n"
     "Run 'shoal COMMAND --help' for a command's options.\n";
 
@@ -289,6 +291,8 @@ main (int argc, char **argv)
         shoal_child_title_area (argc, argv);
         return shoal_worker_main (argc - 2, argv + 2);
     }
+    if (strcmp (command, "logs") == 0)
+        return shoal_logs_main (argc - 2, argv + 2);
     int rc = shoal_client_main (command, argc - 2, argv + 2);
     if (rc >= 0)
         return rc;
