@@ -9,7 +9,8 @@
 #     and --node on another member says it keeps none;
 #   - a chatty task's file is rotated: it and its one older generation
 #     stay within --task-log-size, and the last line is there;
-#   - an unknown task, an unknown node and bad options are refused.
+#   - an unknown task, an unknown node, a member that does not answer and
+#     bad options are said, with exit status 1 or 2.
 #
 # Waits are bounded against a hang only.
 set -u
@@ -70,7 +71,8 @@ time_re='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z'
 grep -q -E "^$time_re stdout out-line-1\$" "$work/out" || fail "out-line-1 with its time: $(cat "$work/out")"
 grep -q -E "^$time_re stdout out-line-2\$" "$work/out" || fail "out-line-2: $(cat "$work/out")"
 grep -q -E "^$time_re stderr err-line-1\$" "$work/out" || fail "err-line-1 on stderr: $(cat "$work/out")"
-[ "$(grep -n out-line "$work/out" | cut -d: -f1 | tr '\n' ' ')" = "1 2 " ] ||
+# Each stream in its order (the two streams are two pipes: not between them).
+[ "$(grep -o 'out-line-.' "$work/out" | tr '\n' ' ')" = "out-line-1 out-line-2 " ] ||
     fail "stdout's lines in their order: $(cat "$work/out")"
 
 expect_status 0 "--lines 1" "$shoal" logs hello/0 --lines 1 --data-dir "$work/$other"
@@ -120,6 +122,15 @@ lines=$(wc -l <"$work/out")
 # What the two files hold: at most 2 × 4096 bytes of 117-byte records.
 [ "$lines" -gt 30 ] && [ "$lines" -le 70 ] || fail "the current and the older file: $lines lines"
 tail -n 1 "$work/out" | grep -q 'chatty 0399' || fail "the last line last: $(tail -n 1 "$work/out")"
+
+# A member that does not answer (stopped): the node asked says so, once
+# its wait (5 s) is over.
+for third in a b c; do [ "$third" != "$runs" ] && [ "$third" != "$other" ] && break; done
+kill -STOP "${pid_of[$third]}"
+expect_status 1 "--node $third, stopped" "$shoal" logs hello/0 --node "$third" --data-dir "$work/$other"
+grep -q "node not answering: $third" "$work/err" || fail "says $third is not answering: $(cat "$work/err")"
+kill -CONT "${pid_of[$third]}"
+wait_for "3 members again" members3
 
 stop c b a
 exit $((failures > 0))
