@@ -227,6 +227,44 @@ the_oldest_task_files_go_past_the_bound (void)
     shoal_tasklog_destroy (&log);
 }
 
+//  A file that cannot be opened is counted, the first reason kept; the
+//  writer goes on, and writes again once it can.
+static void
+failures_are_counted_never_fatal (void)
+{
+    char dir[128], why[300];
+    snprintf (dir, sizeof dir, "%s/gone", s_dir);
+    shoal_tasklog_t *log = shoal_tasklog_new (dir, 1000, 1, why, sizeof why);
+    CHECK (log != NULL);
+    if (!log)
+        return;
+    CHECK_EQ (rmdir (dir), 0);
+    FILE *file = fopen (dir, "w"); //  a file where the directory was
+    CHECK (file != NULL);
+    if (file)
+        fclose (file);
+    CHECK (shoal_tasklog_put (log, "t/0", "a\n", 2));
+    CHECK (shoal_tasklog_put (log, "t/0", "b\n", 2));
+    shoal_tasklog_flush (log);
+    shoal_tasklog_trouble_t trouble;
+    shoal_tasklog_trouble (log, &trouble);
+    CHECK_EQ (trouble.failed, 2);
+    CHECK (strstr (trouble.first, "opening") && strstr (trouble.first, "t%2F0.log"));
+    CHECK_EQ (unlink (dir), 0);
+    CHECK_EQ (mkdir (dir, 0755), 0);
+    CHECK (shoal_tasklog_put (log, "t/0", "c\n", 2));
+    shoal_tasklog_flush (log);
+    char path[160];
+    snprintf (path, sizeof path, "%s/t%%2F0.log", dir);
+    struct stat info;
+    CHECK (stat (path, &info) == 0 && info.st_size == 2);
+    shoal_tasklog_destroy (&log);
+    //  A directory that cannot be made: no writer, and why.
+    snprintf (dir, sizeof dir, "%s/no/such", s_dir);
+    CHECK (shoal_tasklog_new (dir, 1000, 1, why, sizeof why) == NULL);
+    CHECK (strstr (why, "cannot make") != NULL);
+}
+
 int
 main (void)
 {
@@ -240,6 +278,7 @@ main (void)
     RUN (the_tail_is_the_last_whole_lines);
     RUN (the_writer_keeps_each_task_within_cap_times_generations);
     RUN (the_oldest_task_files_go_past_the_bound);
+    RUN (failures_are_counted_never_fatal);
     char command[128];
     snprintf (command, sizeof command, "rm -rf '%s'", s_dir);
     if (system (command) != 0)
