@@ -120,7 +120,8 @@ shoal_logs_request (shoal_actor_t *self, uint64_t now, uint64_t ref, const shoal
         s_answer (self, ref, code, reason, output);
         free (output);
     } else if (!s_live_member (self, &logs->node))
-        s_answer (self, ref, SHOAL_REPLY_NOT_FOUND, "no such live member", NULL);
+        s_answer (self, ref, SHOAL_REPLY_FAILED,
+                  "not a live member now (dead, left or unknown), so it cannot answer", NULL);
     else
         s_relay (self, now, ref, logs);
 }

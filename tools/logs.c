@@ -318,8 +318,10 @@ s_read_from (const s_args_t *args, const s_link_t *link, shoal_arena_t *arena,
     else if (rep.code == SHOAL_REPLY_TIMED_OUT)
         snprintf (reason, sizeof reason, "node not answering: %s (%s)", target->name,
                   rep.reason ? rep.reason : "");
+    else if (rep.code != SHOAL_REPLY_OK)
+        snprintf (reason, sizeof reason, "%s: %s", target->name, rep.reason ? rep.reason : "");
     else
-        snprintf (reason, sizeof reason, "%s", rep.reason ? rep.reason : "");
+        reason[0] = 0;
     if (out)
         json_array_append_new (json_object_get (out, "nodes"),
                                json_pack ("{s:s, s:s, s:s, s:s, s:o}", "node", target->name, "id",
