@@ -14,6 +14,7 @@
 #include "node/eventlog.h"
 #include "node/key.h"
 #include "node/keys.h"
+#include "node/logs.h"
 #include "wire/keyring.h"
 #include "node/persist.h"
 #include "node/why.h"
@@ -884,6 +885,8 @@ s_receive (shoal_actor_t *self, shoal_purpose_t carrier)
             shoal_discovery_receive (self, now, &in);
         else if (shoal_keys_message (self, now, &in))
             ; //  a key operation: the node's own
+        else if (shoal_logs_message (self, now, &in))
+            ; //  a task's output asked, or the answer: the node's own
         else if (shoal_status_message (self, now, &in))
             ; //  a status asked of the leader, or its answer: the node's own
         else
@@ -1013,6 +1016,8 @@ s_loop (shoal_actor_t *self)
             next = observe_at;
         if (shoal_keys_next (self) < next)
             next = shoal_keys_next (self);
+        if (shoal_logs_next (self) < next)
+            next = shoal_logs_next (self);
         for (size_t i = 0; i < self->ask_count; i++)
             if (self->asks[i].deadline < next)
                 next = self->asks[i].deadline;
@@ -1046,6 +1051,7 @@ s_loop (shoal_actor_t *self)
         s_lease_check (self, now);
         shoal_status_expire (self, now);
         shoal_keys_expire (self, now);
+        shoal_logs_expire (self, now);
         s_incarnation_keep (self);
         shoal_actor_leave_check (self);
         observe_at = s_observe (self, now, rc > 0 || ticked);
@@ -1062,6 +1068,7 @@ s_actor_free (shoal_actor_t *self)
         zlistx_destroy (&self->waiters);
     }
     shoal_keys_free (self);
+    shoal_logs_free (self);
     shoal_control_server_destroy (&self->control);
     shoal_metrics_destroy (&self->metrics);
     shoal_unplaced_watch_destroy (&self->unplaced);

@@ -44,6 +44,7 @@
 
 typedef struct _shoal_actor_t shoal_actor_t;
 typedef struct _shoal_keyops_t shoal_keyops_t;
+typedef struct _shoal_logops_t shoal_logops_t;
 
 //  ---------------------------------------------------------------------
 //  Calls
@@ -257,6 +258,8 @@ struct _shoal_actor_t {
     shoal_refusals_t *refusals;
     //  Key operations this node runs as leader, or relays (node/keys.h).
     shoal_keyops_t *keyops;
+    //  Logs requests this node relays to members (node/logs.h).
+    shoal_logops_t *logops;
 };
 
 //  The actor (actor.c): its thread's function, for zactor_new; the clock;

@@ -165,6 +165,13 @@ static const s_option_t s_options[] = {
     { { "grace", "duration", "10s", "0s..24h",
         "worker only: from SIGTERM to SIGKILL for a revoked task's child" },
       DURATION (grace_ms) },
+    { { "task-log-size", "bytes", "1048576", "0..1073741824",
+        "worker only: most bytes of a task's output file in DATA-DIR/logs before it is rotated; "
+        "0: no files" },
+      NUMBER (task_log_size, 0, 1073741824) },
+    { { "task-log-keep", "uint32", "1", "0..16",
+        "worker only: older output files kept per task, after a rotation" },
+      NUMBER (task_log_keep, 0, 16) },
 };
 
 #define OPTION_COUNT (sizeof s_options / sizeof s_options[0])

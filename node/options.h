@@ -147,6 +147,8 @@ typedef struct {
     shoal_log_level_t log_level;
     shoal_log_format_t log_format;
     uint64_t grace_ms;
+    uint64_t task_log_size; //  bytes; 0: no task output files
+    uint32_t task_log_keep;
     uint32_t given; //  private: the lists the current source gave, one bit per option
 } shoal_options_t;
 

@@ -7,6 +7,7 @@
 #include "node/node.h"
 
 #include "node/keys.h"
+#include "node/logs.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -519,6 +520,9 @@ shoal_status_serve (shoal_actor_t *self, uint64_t now)
                 continue; //  answered when the member named answers
             s_cordon (self, now, &req, &rep);
             break;
+        case SHOAL_OP_LOGS:
+            shoal_logs_request (self, now, ref, &req);
+            continue; //  answered when the member answers, or now
 
         default:
             //  Submit, rescale, remove: answered when the cluster answers.

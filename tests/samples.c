@@ -214,8 +214,8 @@ shoal_sample_msg (int type, shoal_msg_t *msg)
         return 0;
     case SHOAL_MSG_CONTROL_REQ:
         submit = s_jobspecs ()[0];
-        msg->u.control_req =
-            (shoal_control_req_t){ 3, SHOAL_OP_SUBMIT, "ingest", 0, 0, 30000, &submit, NULL, false };
+        msg->u.control_req = (shoal_control_req_t){ 3,     SHOAL_OP_SUBMIT, "ingest", 0,    0,
+                                                    30000, &submit,         NULL,     NULL, false };
         return 0;
     case SHOAL_MSG_CONTROL_REP:
         for (uint32_t i = 0; i < 32; i++)
@@ -265,6 +265,19 @@ shoal_sample_msg (int type, shoal_msg_t *msg)
                                               .reason = "2 of 3 nodes applied it",
                                               .node_count = 3,
                                               .nodes = keyrings };
+        return 0;
+    case SHOAL_MSG_LOGS:
+        msg->u.logs = (shoal_logs_t){ .id = 4, .task = "ingest/3", .lines = 100 };
+        return 0;
+    case SHOAL_MSG_LOGS_REP:
+        msg->u.logs_rep = (shoal_logs_rep_t){
+            .id = 4,
+            .code = SHOAL_REPLY_OK,
+            .reason = "",
+            .output = "2026-12-02T21:30:00.123Z stdout started, offset 41\n"
+                      "2026-12-02T21:30:01.456Z stderr slow batch: 812 ms\n"
+                      "2026-12-02T21:30:02.789Z stdout+cut row 7: 1f8b0800000000000003\n",
+        };
         return 0;
     }
     return -1;
@@ -317,6 +330,8 @@ static const s_description_t s_descriptions[] = {
     { SHOAL_MSG_KEYS, "install a key, from the leader to a member" },
     { SHOAL_MSG_KEYS_ACK, "the leader's answer: 3 nodes, 2 applied with 2 keys each, 1 did not "
                           "answer" },
+    { SHOAL_MSG_LOGS, "the last 100 lines of a task's output, from a node to a member" },
+    { SHOAL_MSG_LOGS_REP, "the member's answer: 3 records (stdout, stderr, a cut line)" },
 };
 
 const char *

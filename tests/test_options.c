@@ -177,6 +177,8 @@ static const struct {
     { "log-level", "debug", "debug" },
     { "log-format", "json", "json" },
     { "grace", "1500ms", "1500ms" },
+    { "task-log-size", "65536", "65536" },
+    { "task-log-keep", "0", "0" },
 };
 
 #define SAMPLE_COUNT (sizeof s_samples / sizeof s_samples[0])
@@ -237,6 +239,8 @@ the_typed_fields_hold_what_was_set (void)
     CHECK_EQ (options->log_level, SHOAL_LOG_DEBUG);
     CHECK_EQ (options->log_format, SHOAL_LOG_JSON);
     CHECK_EQ (options->grace_ms, 1500);
+    CHECK_EQ (options->task_log_size, 65536);
+    CHECK_EQ (options->task_log_keep, 0);
     s_set (options, "log-level", "error");
     CHECK_EQ (options->log_level, SHOAL_LOG_ERROR);
     s_set (options, "log-level", "warn");
@@ -273,7 +277,7 @@ the_table_s_ranges_are_the_bounds_set_keeps (void)
         snprintf (past, sizeof past, "%llu", most + 1);
         s_refused (info->key, past, "over the maximum");
     }
-    CHECK_EQ (ranges, 9);
+    CHECK_EQ (ranges, 11);
 }
 
 //  ---------------------------------------------------------------------

@@ -85,7 +85,7 @@ s_pack_id (msgpack_packer *pk, uint8_t fill)
 static void
 every_type_has_a_name_a_limit_and_a_sample (void)
 {
-    CHECK_EQ (shoal_msg_type_count, 20);
+    CHECK_EQ (shoal_msg_type_count, 22);
     for (size_t i = 0; i < shoal_msg_type_count; i++) {
         int type = shoal_msg_types[i];
         shoal_msg_t msg;
@@ -300,7 +300,7 @@ cordon_and_leave_are_optional (void)
     CHECK (!got.u.control_req.leave);
     msg.u.control_req.leave = true;
     marked = shoal_msg_encode (&msg, buffer, sizeof buffer, &err);
-    CHECK_EQ (marked, plain + 2); //  keys as nil, then leave
+    CHECK_EQ (marked, plain + 3); //  keys and logs as nil, then leave
     CHECK_EQ (s_decode (buffer, (size_t) marked, &got, &err), 0);
     CHECK (got.u.control_req.leave);
     CHECK (got.u.control_req.keys == NULL);
@@ -882,6 +882,63 @@ ids_are_written_as_hex_and_none_as_blank_when_asked (void)
     CHECK_STR (text, "");
 }
 
+//  `shoal logs`: the request rides on a control request as an optional
+//  field, the lines come back whole up to their limit, and a count of
+//  lines, a task id or output over its limit, or output that is not
+//  UTF-8, is refused.
+static void
+logs_messages_keep_their_limits (void)
+{
+    shoal_msg_t msg = { .type = SHOAL_MSG_CONTROL_REQ }, got;
+    shoal_wire_error_t err;
+    shoal_logs_req_t logs = { .task = "ingest/3", .node = shoal_sample_id (0x12), .lines = 500 };
+    msg.u.control_req = (shoal_control_req_t){ .id = 2, .op = SHOAL_OP_LOGS, .logs = &logs };
+    long size = shoal_msg_encode (&msg, buffer, sizeof buffer, &err);
+    CHECK (size > 0);
+    CHECK_EQ (s_decode (buffer, (size_t) size, &got, &err), 0);
+    CHECK (got.u.control_req.keys == NULL);
+    CHECK (got.u.control_req.logs != NULL);
+    CHECK_STR (got.u.control_req.logs->task, "ingest/3");
+    CHECK (s_id_is (got.u.control_req.logs->node, 0x12));
+    CHECK_EQ (got.u.control_req.logs->lines, 500);
+    logs.lines = SHOAL_LOGS_LINES_MAX + 1;
+    CHECK_EQ (shoal_msg_encode (&msg, buffer, sizeof buffer, &err), -1);
+    CHECK_CONTAINS (err.text, "lines");
+
+    //  The output at its limit goes; a byte more does not.
+    char *output = malloc (SHOAL_LOGS_TEXT_MAX + 2);
+    CHECK (output != NULL);
+    memset (output, 'x', SHOAL_LOGS_TEXT_MAX + 1);
+    output[SHOAL_LOGS_TEXT_MAX] = 0;
+    msg = (shoal_msg_t){ .type = SHOAL_MSG_LOGS_REP };
+    msg.u.logs_rep = (shoal_logs_rep_t){ .id = 4, .reason = "", .output = output };
+    size = shoal_msg_encode (&msg, buffer, sizeof buffer, &err);
+    CHECK (size > SHOAL_LOGS_TEXT_MAX);
+    CHECK_EQ (s_decode (buffer, (size_t) size, &got, &err), 0);
+    CHECK_EQ (strlen (got.u.logs_rep.output), SHOAL_LOGS_TEXT_MAX);
+    output[SHOAL_LOGS_TEXT_MAX] = 'x';
+    output[SHOAL_LOGS_TEXT_MAX + 1] = 0;
+    CHECK_EQ (shoal_msg_encode (&msg, buffer, sizeof buffer, &err), -1);
+    CHECK_CONTAINS (err.text, "output");
+
+    //  Crafted: output that is not UTF-8, a task id over its limit.
+    s_craft_t craft;
+    msgpack_packer *pk = s_craft_begin (&craft, 6, SHOAL_MSG_LOGS_REP);
+    msgpack_pack_uint8 (pk, 4);
+    msgpack_pack_uint8 (pk, SHOAL_REPLY_OK);
+    msgpack_pack_str_with_body (pk, "", 0);
+    msgpack_pack_str_with_body (pk, "a\xff\n", 3);
+    s_craft_refused (&craft, "output");
+    char task[SHOAL_TASK_MAX + 2];
+    memset (task, 'j', sizeof task);
+    pk = s_craft_begin (&craft, 5, SHOAL_MSG_LOGS);
+    msgpack_pack_uint8 (pk, 4);
+    msgpack_pack_str_with_body (pk, task, SHOAL_TASK_MAX + 1);
+    msgpack_pack_uint8 (pk, 10);
+    s_craft_refused (&craft, "task");
+    free (output);
+}
+
 int
 main (void)
 {
@@ -911,6 +968,7 @@ main (void)
     RUN (the_encoder_refuses_what_the_decoder_would);
     RUN (the_encoder_refuses_what_does_not_fit);
     RUN (ids_are_written_as_hex_and_none_as_blank_when_asked);
+    RUN (logs_messages_keep_their_limits);
     shoal_arena_release (&arena);
     return TEST_DONE ();
 }

@@ -8,6 +8,7 @@
 #include "rebalance/assign_json.h"
 #include "worker/child.h"
 #include "tools/client.h"
+#include "tools/logs.h"
 #include "wire/keyring.h"
 #include "worker/worker.h"
 
@@ -50,6 +51,7 @@ static const char s_usage[] =
     "                                 then (--leave) make it leave\n"
     "  cordon [NODE], uncordon [NODE] the node takes no new task; takes tasks again\n"
     "  keys list|install|use|remove   rotate the cluster key, on every live member\n"
+    "  logs TASK [--node NAME]        the last lines of a task's output\n"
     "\n"
     "Run 'shoal COMMAND --help' for a command's options.\n";
 
@@ -292,6 +294,8 @@ main (int argc, char **argv)
         shoal_child_title_area (argc, argv);
         return shoal_worker_main (argc - 2, argv + 2);
     }
+    if (strcmp (command, "logs") == 0)
+        return shoal_logs_main (argc - 2, argv + 2);
     int rc = shoal_client_main (command, argc - 2, argv + 2);
     if (rc >= 0)
         return rc;

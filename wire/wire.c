@@ -295,18 +295,26 @@ static const s_field_t s_job_ack_fields[] = {
 };
 SCHEMA (s_job_ack, "job-ack", shoal_job_ack_t, s_job_ack_fields);
 
+static const s_field_t s_logs_req_fields[] = {
+    F_STR (shoal_logs_req_t, task, SHOAL_TASK_MAX),
+    F_BYTES (shoal_logs_req_t, node),
+    F_UINT (shoal_logs_req_t, lines, SHOAL_LOGS_LINES_MAX),
+};
+SCHEMA (s_logs_req, "logs-req", shoal_logs_req_t, s_logs_req_fields);
+
 static const s_field_t s_control_req_fields[] = {
     F_UINT (shoal_control_req_t, id, UINT32_MAX),
-    F_UINT (shoal_control_req_t, op, SHOAL_OP_DRAIN),
+    F_UINT (shoal_control_req_t, op, SHOAL_OP_LOGS),
     F_STR (shoal_control_req_t, job, SHOAL_NAME_MAX),
     F_UINT (shoal_control_req_t, parallelism, SHOAL_PARALLELISM_MAX),
     F_UINT (shoal_control_req_t, min, SHOAL_PARALLELISM_MAX),
     F_UINT (shoal_control_req_t, timeout_ms, UINT32_MAX),
     F_OPTIONAL (shoal_control_req_t, spec, s_jobspec),
     F_OPTIONAL (shoal_control_req_t, keys, s_keys_req),
+    F_OPTIONAL (shoal_control_req_t, logs, s_logs_req),
     F_BOOL (shoal_control_req_t, leave),
 };
-//  keys and leave came later: a request without them encodes as before.
+//  keys, logs and leave came later: a request without them encodes as before.
 SCHEMA_TAIL (s_control_req, "control-req", shoal_control_req_t, s_control_req_fields, 7);
 
 static const s_field_t s_control_rep_fields[] = {
@@ -320,8 +328,9 @@ static const s_field_t s_control_rep_fields[] = {
     F_LIST (shoal_control_rep_t, jobs, job_count, SHOAL_JOBS_MAX, s_jobspec),
     F_LIST (shoal_control_rep_t, tasks, task_count, SHOAL_TASKS_MAX, s_task_report),
     F_LIST (shoal_control_rep_t, keyrings, keyring_count, SHOAL_MEMBERS_MAX, s_keyring_report),
+    F_STR (shoal_control_rep_t, output, SHOAL_LOGS_TEXT_MAX),
 };
-//  keyrings came later: an answer without them encodes as before.
+//  keyrings and output came later: an answer without them encodes as before.
 SCHEMA_TAIL (s_control_rep, "control-rep", shoal_control_rep_t, s_control_rep_fields, 9);
 
 static const s_field_t s_keys_fields[] = {
@@ -338,6 +347,21 @@ static const s_field_t s_keys_ack_fields[] = {
     F_LIST (shoal_keys_ack_t, nodes, node_count, SHOAL_MEMBERS_MAX, s_keyring_report),
 };
 SCHEMA (s_keys_ack, "keys-ack", shoal_keys_ack_t, s_keys_ack_fields);
+
+static const s_field_t s_logs_fields[] = {
+    F_UINT (shoal_logs_t, id, UINT32_MAX),
+    F_STR (shoal_logs_t, task, SHOAL_TASK_MAX),
+    F_UINT (shoal_logs_t, lines, SHOAL_LOGS_LINES_MAX),
+};
+SCHEMA (s_logs, "logs", shoal_logs_t, s_logs_fields);
+
+static const s_field_t s_logs_rep_fields[] = {
+    F_UINT (shoal_logs_rep_t, id, UINT32_MAX),
+    F_UINT (shoal_logs_rep_t, code, SHOAL_REPLY_FAILED),
+    F_STR (shoal_logs_rep_t, reason, SHOAL_REASON_MAX),
+    F_STR (shoal_logs_rep_t, output, SHOAL_LOGS_TEXT_MAX),
+};
+SCHEMA (s_logs_rep, "logs-rep", shoal_logs_rep_t, s_logs_rep_fields);
 
 //  Which schema and which carrier each message type has.
 
@@ -368,6 +392,8 @@ static const s_message_t s_messages[] = {
     { SHOAL_MSG_CONTROL_REP, SHOAL_PURPOSE_FRAME, &s_control_rep },
     { SHOAL_MSG_KEYS, SHOAL_PURPOSE_FRAME, &s_keys },
     { SHOAL_MSG_KEYS_ACK, SHOAL_PURPOSE_FRAME, &s_keys_ack },
+    { SHOAL_MSG_LOGS, SHOAL_PURPOSE_FRAME, &s_logs },
+    { SHOAL_MSG_LOGS_REP, SHOAL_PURPOSE_FRAME, &s_logs_rep },
 };
 
 #define MESSAGE_COUNT (sizeof (s_messages) / sizeof (s_messages[0]))
@@ -378,6 +404,7 @@ const uint8_t shoal_msg_types[] = {
     SHOAL_MSG_ELECTION,    SHOAL_MSG_ANSWER,      SHOAL_MSG_COORDINATOR, SHOAL_MSG_COORDINATOR_ACK,
     SHOAL_MSG_ASSIGN,      SHOAL_MSG_STATUS,      SHOAL_MSG_JOB,         SHOAL_MSG_JOB_ACK,
     SHOAL_MSG_CONTROL_REQ, SHOAL_MSG_CONTROL_REP, SHOAL_MSG_KEYS,        SHOAL_MSG_KEYS_ACK,
+    SHOAL_MSG_LOGS,        SHOAL_MSG_LOGS_REP,
 };
 const size_t shoal_msg_type_count = sizeof (shoal_msg_types);
 

@@ -224,6 +224,8 @@ typedef enum {
     SHOAL_MSG_CONTROL_REP = 0x61,
     SHOAL_MSG_KEYS = 0x70,
     SHOAL_MSG_KEYS_ACK = 0x71,
+    SHOAL_MSG_LOGS = 0x72,
+    SHOAL_MSG_LOGS_REP = 0x73,
 } shoal_msg_type_t;
 
 #define SHOAL_BEACON_LEAVING 0x01
@@ -386,7 +388,21 @@ typedef enum {
     SHOAL_OP_CORDON = 8,   //  job: the node's name, or empty for the node asked
     SHOAL_OP_UNCORDON = 9, //  likewise
     SHOAL_OP_DRAIN = 10,   //  likewise
+    SHOAL_OP_LOGS = 11,
 } shoal_op_t;
+
+//  A task's output (`shoal logs`): at most this many lines, and this many
+//  bytes of them, in one answer.
+#define SHOAL_LOGS_LINES_MAX 10000
+#define SHOAL_LOGS_TEXT_MAX  (1024u * 1024)
+
+//  What a LOGS request asks: the last lines of task's output as the
+//  member node keeps it (all zero: the node asked).
+typedef struct {
+    const char *task;
+    shoal_id_t node;
+    uint32_t lines;
+} shoal_logs_req_t;
 
 typedef enum {
     SHOAL_REPLY_OK = 0,
@@ -407,6 +423,7 @@ typedef struct {
     uint32_t timeout_ms;
     shoal_jobspec_t *spec;  //  for SUBMIT; NULL (nil) otherwise
     shoal_keys_req_t *keys; //  for KEYS; NULL (left out) otherwise
+    shoal_logs_req_t *logs; //  for LOGS; NULL (left out) otherwise
     bool leave;             //  DRAIN: leave once drained; false (left out) otherwise
 } shoal_control_req_t;
 
@@ -425,6 +442,7 @@ typedef struct {
     shoal_task_report_t *tasks;
     uint32_t keyring_count; //  KEYS: each live member's answer (left out when none)
     shoal_keyring_report_t *keyrings;
+    const char *output; //  LOGS: the lines, one record each ("" left out)
 } shoal_control_rep_t;
 
 //  A key operation from the leader to a member, which applies it to its
@@ -445,6 +463,21 @@ typedef struct {
     uint32_t node_count;
     shoal_keyring_report_t *nodes;
 } shoal_keys_ack_t;
+
+//  A node asks a member for the last lines of a task's output it keeps;
+//  the member answers with LOGS-REP (the same id).
+typedef struct {
+    uint32_t id;
+    const char *task;
+    uint32_t lines;
+} shoal_logs_t;
+
+typedef struct {
+    uint32_t id;
+    uint8_t code; //  shoal_reply_code_t; NOT_FOUND: no output kept there
+    const char *reason;
+    const char *output;
+} shoal_logs_rep_t;
 
 typedef struct {
     uint8_t type; //  shoal_msg_type_t
@@ -468,6 +501,8 @@ typedef struct {
         shoal_control_rep_t control_rep;
         shoal_keys_t keys;
         shoal_keys_ack_t keys_ack;
+        shoal_logs_t logs;
+        shoal_logs_rep_t logs_rep;
     } u;
 } shoal_msg_t;
 

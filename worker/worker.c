@@ -18,6 +18,8 @@
 
 #include "worker/child.h"
 #include "worker/notify.h"
+#include "worker/tasklog.h"
+#include "node/tasklog.h"
 #include "node/options.h"
 #include "shoal.h"
 
@@ -134,6 +136,12 @@ typedef struct {
     char leader[SHOAL_NODE_ID_TEXT]; //  as the last LEADER event said
     uint64_t term;
     char status[SHOAL_REASON_TEXT]; //  the STATUS= last sent
+    //  Each task's output, kept in DATA-DIR/logs (NULL: not kept), and
+    //  what of its trouble was told.
+    shoal_tasklog_t *tasklog;
+    uint64_t task_log_size;
+    uint32_t task_log_keep;
+    bool told_log_failed, told_log_dropped;
 } s_worker_t;
 
 static uint64_t
@@ -361,9 +369,72 @@ s_worker_options (s_worker_t *self, char *why, size_t why_size)
     if (shoal_node_get (self->node, "log-format", value, sizeof value, why, why_size) != 0)
         return -1;
     self->json = strcmp (value, "json") == 0;
+    if (shoal_node_get (self->node, "task-log-size", value, sizeof value, why, why_size) != 0)
+        return -1;
+    self->task_log_size = strtoull (value, NULL, 10);
+    if (shoal_node_get (self->node, "task-log-keep", value, sizeof value, why, why_size) != 0)
+        return -1;
+    self->task_log_keep = (uint32_t) strtoul (value, NULL, 10);
     if (shoal_node_get (self->node, "grace", value, sizeof value, why, why_size) != 0)
         return -1;
     return shoal_options_duration ("grace", value, &self->grace_ms, why, why_size);
+}
+
+//  Starts the writer of the task output files, unless task-log-size is 0.
+//  One that cannot start is told, and the worker runs without the files.
+static void
+s_tasklog_start (s_worker_t *self, const char *data_dir)
+{
+    if (self->task_log_size == 0)
+        return;
+    char dir[SHOAL_OPTION_TEXT + sizeof SHOAL_TASKLOG_DIR + 1], why[300];
+    snprintf (dir, sizeof dir, "%s/%s", data_dir, SHOAL_TASKLOG_DIR);
+    self->tasklog =
+        shoal_tasklog_new (dir, self->task_log_size, self->task_log_keep, why, sizeof why);
+    if (!self->tasklog)
+        s_log (self, SHOAL_LOG_WARN, NULL, "task output is not kept: %s", why);
+}
+
+//  Tells the first failed write and the first dropped record of the task
+//  output files, once each.
+static void
+s_tasklog_check (s_worker_t *self)
+{
+    if (!self->tasklog || (self->told_log_failed && self->told_log_dropped))
+        return;
+    shoal_tasklog_trouble_t trouble;
+    shoal_tasklog_trouble (self->tasklog, &trouble);
+    if (trouble.failed && !self->told_log_failed) {
+        self->told_log_failed = true;
+        s_log (self, SHOAL_LOG_WARN, NULL, "task output: %s (told once: the worker goes on)",
+               trouble.first);
+    }
+    if (trouble.dropped && !self->told_log_dropped) {
+        self->told_log_dropped = true;
+        s_log (self, SHOAL_LOG_WARN, NULL,
+               "task output: lines dropped: the disk is slower than the children write (said "
+               "once)");
+    }
+}
+
+//  Hands one line of a task's output to the file writer.
+static void
+s_tasklog_line (s_worker_t *self, const s_task_t *task, int stream, const shoal_output_line_t *line)
+{
+    if (!self->tasklog)
+        return;
+    struct timespec now;
+    clock_gettime (CLOCK_REALTIME, &now);
+    struct tm utc;
+    gmtime_r (&now.tv_sec, &utc);
+    char time_text[64];
+    size_t at = strftime (time_text, sizeof time_text, "%Y-%m-%dT%H:%M:%S", &utc);
+    snprintf (time_text + at, sizeof time_text - at, ".%03ldZ", now.tv_nsec / 1000000);
+    char record[SHOAL_OUTPUT_LINE_MAX + 128];
+    size_t length =
+        shoal_tasklog_record (record, sizeof record, time_text, shoal_child_stream_name (stream),
+                              line->truncated, line->text, line->length);
+    shoal_tasklog_put (self->tasklog, task->name, record, length);
 }
 
 //  ---------------------------------------------------------------------
@@ -733,8 +804,11 @@ s_output (s_worker_t *self, s_task_t *task, int lines)
 {
     int stream;
     shoal_output_line_t line;
-    for (int i = 0; i < lines && shoal_child_output (task->child, &stream, &line) == 1; i++)
+    for (int i = 0; i < lines && shoal_child_output (task->child, &stream, &line) == 1; i++) {
+        s_tasklog_line (self, task, stream, &line);
         s_output_line (self, task, stream, &line);
+    }
+    s_tasklog_check (self);
 }
 
 //  The child's shim was reaped. A child that was asked to stop is replaced
@@ -1330,6 +1404,7 @@ shoal_worker_main (int argc, char **argv)
                           data_dir),
                "node %s%s%s%s on port %u, data-dir %s, shoal %s", self->id, name[0] ? " (" : "",
                name, name[0] ? ")" : "", port, data_dir, shoal_version ());
+        s_tasklog_start (self, data_dir);
         s_notify_start (self, s_now ());
         rc = s_run (self);
         if (rc < 0) {
@@ -1347,6 +1422,7 @@ shoal_worker_main (int argc, char **argv)
         free (self->tasks[i]);
     }
     free (self->tasks);
+    shoal_tasklog_destroy (&self->tasklog);
     shoal_node_destroy (&self->node);
     if (self->signal_fd >= 0)
         close (self->signal_fd);

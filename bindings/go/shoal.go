@@ -277,6 +277,24 @@ func (n *Node) Port() (uint16, error) {
 	return uint16(port), nil
 }
 
+// Reopen opens the node's event log (the events option) again by its
+// name, as after logrotate renamed it: the lines that follow go to a new
+// file of that name. A file that cannot be opened leaves the old one in
+// use, and the error says why. Without an event log it does nothing.
+func (n *Node) Reopen() error {
+	c, err := n.acquire()
+	if err != nil {
+		return err
+	}
+	defer n.release()
+	w := newWhy()
+	defer w.free()
+	if C.shoal_node_reopen(c, w.p, whySize) != 0 {
+		return w.err("reopen")
+	}
+	return nil
+}
+
 // LeaseUntil is when the lease the program was told it holds ends, on the
 // monotonic clock in milliseconds (CLOCK_MONOTONIC); 0 while it is lost.
 func (n *Node) LeaseUntil() (uint64, error) {

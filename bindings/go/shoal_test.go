@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -464,4 +465,57 @@ func TestCluster(t *testing.T) {
 	victim.mu.Unlock()
 	apps = nil
 	checkNoLeak(t, before)
+}
+
+// TestReopen: after the event log is renamed, Reopen makes the node write
+// on in a new file of the old name, and the renamed one keeps what came
+// before; a name that cannot be opened is an error with the reason, and
+// the log goes on in the file it had.
+func TestReopen(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/events.jsonl"
+	a := startApp(t, "a", nil, WithExpect(1), WithOption("events", path))
+	defer a.close()
+	eventually(t, "a leads, and logs it", func() bool {
+		text, err := os.ReadFile(path)
+		return err == nil && strings.Contains(string(text), `"event":"leader"`)
+	})
+	if err := os.Rename(path, path+".1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.node.Reopen(); err != nil {
+		t.Fatalf("Reopen: %v", err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("no new file after Reopen: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := a.node.Submit(ctx, JobSpec{Name: "after", Parallelism: 1}); err != nil {
+		t.Fatalf("Submit: %v", err)
+	}
+	eventually(t, "the submit is logged in the new file", func() bool {
+		text, err := os.ReadFile(path)
+		return err == nil && strings.Contains(string(text), `"after"`)
+	})
+	if old, _ := os.ReadFile(path + ".1"); strings.Contains(string(old), `"after"`) ||
+		!strings.Contains(string(old), `"event":"leader"`) {
+		t.Errorf("the renamed file holds the lines before the reopen only:\n%s", old)
+	}
+	// A directory where the file was: the reopen fails, and says why.
+	if err := os.Rename(path, path+".2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err := a.node.Reopen()
+	var serr *Error
+	if !errors.As(err, &serr) || !strings.Contains(serr.Reason, "events.jsonl") {
+		t.Errorf("Reopen onto a directory: %v, want an *Error naming the file", err)
+	}
+	a.close()
+	if err := a.node.Reopen(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Reopen after Close: %v, want ErrClosed", err)
+	}
 }
