@@ -123,6 +123,7 @@ for seed in 1 2 3; do
         at_most "scale-out, seed $seed $mode" gap_max_ms 10
         at_most "scale-out, seed $seed $mode" moves 15
         at_most "scale-out, seed $seed $mode" ms_to_balanced 15000
+        is "scale-out, seed $seed $mode" cold_starts 0 # each learner caught up first
         run "crash-owner, seed $seed $mode" --scenario crash-owner --nodes 12 --tasks 60 \
             --seed "$seed" $mode
         at_most "crash-owner, seed $seed $mode" gap_max_ms 6000
@@ -148,6 +149,7 @@ for seed in 1 2 3; do
         --seed "$seed" --stateless
     # The leader's turn too: it moves its tasks away before it leaves.
     at_most "rolling restart, seed $seed" gap_max_ms 10
+    is "rolling restart, seed $seed" cold_starts 0 # stateless: never cold
     # Stateful: a follower's graceful leave revokes its tasks before anyone
     # warmed up, so they start cold (48 of 60 at 5 nodes today); drained
     # first, none may (rolling-drain and drain-owner report any as a
