@@ -251,6 +251,51 @@ s_leave (sim_run_t *run, const uint32_t *nodes, uint32_t count)
         sim_crash (run, nodes[i]);
 }
 
+//  What the drains of a scenario took: their count, total and longest.
+typedef struct {
+    uint32_t count;
+    uint64_t total_ms, max_ms;
+} s_drains_t;
+
+//  Node n is drained, as `shoal drain` does: marked draining, it keeps its
+//  tasks only until caught-up copies elsewhere take them, and the drain
+//  waits until it holds none in any role (or the limit passed). Returns
+//  false, with a violation, when it did not get there.
+static bool
+s_drain (sim_run_t *run, uint32_t n)
+{
+    shoal_sim_t *sim = run->sim;
+    uint64_t begin = shoal_sim_now (sim), until = begin + SIM_LIMIT_MS;
+    if (shoal_sim_cordon (sim, n, SHOAL_CORDON_DRAINING) != 0) {
+        sim_violation (run, "node %u refused to drain", n);
+        return false;
+    }
+    while (!s_handed_off (sim, &n, 1) && shoal_sim_now (sim) < until)
+        sim_run_until (run, shoal_sim_now (sim) + 10, NULL);
+    if (!s_handed_off (sim, &n, 1)) {
+        sim_violation (run, "node %u still held tasks %llu s after its drain began", n,
+                       (unsigned long long) SIM_LIMIT_MS / 1000);
+        return false;
+    }
+    s_drains_t *drains = run->state;
+    if (drains) {
+        uint64_t took = shoal_sim_now (sim) - begin;
+        drains->count++;
+        drains->total_ms += took;
+        drains->max_ms = took > drains->max_ms ? took : drains->max_ms;
+    }
+    return true;
+}
+
+//  The drain scenarios keep their drains' times.
+static int
+s_drains_setup (sim_run_t *run, shoal_sim_config_t *config)
+{
+    (void) config;
+    run->state = calloc (1, sizeof (s_drains_t));
+    return run->state ? 0 : -1;
+}
+
 //  The highest-numbered quarter of the nodes leave, but never the leader.
 static void
 s_scale_in_fault (sim_run_t *run)
@@ -267,17 +312,63 @@ s_scale_in_fault (sim_run_t *run)
 }
 
 //  Every node in turn leaves and starts again, once the tasks are balanced
-//  after the last one.
+//  after the last one; drained first when drain says so. ms_rolling: from
+//  the first node's turn until the tasks are balanced after the last one.
 static void
-s_rolling_restart_fault (sim_run_t *run)
+s_rolling (sim_run_t *run, bool drain)
 {
     uint32_t nodes = run->options->nodes;
-    for (uint32_t n = 0; n < nodes; n++) {
+    uint32_t n = 0;
+    for (; n < nodes; n++) {
+        if (drain && !s_drain (run, n))
+            break;
         s_leave (run, &n, 1);
         shoal_sim_start (run->sim, n, (n + 1) % nodes);
         if (!sim_run_until (run, shoal_sim_now (run->sim) + SIM_LIMIT_MS, sim_tasks_balanced))
             break;
     }
+    if (n == nodes)
+        sim_measure (run, "ms_rolling", shoal_sim_now (run->sim) - run->start_ms);
+    else
+        sim_violation (run, "the rolling restart stopped at node %u of %u", n, nodes);
+}
+
+static void
+s_rolling_restart_fault (sim_run_t *run)
+{
+    s_rolling (run, false);
+}
+
+static void
+s_rolling_drain_fault (sim_run_t *run)
+{
+    s_rolling (run, true);
+}
+
+//  The node with the most tasks (not the leader) is drained, then leaves.
+static void
+s_drain_owner_fault (sim_run_t *run)
+{
+    run->subject = s_owner (run);
+    if (run->subject != SHOAL_SIM_NONE && s_drain (run, run->subject))
+        s_leave (run, &run->subject, 1);
+}
+
+//  A drain moves every stateful task only once a caught-up copy can take
+//  it over: none may start cold.
+static void
+s_drain_measure (sim_run_t *run)
+{
+    shoal_sim_task_stats_t after;
+    shoal_sim_task_stats (run->sim, &after);
+    uint64_t cold = after.cold_starts - run->before.cold_starts;
+    s_drains_t *drains = run->state;
+    sim_measure (run, "drains", drains->count);
+    sim_measure (run, "drain_ms_total", drains->total_ms);
+    sim_measure (run, "drain_ms_max", drains->max_ms);
+    if (cold)
+        sim_violation (run, "%llu stateful tasks started cold during a drain",
+                       (unsigned long long) cold);
 }
 
 //  --------------------------------------------------------------------
@@ -445,6 +536,7 @@ s_measure_tasks (sim_run_t *run)
         sim_measure (run, "fenced_out", after.fenced_out);
     sim_measure (run, "unavailable_ms", after.unavailable_ms - run->before.unavailable_ms);
     sim_measure (run, run->moves, after.activations - run->before.activations);
+    sim_measure (run, "cold_starts", after.cold_starts - run->before.cold_starts);
     s_measure_gaps (run, &after);
     if (after.double_active_ms)
         sim_violation (run,
@@ -511,6 +603,15 @@ static const sim_scenario_t s_scenarios[] = {
       "  rolling-restart   every node in turn leaves gracefully and starts again,\n"
       "                    once the tasks are balanced after the last one\n",
       NULL, s_rolling_restart_fault, sim_tasks_balanced, NULL },
+    { "rolling-drain",
+      "  rolling-drain     the same, but each node is first drained: it keeps its\n"
+      "                    tasks until caught-up copies take them (cold_starts\n"
+      "                    must be 0); both report ms_rolling\n",
+      s_drains_setup, s_rolling_drain_fault, sim_tasks_balanced, s_drain_measure },
+    { "drain-owner",
+      "  drain-owner       the node with the most tasks (not the leader) is drained,\n"
+      "                    then leaves (cold_starts must be 0)\n",
+      s_drains_setup, s_drain_owner_fault, sim_tasks_balanced, s_drain_measure },
     { "deaf-leader",
       "  deaf-leader       an owner pauses for 2 leases and 5 s; 3.5 s before it\n"
       "                    resumes, the leader stops hearing the others for 4 s (it\n"
@@ -525,7 +626,8 @@ const sim_family_t sim_family_tasks = {
             "job; each first waits for every task to have one active, ms_to_placed, and\n"
             "reports double_active_ms (must be 0), unavailable_ms (task time without an\n"
             "active), gaps and gap_p50_ms, gap_p99_ms, gap_max_ms (stretches without\n"
-            "one), moves (a node began to run a task as active) and ms_to_balanced\n"
+            "one), moves (a node began to run a task as active), cold_starts (of\n"
+            "those, a stateful task where no caught-up copy was) and ms_to_balanced\n"
             "after the fault):\n",
     .election = true,
     .tasks = true,

@@ -586,6 +586,22 @@ s_app_later (shoal_sim_t *self, uint32_t n, size_t t, uint64_t delay_ms)
     s_push (self, event);
 }
 
+//  A node is told to run task t as active, its application holding app:
+//  an activation, and a cold start when the task is stateful and the node
+//  held no warm copy of it (the active itself, or a learner or standby
+//  that started and is caught up: lag <= acceptable_lag, as the assignor
+//  counts it). A copy still winding down as active is warm.
+static void
+s_activation (shoal_sim_t *self, size_t t, const s_app_t *app)
+{
+    self->task_stats.activations++;
+    bool warming = app->role == SHOAL_ROLE_LEARNER || app->role == SHOAL_ROLE_STANDBY;
+    bool warm = app->role == SHOAL_ROLE_ACTIVE || app->stopping ||
+                (warming && app->started && app->lag <= self->config.node_tasks.acceptable_lag);
+    if (self->task_list[t].stateful && !warm)
+        self->task_stats.cold_starts++;
+}
+
 //  The application carries out a command of its node's tasks: starting
 //  and stopping take app_ms, a promotion is at once.
 static void
@@ -608,18 +624,18 @@ s_app_command (void *arg, const shoal_tasks_command_t *command)
                    (app->role == SHOAL_ROLE_ACTIVE || (app->stopping && app->winding));
     switch (command->type) {
     case SHOAL_TASKS_START:
+        if (command->role == SHOAL_ROLE_ACTIVE)
+            s_activation (self, t, app);
         *app = (s_app_t){ .role = command->role, .gen = app->gen, .epoch = command->epoch };
         if (command->role == SHOAL_ROLE_LEARNER || command->role == SHOAL_ROLE_STANDBY)
             app->lag = self->task_list[t].stateful ? self->config.learner_lag : 0;
-        if (command->role == SHOAL_ROLE_ACTIVE)
-            self->task_stats.activations++;
         s_app_later (self, n, t, self->config.app_ms);
         break;
     case SHOAL_TASKS_PROMOTE:
+        s_activation (self, t, app);
         app->role = SHOAL_ROLE_ACTIVE;
         app->stopping = false;
         app->epoch = command->epoch;
-        self->task_stats.activations++;
         break;
     case SHOAL_TASKS_DEMOTE:
         app->role = command->role;
@@ -1250,6 +1266,14 @@ shoal_sim_leave (shoal_sim_t *self, uint32_t n)
     if (n >= self->size || !self->nodes[n].peer || self->nodes[n].paused)
         return;
     shoal_peer_leave (self->nodes[n].peer, self->now);
+}
+
+int
+shoal_sim_cordon (shoal_sim_t *self, uint32_t n, uint8_t cordon)
+{
+    if (n >= self->size || !self->nodes[n].peer || self->nodes[n].paused)
+        return -1;
+    return shoal_peer_cordon (self->nodes[n].peer, self->now, cordon);
 }
 
 bool

@@ -107,6 +107,9 @@ typedef struct {
     uint64_t unavailable_ms;       //  time tasks had no active (after their first)
     uint64_t unavailable_max_ms;   //  the longest such stretch of one task
     uint64_t activations;          //  a node began to run a task as active
+    uint64_t cold_starts;          //  of those, of a stateful task, on a node that held
+                                   //  no warm copy: it was not a caught-up learner or
+                                   //  standby (lag <= acceptable_lag), nor its active
     uint64_t failed_starts;        //  starts the application reported failed
     uint64_t placed;               //  tasks that had an active at least once
     uint64_t first_double_ms;      //  when a task first ran as active twice (0: never)
@@ -161,6 +164,11 @@ void shoal_sim_leave (shoal_sim_t *self, uint32_t node);
 
 //  True once node has left the view and told enough members so.
 bool shoal_sim_left (const shoal_sim_t *self, uint32_t node);
+
+//  Marks node cordoned, draining or open (a shoal_cordon_t), as
+//  `shoal drain` and `shoal cordon` do (shoal_peer_cordon). Returns 0, or
+//  -1 when node is down or paused, or its peer refuses (it leaves).
+int shoal_sim_cordon (shoal_sim_t *self, uint32_t node, uint8_t cordon);
 
 //  Stops node's clock for duration_ms from now.
 void shoal_sim_pause (shoal_sim_t *self, uint32_t node, uint64_t duration_ms);
