@@ -70,11 +70,15 @@ for ((i = steps; i >= 0; i--)); do
     echo "lag $((i * 10))" >&3
     [ "$i" -gt 0 ] && sleep "$(echo "$restore / $steps" | bc -l)"
 done
-while true; do
-    if read -t 0.02 -r line <&3; then
-        case $line in promote*) active=1 ;; esac
-    fi
-    [ "$active" = 1 ] && echo "$EPOCHREALTIME $$" >>"$rec"
+# Until promoted, a blocking read: `read -t` loses the part of a line it
+# read when its time runs out, and with it, now and then, the promotion.
+while [ "$active" = 0 ] && read -r line <&3; do
+    case $line in promote\ *) active=1 ;; esac
+done
+[ "$active" = 1 ] || while :; do sleep 3600; done
+while :; do
+    echo "$EPOCHREALTIME $$" >>"$rec"
+    sleep 0.02
 done
 EOF
 command -v bc >/dev/null || { echo "rolling_restart: needs bc" >&2; exit 2; }
