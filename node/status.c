@@ -220,6 +220,7 @@ s_cordon (shoal_actor_t *self, uint64_t now, const shoal_control_req_t *req,
                                      SHOAL_CORDON_DRAINING };
     shoal_membership_member_t me;
     const char *name = req->job ? req->job : "";
+    uint8_t mark = marks[req->op - SHOAL_OP_CORDON], before = shoal_peer_cordoned (self->peer);
     if (shoal_membership_member (shoal_peer_membership (self->peer), &self->id, &me) != 0 ||
         !me.meta)
         *rep = s_rep_refused (req->id, SHOAL_REPLY_FAILED, "this node has no record of itself");
@@ -228,7 +229,7 @@ s_cordon (shoal_actor_t *self, uint64_t now, const shoal_control_req_t *req,
                               "no live member has that name (shoal members lists them)");
     else if (self->leaving)
         *rep = s_rep_refused (req->id, SHOAL_REPLY_INVALID, "this node is leaving");
-    else if (shoal_peer_cordon (self->peer, now, marks[req->op - SHOAL_OP_CORDON]) != 0)
+    else if (shoal_peer_cordon (self->peer, now, mark) != 0)
         *rep = s_rep_refused (req->id, SHOAL_REPLY_FAILED, "the node's meta could not change");
     if (rep->code != SHOAL_REPLY_OK)
         return;
@@ -237,7 +238,8 @@ s_cordon (shoal_actor_t *self, uint64_t now, const shoal_control_req_t *req,
         shoal_actor_leave_start (self, now);
         rep->reason = "drained: leaving";
     }
-    shoal_eventlog_cordon (self->events, marks[req->op - SHOAL_OP_CORDON]);
+    if (mark != before) //  a drain is asked again each second while it lasts
+        shoal_eventlog_cordon (self->events, mark);
     shoal_update_t *update = shoal_arena_alloc (&self->arena, sizeof *update);
     if (!update || shoal_membership_member (shoal_peer_membership (self->peer), &self->id, &me) ||
         s_own_tasks_all (self, rep) != 0) {

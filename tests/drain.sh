@@ -50,7 +50,7 @@ running () { # name count: the worker runs at least count children
 start a --expect 1 --events "$events" || exit 1
 wait_for "a leads" grep -q '"leads":true' "$events" || exit 1
 port=$(port_of a)
-start b --join "127.0.0.1:$port" || exit 1
+start b --join "127.0.0.1:$port" --events "$work/b.jsonl" || exit 1
 start c --join "127.0.0.1:$port" || exit 1
 wait_for "three members" sh -c "[ \$('$shoal' members --data-dir '$work/a' | grep -c ' alive ') -eq 3 ]"
 expect_status 0 "submit" "$shoal" submit s --parallelism 6 --stateful --command "$child" \
@@ -82,6 +82,9 @@ unset "pid_of[b]"
 [ "$(active_starts)" -eq "$cold" ] ||
     fail "no task started cold (as active) in the drain: $((cold)) before, $(active_starts) after"
 grep -q '"reason":"drain"' "$events" || fail "the leader's move lines say drain"
+[ "$(grep -c '"event":"cordon"' "$work/b.jsonl")" -eq 1 ] &&
+    grep -q '"event":"cordon",.*"state":"draining"' "$work/b.jsonl" ||
+    fail "b's event log has one cordon line, draining: $(grep cordon "$work/b.jsonl")"
 grep '"reason":"drain"' "$events" | grep -q '"step":"revoke"' || fail "a revoke for drain"
 
 # Cordon: shown by members; a rescale up places nothing on c.
