@@ -355,7 +355,7 @@ static int
 s_cordon (s_parser_t *parser, json_t *value, uint8_t *cordon)
 {
     static const char *const names[] = { "none", "cordoned", "draining" };
-    const char *name;
+    const char *name = NULL;
     if (s_string (parser, value, &name))
         return -1;
     for (uint8_t i = 0; i <= SHOAL_CORDON_MAX; i++)
