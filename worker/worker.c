@@ -176,6 +176,18 @@ s_json_text (const char *text, size_t length)
     return string;
 }
 
+//  The wall clock now, as the records give it: 2026-12-02T21:45:15.840Z.
+static void
+s_utc_text (char *text, size_t size)
+{
+    struct timespec now;
+    clock_gettime (CLOCK_REALTIME, &now);
+    struct tm utc;
+    gmtime_r (&now.tv_sec, &utc);
+    size_t at = strftime (text, size, "%Y-%m-%dT%H:%M:%S", &utc);
+    snprintf (text + at, size - at, ".%03ldZ", now.tv_nsec / 1000000);
+}
+
 //  Writes one record at level, of message (length bytes): "TIME LEVEL
 //  message" as text; as JSON, an object of time, level, msg and the fields
 //  given (a JSON object, taken; NULL for none). One write each, from the
@@ -183,13 +195,8 @@ s_json_text (const char *text, size_t length)
 static void
 s_emit (const s_worker_t *self, int level, json_t *fields, const char *message, size_t length)
 {
-    struct timespec now;
-    clock_gettime (CLOCK_REALTIME, &now);
-    struct tm utc;
-    gmtime_r (&now.tv_sec, &utc);
     char time_text[64];
-    size_t at = strftime (time_text, sizeof time_text, "%Y-%m-%dT%H:%M:%S", &utc);
-    snprintf (time_text + at, sizeof time_text - at, ".%03ldZ", now.tv_nsec / 1000000);
+    s_utc_text (time_text, sizeof time_text);
     if (self->json) {
         json_t *line = json_object ();
         json_object_set_new (line, "time", json_string (time_text));
@@ -423,13 +430,8 @@ s_tasklog_line (s_worker_t *self, const s_task_t *task, int stream, const shoal_
 {
     if (!self->tasklog)
         return;
-    struct timespec now;
-    clock_gettime (CLOCK_REALTIME, &now);
-    struct tm utc;
-    gmtime_r (&now.tv_sec, &utc);
     char time_text[64];
-    size_t at = strftime (time_text, sizeof time_text, "%Y-%m-%dT%H:%M:%S", &utc);
-    snprintf (time_text + at, sizeof time_text - at, ".%03ldZ", now.tv_nsec / 1000000);
+    s_utc_text (time_text, sizeof time_text);
     char record[SHOAL_OUTPUT_LINE_MAX + 128];
     size_t length =
         shoal_tasklog_record (record, sizeof record, time_text, shoal_child_stream_name (stream),
