@@ -377,6 +377,16 @@ s_status_ask (shoal_actor_t *self, uint64_t now, shoal_asker_t asker, uint64_t w
     return true;
 }
 
+//  Whether in came from a member of this node's view.
+static bool
+s_from_member (shoal_actor_t *self, const shoal_transport_in_t *in)
+{
+    shoal_id_t from;
+    shoal_membership_member_t member;
+    memcpy (from.bytes, in->envelope.sender.id, SHOAL_ID_SIZE);
+    return shoal_membership_member (shoal_peer_membership (self->peer), &from, &member) == 0;
+}
+
 //  A member's CONTROL-REQ STATUS, answered with the table when this node
 //  acts as leader; or the leader's CONTROL-REP to a status this node asked.
 //  True when in was one of these (the peer has no part in them).
@@ -386,10 +396,7 @@ shoal_status_message (shoal_actor_t *self, uint64_t now, const shoal_transport_i
     const shoal_msg_t *msg = &in->msg;
     shoal_elector_t *elector = shoal_peer_elector (self->peer);
     if (msg->type == SHOAL_MSG_CONTROL_REQ && msg->u.control_req.op == SHOAL_OP_STATUS) {
-        shoal_id_t from;
-        shoal_membership_member_t member;
-        memcpy (from.bytes, in->envelope.sender.id, SHOAL_ID_SIZE);
-        if (shoal_membership_member (shoal_peer_membership (self->peer), &from, &member) != 0)
+        if (!s_from_member (self, in))
             return true; //  only members are told
         shoal_control_rep_t rep = s_rep_ok (self, now, msg->u.control_req.id, "");
         if (!shoal_elector_acting (elector, now))
@@ -408,11 +415,7 @@ shoal_status_message (shoal_actor_t *self, uint64_t now, const shoal_transport_i
     const shoal_control_req_t *req = &msg->u.control_req;
     if (msg->type == SHOAL_MSG_CONTROL_REQ && req->op >= SHOAL_OP_CORDON &&
         req->op <= SHOAL_OP_DRAIN) {
-        shoal_id_t from;
-        shoal_membership_member_t member;
-        memcpy (from.bytes, in->envelope.sender.id, SHOAL_ID_SIZE);
-        if (shoal_membership_member (shoal_peer_membership (self->peer), &from, &member) != 0 ||
-            !req->job || !*req->job)
+        if (!s_from_member (self, in) || !req->job || !*req->job)
             return true; //  only members are answered, and only for a name
         shoal_control_rep_t rep = s_rep_ok (self, now, req->id, "");
         s_cordon (self, now, req, &rep);
