@@ -26,6 +26,13 @@
 //  Requests a node holds open at once; more are answered "busy".
 #define SHOAL_CONTROL_PENDING_MAX 256
 
+//  A drain's answer says in its reason whether the drain goes on, which
+//  the tasks it lists do not always show: a node that acts as leader and
+//  holds nothing is not drained while a move it made is halfway. Asked
+//  with leave, a drained node says that it leaves.
+#define SHOAL_DRAIN_ONGOING "draining"
+#define SHOAL_DRAIN_LEAVING "drained: leaving"
+
 //  ---------------------------------------------------------------------
 //  The node's end
 

@@ -154,21 +154,6 @@ s_tasks_list (shoal_actor_t *self, shoal_control_rep_t *rep)
     return s_own_tasks (self, own, own_count, rep);
 }
 
-//  A cordon, uncordon or drain of this node (req->job: the node's name, or
-//  empty for this node): marks it, and answers with this node alone in
-//  members and the tasks it holds, for the client's progress.
-//  True when this node holds no task in any role, and stops none.
-static bool
-s_holds_none (shoal_actor_t *self)
-{
-    const shoal_task_status_t *own;
-    size_t count = shoal_tasks_list (shoal_peer_tasks (self->peer), &own);
-    for (size_t i = 0; i < count; i++)
-        if (own[i].role != SHOAL_ROLE_NONE || own[i].state == SHOAL_TASK_STOPPING)
-            return false;
-    return true;
-}
-
 //  The live member other than this node whose name is name: 0, or -1.
 static int
 s_member_named (shoal_actor_t *self, const char *name, shoal_id_t *id)
@@ -212,6 +197,9 @@ s_cordon_relay (shoal_actor_t *self, uint64_t now, uint64_t ref, const shoal_con
     return true;
 }
 
+//  A cordon, uncordon or drain of this node (req->job: the node's name, or
+//  empty for this node): marks it, and answers with this node alone in
+//  members and the tasks it holds, for the client's progress.
 static void
 s_cordon (shoal_actor_t *self, uint64_t now, const shoal_control_req_t *req,
           shoal_control_rep_t *rep)
@@ -234,9 +222,12 @@ s_cordon (shoal_actor_t *self, uint64_t now, const shoal_control_req_t *req,
     if (rep->code != SHOAL_REPLY_OK)
         return;
     shoal_actor_deliver (self, now);
-    if (req->op == SHOAL_OP_DRAIN && req->leave && s_holds_none (self)) {
+    bool drained = shoal_peer_drained (self->peer);
+    if (req->op == SHOAL_OP_DRAIN && !drained)
+        rep->reason = SHOAL_DRAIN_ONGOING;
+    else if (req->op == SHOAL_OP_DRAIN && req->leave) {
         shoal_actor_leave_start (self, now);
-        rep->reason = "drained: leaving";
+        rep->reason = SHOAL_DRAIN_LEAVING;
     }
     if (mark != before) //  a drain is asked again each second while it lasts
         shoal_eventlog_cordon (self->events, mark);

@@ -213,17 +213,25 @@ s_election_waits (const shoal_peer_t *self, uint64_t now)
 
 static void s_leave_view (shoal_peer_t *self);
 
-//  A leaving leader leaves the view once it holds no task and has handed
-//  its vote over (shoal_elector_leave), or once it no longer leads: at the
-//  end of the input that drained it (s_leave_if_due), not here, where the
-//  caller may be walking the membership's events, which the leave
-//  replaces.
+//  True when no move the acting leader made is halfway (its handoff is
+//  settled), or this node does not act as leader.
+static bool
+s_moves_done (const shoal_peer_t *self)
+{
+    return !self->handoff_acting || !self->handoff || shoal_handoff_settled (self->handoff);
+}
+
+//  A leaving leader leaves the view once it holds no task, no move it made
+//  is halfway, and it has handed its vote over (shoal_elector_leave), or
+//  once it no longer leads: at the end of the input that drained it
+//  (s_leave_if_due), not here, where the caller may be walking the
+//  membership's events, which the leave replaces.
 static void
 s_drain_check (shoal_peer_t *self)
 {
     const shoal_task_status_t *list;
-    bool tasks_gone =
-        !self->handoff_acting || !self->tasks || shoal_tasks_list (self->tasks, &list) == 0;
+    bool tasks_gone = !self->handoff_acting || !self->tasks ||
+                      (shoal_tasks_list (self->tasks, &list) == 0 && s_moves_done (self));
     bool vote_gone = !self->elector || shoal_elector_handed_off (self->elector, self->now);
     if (self->draining && tasks_gone && vote_gone) {
         self->draining = false;
@@ -264,6 +272,7 @@ s_handoff_outputs (shoal_peer_t *self)
     size_t count = shoal_handoff_outbox (self->handoff, &sends);
     for (size_t i = 0; i < count && self->handoff_acting; i++)
         s_send_id (self, &sends[i].to, &sends[i].msg);
+    s_drain_check (self);
 }
 
 //  What the handoff is told of a member: declared dead by the failure
@@ -824,15 +833,35 @@ shoal_peer_cordon (shoal_peer_t *self, uint64_t now_ms, uint8_t cordon)
     shoal_meta_t meta = *me.meta;
     meta.cordon = cordon;
     int rc = shoal_membership_set_meta (self->membership, self->now, &meta);
-    //  The membership tells no event of this node's own meta: the leader's
-    //  handoff learns it here.
-    if (rc == 0 && self->handoff &&
-        shoal_membership_member (self->membership, &self->id, &me) == 0) {
-        shoal_handoff_member (self->handoff, self->now, &self->id, me.meta, SHOAL_HANDOFF_LIVE);
+    s_outputs (self);
+    if (rc != 0)
+        return rc;
+    //  Gossip carries the meta to the leader, and so does every STATUS from
+    //  now on (the first at once): gossip alone may bring it late. The
+    //  leader's own handoff takes it here.
+    if (self->tasks) {
+        shoal_tasks_cordon (self->tasks, self->now, cordon);
+        s_task_outputs (self);
+    }
+    if (self->handoff) {
+        shoal_handoff_cordon (self->handoff, self->now, &self->id, cordon);
         s_handoff_outputs (self);
     }
-    s_outputs (self);
-    return rc;
+    s_schedule (self);
+    return 0;
+}
+
+bool
+shoal_peer_drained (const shoal_peer_t *self)
+{
+    if (!self->tasks)
+        return true;
+    const shoal_task_status_t *list;
+    size_t count = shoal_tasks_list (self->tasks, &list);
+    for (size_t i = 0; i < count; i++)
+        if (list[i].role != SHOAL_ROLE_NONE || list[i].state == SHOAL_TASK_STOPPING)
+            return false;
+    return s_moves_done (self);
 }
 
 uint8_t

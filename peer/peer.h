@@ -161,6 +161,12 @@ int shoal_peer_cordon (shoal_peer_t *self, uint64_t now_ms, uint8_t cordon);
 //  This node's mark, as its meta says.
 uint8_t shoal_peer_cordoned (const shoal_peer_t *self);
 
+//  True when a drain of this node is over: it holds no task in any role
+//  and stops none, and, acting as leader, no move it made is halfway
+//  (shoal_handoff_settled), so that it may leave without leaving a task
+//  without an active until the next leader's wait is over.
+bool shoal_peer_drained (const shoal_peer_t *self);
+
 //  The application reports a task (shoal_tasks_report). Returns -1 when
 //  the peer runs no tasks or the report is refused.
 int shoal_peer_report (shoal_peer_t *self, uint64_t now_ms, const char *task, uint8_t state,

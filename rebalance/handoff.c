@@ -20,6 +20,7 @@
 #include "wire/check.h"
 #include "wire/ids.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +51,7 @@ typedef struct {
     uint32_t handle_count;
     char **handles;    //  owned
     uint8_t cordon;    //  shoal_cordon_t
+    bool cordon_told;  //  a STATUS of this life told cordon: the meta's is older
     uint64_t heard_ms; //  the last STATUS, 0 when none since this leader took office
     uint64_t seq;      //  its seq
     shoal_epoch_t applied;
@@ -323,7 +325,8 @@ s_meta_free (s_node_t *node)
     node->labels = NULL;
     node->handles = NULL;
     node->label_count = node->handle_count = 0;
-    node->cordon = SHOAL_CORDON_NONE;
+    if (!node->cordon_told)
+        node->cordon = SHOAL_CORDON_NONE;
     node->has_meta = false;
 }
 
@@ -1274,6 +1277,21 @@ s_begin (shoal_handoff_t *self)
     self->delta_count = 0;
 }
 
+//  True when node may still run a task, or is meant to: it reports one in
+//  a role or stopping, or the published assignment places one on it.
+static bool
+s_holds (const shoal_handoff_t *self, const s_node_t *node)
+{
+    for (size_t r = 0; r < node->report_count; r++)
+        if (node->reports[r].role != SHOAL_ROLE_NONE ||
+            node->reports[r].state == SHOAL_TASK_STOPPING)
+            return true;
+    for (size_t i = 0; i < self->placement_count; i++)
+        if (shoal_id_equal (&self->placements[i].node, &node->id))
+            return true;
+    return false;
+}
+
 //  After an input: adopt when ready, compute when something changed.
 //  Members that became countable since the last computation, new ones (in
 //  this life), are placed together: the computation waits until none has
@@ -1285,9 +1303,10 @@ s_begin (shoal_handoff_t *self)
 //  about to leave too. A death does not wait: failure detectors find
 //  crashes seconds apart, so the wait would seldom group two, and it would
 //  delay the moves a death allows at once (fenced tasks, learners to warm
-//  up). The wait is at most three times the longer settle after the first
-//  change, and none before the first computation that counted anyone: a
-//  cold start places at once.
+//  up). A member that left holding nothing (drained) is no departure: it
+//  moves nothing. The wait is at most three times the longer settle after
+//  the first change, and none before the first computation that counted
+//  anyone: a cold start places at once.
 static void
 s_settle_changes (shoal_handoff_t *self, uint64_t now)
 {
@@ -1296,7 +1315,7 @@ s_settle_changes (shoal_handoff_t *self, uint64_t now)
     for (size_t n = 0; n < self->node_count; n++) {
         const s_node_t *node = &self->nodes[n];
         newcomers += !node->was_counted && s_countable (self, node, now);
-        departures += node->counted && !node->live && !node->dead;
+        departures += node->counted && !node->live && !node->dead && s_holds (self, node);
         counted |= node->counted;
     }
     if ((newcomers == 0 && departures == 0) || !counted) {
@@ -1437,7 +1456,8 @@ s_meta_set (s_node_t *node, const shoal_meta_t *meta)
         return 0;
     node->capacity = meta->capacity;
     node->slots = meta->slots;
-    node->cordon = meta->cordon;
+    if (!node->cordon_told)
+        node->cordon = meta->cordon;
     if (s_labels_copy (meta->labels, meta->label_count, &node->labels) != 0)
         return -1;
     node->label_count = meta->label_count;
@@ -1458,6 +1478,19 @@ s_meta_set (s_node_t *node, const shoal_meta_t *meta)
     return 0;
 }
 
+//  Node's mark, as the node itself told it in this life: it wins over its
+//  meta's from now on, since gossip may bring a newer meta to every member
+//  but the leader for a while, and an older one after.
+static void
+s_cordon_told (shoal_handoff_t *self, s_node_t *node, uint8_t cordon)
+{
+    assert (cordon <= SHOAL_CORDON_MAX);
+    if (node->cordon != cordon)
+        self->dirty = true;
+    node->cordon = cordon;
+    node->cordon_told = true;
+}
+
 //  The member restarted: what its last life ran died with it, and its
 //  STATUS seq counts from 1 again.
 static void
@@ -1470,6 +1503,7 @@ s_new_life (shoal_handoff_t *self, s_node_t *node, uint64_t life, uint64_t now)
     node->applied_at_keepalive = node->applied;
     node->life = life;
     node->life_ms = now;
+    node->cordon_told = false;
     node->was_counted = false; //  it joins again
     self->dirty = true;
     s_avoids_prune (self, &node->id); //  a new life gives every task another chance
@@ -1569,12 +1603,27 @@ s_news (const shoal_handoff_t *self, const s_node_t *node, const s_report_t *rep
 }
 
 int
+shoal_handoff_cordon (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *node,
+                      uint8_t cordon)
+{
+    s_begin (self);
+    s_node_t *found = node ? s_node (self, node) : NULL;
+    if (!found || cordon > SHOAL_CORDON_MAX)
+        return -1;
+    s_cordon_told (self, found, cordon);
+    s_settle (self, now_ms);
+    s_flush (self);
+    return 0;
+}
+
+int
 shoal_handoff_status (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *from, uint64_t life,
                       const shoal_status_t *status)
 {
     s_begin (self);
     s_node_t *node = from ? s_node (self, from) : NULL;
-    if (!node || !status || life < node->life || (status->task_count && !status->tasks)) {
+    if (!node || !status || life < node->life || (status->task_count && !status->tasks) ||
+        status->cordon > SHOAL_CORDON_MAX) {
         self->stats.dropped++;
         return -1;
     }
@@ -1624,6 +1673,7 @@ shoal_handoff_status (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *
     node->applied = applied;
     node->seq = status->seq;
     node->heard_ms = now_ms;
+    s_cordon_told (self, node, status->cordon);
     //  A member that only applied a newer version is news when that ends a
     //  claim of its, and only then: were every acknowledgement news, each
     //  version would bring a computation per member, and a computation that
@@ -1932,6 +1982,17 @@ bool
 shoal_handoff_adopted (const shoal_handoff_t *self)
 {
     return self->adopted;
+}
+
+bool
+shoal_handoff_settled (const shoal_handoff_t *self)
+{
+    if (!self->adopted || self->claim_count)
+        return false;
+    for (size_t i = 0; i < self->target_count; i++)
+        if (!s_active_elsewhere (self, self->targets[i].task, &self->targets[i].node))
+            return false;
+    return true;
 }
 
 size_t

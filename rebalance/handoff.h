@@ -28,7 +28,8 @@
              shoal_handoff_failed (the tasks that failed everywhere),
              shoal_handoff_unplaced (the tasks placed nowhere, and why),
              shoal_handoff_phase (where a task's move stands),
-             shoal_handoff_version, shoal_handoff_adopted, shoal_handoff_stats.
+             shoal_handoff_version, shoal_handoff_adopted, shoal_handoff_settled,
+             shoal_handoff_stats.
 
     The rules, in short:
 
@@ -143,13 +144,19 @@ int shoal_handoff_member (shoal_handoff_t *self, uint64_t now_ms, const shoal_id
 int shoal_handoff_tasks (shoal_handoff_t *self, uint64_t now_ms, const shoal_assign_task_t *tasks,
                          size_t count);
 
+//  The leader's own mark (a shoal_cordon_t), applied at once, as its next
+//  STATUS to itself would tell it. Returns -1 for an unknown node or a mark
+//  above SHOAL_CORDON_MAX.
+int shoal_handoff_cordon (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *node,
+                          uint8_t cordon);
+
 //  A STATUS from the member from, in its life life (the envelope's sender
-//  life). A STATUS of an earlier life than the member's latest is dropped:
-//  one still in flight when the member restarted would otherwise set its
-//  seq far above what the new life sends. A later life is a restart the
-//  view has not told yet, taken as member() would. Returns -1 when it was
-//  dropped (unknown member, an earlier life, a seq not above the last, a
-//  task repeated, no memory).
+//  life). Its mark (status.cordon) is the member's from then on, in this
+//  life, whatever older meta gossip brings later. A STATUS of an earlier life than the member's
+//  latest is dropped: one still in flight when the member restarted would otherwise set its seq far
+//  above what the new life sends. A later life is a restart the view has not told yet, taken as
+//  member() would. Returns -1 when it was dropped (unknown member, an earlier life, a seq not above
+//  the last, a task repeated, no memory).
 int shoal_handoff_status (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *from,
                           uint64_t life, const shoal_status_t *status);
 
@@ -232,6 +239,14 @@ typedef struct {
 int shoal_handoff_phase (const shoal_handoff_t *self, const char *task, shoal_handoff_move_t *move);
 uint64_t shoal_handoff_version (const shoal_handoff_t *self);
 bool shoal_handoff_adopted (const shoal_handoff_t *self);
+
+//  True when no move is halfway: adopted, no node claims a task it was
+//  told to give up, and every active the assignor wants but has not granted
+//  yet still runs on its old node (a learner warms up meanwhile). A leader
+//  that leaves while one is halfway leaves a task without an active until
+//  the next leader's wait is over: a leaving or drained leader waits for
+//  this first.
+bool shoal_handoff_settled (const shoal_handoff_t *self);
 void shoal_handoff_stats (const shoal_handoff_t *self, shoal_handoff_stats_t *stats);
 
 //  How many tasks of job the cluster could hold as actives now, its own

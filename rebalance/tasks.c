@@ -93,6 +93,7 @@ struct _shoal_tasks_t {
     s_sent_t sent[S_SENT];   //  by seq % S_SENT
     uint64_t seq;            //  of the last STATUS sent
     uint64_t status_due_ms;  //  the next STATUS, while there is a leader
+    uint8_t cordon;          //  the node's mark, told in every STATUS
 
     uint64_t restart_ms; //  the earliest restart to come
     bool restarts_moved; //  restart_ms must be found again
@@ -520,6 +521,7 @@ s_status (shoal_tasks_t *self, uint64_t now)
         .task_count = (uint32_t) self->list_count,
         .tasks = self->list_count ? self->list : NULL,
         .seq = self->seq,
+        .cordon = self->cordon,
     };
     self->send_count = 1;
     self->status_due_ms = s_add (now, self->config.status_ms);
@@ -922,6 +924,19 @@ shoal_tasks_report (shoal_tasks_t *self, uint64_t now_ms, const char *task, uint
     int rc = held && held->held && !held->gone ? s_report (self, held, now_ms, state, lag) : -1;
     s_finish (self, now_ms);
     return rc;
+}
+
+int
+shoal_tasks_cordon (shoal_tasks_t *self, uint64_t now_ms, uint8_t cordon)
+{
+    if (cordon > SHOAL_CORDON_MAX)
+        return -1;
+    s_begin (self);
+    s_time (self, now_ms);
+    self->news |= cordon != self->cordon;
+    self->cordon = cordon;
+    s_finish (self, now_ms);
+    return 0;
 }
 
 int

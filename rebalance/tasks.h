@@ -187,6 +187,12 @@ int shoal_tasks_report (shoal_tasks_t *self, uint64_t now_ms, const char *task, 
 
 void shoal_tasks_tick (shoal_tasks_t *self, uint64_t now_ms);
 
+//  The node's own mark (a shoal_cordon_t, as its meta holds it), told in
+//  every STATUS from now on, and in one sent at once when it changed: the
+//  leader hears it straight from the node, whatever gossip does. Returns
+//  -1 for a mark above SHOAL_CORDON_MAX.
+int shoal_tasks_cordon (shoal_tasks_t *self, uint64_t now_ms, uint8_t cordon);
+
 //  How task's process exited, as the application says (exits in a row,
 //  the last one's status or 256 + signal, why in words, cut to
 //  SHOAL_REASON_MAX bytes), to report in STATUS: news when it changed.

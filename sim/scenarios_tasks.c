@@ -259,7 +259,8 @@ typedef struct {
 
 //  Node n is drained, as `shoal drain` does: marked draining, it keeps its
 //  tasks only until caught-up copies elsewhere take them, and the drain
-//  waits until it holds none in any role (or the limit passed). Returns
+//  waits until it holds none in any role and, if it leads, no move it made
+//  is halfway (shoal_peer_drained), or the limit passed. Returns
 //  false, with a violation, when it did not get there.
 static bool
 s_drain (sim_run_t *run, uint32_t n)
@@ -270,9 +271,9 @@ s_drain (sim_run_t *run, uint32_t n)
         sim_violation (run, "node %u refused to drain", n);
         return false;
     }
-    while (!s_handed_off (sim, &n, 1) && shoal_sim_now (sim) < until)
+    while (!shoal_sim_drained (sim, n) && shoal_sim_now (sim) < until)
         sim_run_until (run, shoal_sim_now (sim) + 10, NULL);
-    if (!s_handed_off (sim, &n, 1)) {
+    if (!shoal_sim_drained (sim, n)) {
         sim_violation (run, "node %u still held tasks %llu s after its drain began", n,
                        (unsigned long long) SIM_LIMIT_MS / 1000);
         return false;

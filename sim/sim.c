@@ -977,6 +977,12 @@ shoal_sim_tasks (const shoal_sim_t *self, uint32_t n)
     return n < self->size && self->nodes[n].peer ? shoal_peer_tasks (self->nodes[n].peer) : NULL;
 }
 
+bool
+shoal_sim_drained (const shoal_sim_t *self, uint32_t n)
+{
+    return n >= self->size || !self->nodes[n].peer || shoal_peer_drained (self->nodes[n].peer);
+}
+
 shoal_handoff_t *
 shoal_sim_handoff (const shoal_sim_t *self, uint32_t n)
 {

@@ -251,4 +251,8 @@ uint32_t shoal_sim_task_actives (const shoal_sim_t *self, size_t task);
 shoal_tasks_t *shoal_sim_tasks (const shoal_sim_t *self, uint32_t node);
 shoal_handoff_t *shoal_sim_handoff (const shoal_sim_t *self, uint32_t node);
 
+//  True when node n's drain is over, as `shoal drain` finds it
+//  (shoal_peer_drained); true for a node that is down.
+bool shoal_sim_drained (const shoal_sim_t *self, uint32_t node);
+
 #endif

@@ -13,7 +13,11 @@
 #   - `shoal members` shows a cordon (of c, asked of a), and uncordon ends
 #     it; a rescale up places nothing on the cordoned node;
 #   - a drain naming no member, or given --leave with --no-wait, is
-#     refused with the reason.
+#     refused with the reason;
+#   - a drain of the leader, with d started to take its tasks: it exits 0
+#     once the leader holds nothing and no move it made is halfway, the
+#     leader exits 0, no child starts cold, and c and d elect a leader
+#     that finds every task active.
 #
 # Waits are bounded against a hang only.
 set -u
@@ -102,6 +106,26 @@ open_again () { ! "$shoal" members --json --data-dir "$work/a" | grep -q '"cordo
 wait_for "a sees c open again" open_again
 wait_for "c takes tasks again" running c $((c_before + 1))
 
-stop c a
+# The leader drained: its tasks go warm to c and d, then it leaves.
+expect_status 0 "rescale to 4" "$shoal" rescale s 4 --data-dir "$work/a"
+start d --join "127.0.0.1:$port" || exit 1
+wait_for "d takes tasks" running d 1
+sleep 1
+cold=$(active_starts)
+"$shoal" drain --leave --wait 60s --data-dir "$work/a" >"$work/drain-a.out" 2>"$work/drain-a.err"
+status=$?
+cat "$work/drain-a.out" "$work/drain-a.err"
+[ "$status" -eq 0 ] || fail "the leader's drain exits 0, not $status"
+wait "${pid_of[a]}"
+status=$?
+unset "pid_of[a]"
+[ "$status" -eq 0 ] || fail "the drained leader leaves and exits 0, not $status"
+[ "$(active_starts)" -eq "$cold" ] ||
+    fail "no task started cold in the leader's drain: $cold before, $(active_starts) after"
+four_active () { [ "$("$shoal" status --data-dir "$work/c" | grep -c ' active ')" -eq 4 ]; }
+wait_for "a new leader finds the 4 tasks active" four_active
+[ "$(active_starts)" -eq "$cold" ] || fail "no task started cold after the leader left"
+
+stop c d
 echo "drain: $failures failed"
 exit $((failures > 0))

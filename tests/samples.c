@@ -204,7 +204,7 @@ shoal_sample_msg (int type, shoal_msg_t *msg)
     case SHOAL_MSG_STATUS:
         for (uint32_t i = 0; i < 16; i++)
             tasks[i] = s_status_of (i);
-        msg->u.status = (shoal_status_t){ 7, 52, 16, tasks, 19 };
+        msg->u.status = (shoal_status_t){ 7, 52, 16, tasks, 19, 0 };
         return 0;
     case SHOAL_MSG_JOB:
         msg->u.job = (shoal_job_t){ 7, 12, s_jobspecs ()[0] };

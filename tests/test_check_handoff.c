@@ -44,7 +44,7 @@ t_report (shoal_handoff_t *handoff, uint64_t now, int index, uint64_t *seq)
                                                    0,
                                                    "" };
     uint64_t version = shoal_handoff_adopted (handoff) ? shoal_handoff_version (handoff) : 0;
-    shoal_status_t status = { version ? T_TERM : 0, version, held, tasks, ++*seq };
+    shoal_status_t status = { version ? T_TERM : 0, version, held, tasks, ++*seq, 0 };
     CHECK_EQ (shoal_handoff_status (handoff, now, &id, 0, &status), 0);
     const char *why = "";
     CHECK_EQ (shoal_handoff_check (handoff, &why), 0);

@@ -17,7 +17,8 @@
 typedef struct {
     shoal_id_t id;
     uint64_t seq;
-    uint64_t life; //  as its meta says: 0 unless a test restarts it
+    uint64_t life;  //  as its meta says: 0 unless a test restarts it
+    uint8_t cordon; //  the mark its STATUS tells
 } s_member_t;
 
 static shoal_handoff_config_t
@@ -144,7 +145,9 @@ s_report_holding_at (shoal_handoff_t *handoff, s_member_t *members, uint64_t now
         tasks[held++] =
             (shoal_task_status_t){ gave_up, SHOAL_ROLE_NONE, SHOAL_TASK_FAILED, 0, { TERM, 1 }, 5,
                                    127,     "exit 127" };
-    shoal_status_t status = { term, version, held, tasks, ++members[index].seq };
+    shoal_status_t status = {
+        term, version, held, tasks, ++members[index].seq, members[index].cordon
+    };
     CHECK_EQ (shoal_handoff_status (handoff, now, &members[index].id, members[index].life, &status),
               0);
     free (tasks);
@@ -172,7 +175,7 @@ static void
 s_report_empty (shoal_handoff_t *handoff, s_member_t *members, uint64_t now, int index,
                 uint64_t term, uint64_t version)
 {
-    shoal_status_t status = { term, version, 0, NULL, ++members[index].seq };
+    shoal_status_t status = { term, version, 0, NULL, ++members[index].seq, members[index].cordon };
     CHECK_EQ (shoal_handoff_status (handoff, now, &members[index].id, members[index].life, &status),
               0);
 }
@@ -186,7 +189,7 @@ s_placed (const shoal_handoff_config_t *config, s_member_t *members, int count, 
     shoal_handoff_t *handoff = shoal_handoff_new (config, TERM, 0, *now);
     CHECK (handoff != NULL);
     for (int i = 0; i < count; i++) {
-        members[i] = (s_member_t){ shoal_sample_index_id (i), 0, 0 };
+        members[i] = (s_member_t){ shoal_sample_index_id (i), 0, 0, 0 };
         s_join (handoff, *now, i);
     }
     s_tasks (handoff, *now, task_count, stateful);
@@ -231,8 +234,8 @@ a_new_leader_adopts_what_members_run (void)
     shoal_handoff_config_t config = s_config ();
     uint64_t now = 1000;
     shoal_handoff_t *handoff = shoal_handoff_new (&config, TERM, 5, now);
-    s_member_t members[2] = { { shoal_sample_index_id (0), 0, 0 },
-                              { shoal_sample_index_id (1), 0, 0 } };
+    s_member_t members[2] = { { shoal_sample_index_id (0), 0, 0, 0 },
+                              { shoal_sample_index_id (1), 0, 0, 0 } };
     s_join (handoff, now, 0);
     s_join (handoff, now, 1);
     s_tasks (handoff, now, 2, false);
@@ -242,7 +245,7 @@ a_new_leader_adopts_what_members_run (void)
     shoal_task_status_t a_tasks[] = {
         { "web/0", SHOAL_ROLE_ACTIVE, SHOAL_TASK_RUNNING, 0, { 1, 3 }, 0, 0, "" },
     };
-    shoal_status_t a = { 1, 5, 1, a_tasks, ++members[0].seq };
+    shoal_status_t a = { 1, 5, 1, a_tasks, ++members[0].seq, 0 };
     CHECK_EQ (shoal_handoff_status (handoff, now, &members[0].id, members[0].life, &a), 0);
     CHECK (!shoal_handoff_adopted (handoff)); //  the other member has not said yet
     CHECK_EQ (shoal_handoff_outbox (handoff, &sends), 0);
@@ -251,7 +254,7 @@ a_new_leader_adopts_what_members_run (void)
         { "web/0", SHOAL_ROLE_ACTIVE, SHOAL_TASK_RUNNING, 0, { 1, 2 }, 0, 0, "" }, //  older
         { "web/1", SHOAL_ROLE_ACTIVE, SHOAL_TASK_RUNNING, 0, { 1, 4 }, 0, 0, "" },
     };
-    shoal_status_t b = { 1, 5, 2, b_tasks, ++members[1].seq };
+    shoal_status_t b = { 1, 5, 2, b_tasks, ++members[1].seq, 0 };
     CHECK_EQ (shoal_handoff_status (handoff, now, &members[1].id, members[1].life, &b), 0);
     CHECK (shoal_handoff_adopted (handoff));
     size_t count = shoal_handoff_outbox (handoff, &sends);
@@ -290,7 +293,7 @@ s_new_office (const shoal_handoff_config_t *config, uint64_t term, bool first_te
     if (first_term)
         shoal_handoff_first_term (handoff);
     for (int i = 0; i < 2; i++) {
-        members[i] = (s_member_t){ shoal_sample_index_id (i), 0, 0 };
+        members[i] = (s_member_t){ shoal_sample_index_id (i), 0, 0, 0 };
         s_join (handoff, now, i);
     }
     s_tasks (handoff, now, 4, stateful);
@@ -408,7 +411,7 @@ an_active_moves_in_two_steps (void)
     CHECK_EQ (s_check_actives (handoff, 4), 4);
     uint64_t before = shoal_handoff_version (handoff);
 
-    members[2] = (s_member_t){ shoal_sample_index_id (2), 0, 0 };
+    members[2] = (s_member_t){ shoal_sample_index_id (2), 0, 0, 0 };
     s_join (handoff, now, 2);
     s_report_empty (handoff, members, now, 2, 0, 0);
     //  One task is revoked from its owner, and nobody runs it yet.
@@ -455,7 +458,7 @@ an_active_moves_in_two_steps (void)
     shoal_task_status_t still = {
         moved, SHOAL_ROLE_ACTIVE, SHOAL_TASK_RUNNING, 0, { TERM, 1 }, 0, 0, ""
     };
-    shoal_status_t status = { TERM, before, 1, &still, ++members[owner].seq };
+    shoal_status_t status = { TERM, before, 1, &still, ++members[owner].seq, 0 };
     CHECK_EQ (
         shoal_handoff_status (handoff, now + 1, &members[owner].id, members[owner].life, &status),
         0);
@@ -463,7 +466,7 @@ an_active_moves_in_two_steps (void)
     //  It applied the new version but still stops the task: no grant.
     still =
         (shoal_task_status_t){ moved, SHOAL_ROLE_NONE, SHOAL_TASK_STOPPING, 0, { 0, 0 }, 0, 0, "" };
-    status = (shoal_status_t){ TERM, before + 1, 1, &still, ++members[owner].seq };
+    status = (shoal_status_t){ TERM, before + 1, 1, &still, ++members[owner].seq, 0 };
     CHECK_EQ (
         shoal_handoff_status (handoff, now + 2, &members[owner].id, members[owner].life, &status),
         0);
@@ -601,7 +604,7 @@ a_new_leader_does_not_wait_for_the_dead (void)
     shoal_handoff_t *handoff = shoal_handoff_new (&config, TERM, 0, now);
     s_member_t members[3];
     for (int i = 0; i < 3; i++) {
-        members[i] = (s_member_t){ shoal_sample_index_id (i), 0, 0 };
+        members[i] = (s_member_t){ shoal_sample_index_id (i), 0, 0, 0 };
         s_join (handoff, now, i);
     }
     s_tasks_of (handoff, now, 4, false, true);
@@ -660,7 +663,7 @@ a_stateful_task_warms_a_learner_first (void)
     s_member_t members[3];
     shoal_handoff_t *handoff = s_placed (&config, members, 2, 4, true, &now);
     CHECK_EQ (s_check_actives (handoff, 4), 4);
-    members[2] = (s_member_t){ shoal_sample_index_id (2), 0, 0 };
+    members[2] = (s_member_t){ shoal_sample_index_id (2), 0, 0, 0 };
     s_join (handoff, now, 2);
     s_report_empty (handoff, members, now, 2, 0, 0);
     //  A learner on the newcomer; every task still has its active.
@@ -688,11 +691,13 @@ a_stateful_task_warms_a_learner_first (void)
     shoal_task_status_t warming = {
         learning, SHOAL_ROLE_LEARNER, SHOAL_TASK_RUNNING, 50000, { 0, 0 }, 0, 0, ""
     };
-    shoal_status_t status = { TERM, shoal_handoff_version (handoff), 1, &warming,
-                              ++members[2].seq };
+    shoal_status_t status = { TERM, shoal_handoff_version (handoff), 1, &warming, ++members[2].seq,
+                              0 };
     CHECK_EQ (shoal_handoff_status (handoff, now + 1, &members[2].id, members[2].life, &status), 0);
     CHECK_EQ (s_actives (handoff, learning, &owner, NULL), 1);
     CHECK (owner != 2);
+    //  A move whose old active still runs is not halfway: a leader may go.
+    CHECK (shoal_handoff_settled (handoff));
     //  Caught up: the owner is revoked at once (event-driven, no timer).
     warming.lag = 0;
     status.seq = ++members[2].seq;
@@ -700,8 +705,10 @@ a_stateful_task_warms_a_learner_first (void)
     int where;
     CHECK_EQ (s_actives (handoff, learning, &where, NULL), 0);
     CHECK_EQ (s_role (handoff, learning, 2), SHOAL_ROLE_LEARNER); //  keeps warming
+    CHECK (!shoal_handoff_settled (handoff));                     //  the task has no active now
     //  The owner stopped: the learner is promoted.
     s_report_published (handoff, members, now + 3, owner, NULL);
+    CHECK (shoal_handoff_settled (handoff));
     shoal_epoch_t epoch;
     CHECK_EQ (s_actives (handoff, learning, &where, &epoch), 1);
     CHECK_EQ (where, 2);
@@ -744,7 +751,7 @@ a_stateful_move_walks_through_its_phases (void)
     CHECK (move.has_active && !move.has_target && !move.claimed);
     CHECK_EQ (move.epoch.term, TERM);
     //  A newcomer: one task warms a learner up there, the others hold still.
-    members[2] = (s_member_t){ shoal_sample_index_id (2), 0, 0 };
+    members[2] = (s_member_t){ shoal_sample_index_id (2), 0, 0, 0 };
     s_join (handoff, now, 2);
     s_report_empty (handoff, members, now, 2, 0, 0);
     const char *learning = NULL;
@@ -777,8 +784,8 @@ a_stateful_move_walks_through_its_phases (void)
     shoal_task_status_t warming = {
         learning, SHOAL_ROLE_LEARNER, SHOAL_TASK_RUNNING, 0, { 0, 0 }, 0, 0, ""
     };
-    shoal_status_t status = { TERM, shoal_handoff_version (handoff), 1, &warming,
-                              ++members[2].seq };
+    shoal_status_t status = { TERM, shoal_handoff_version (handoff), 1, &warming, ++members[2].seq,
+                              0 };
     CHECK_EQ (shoal_handoff_status (handoff, now + 1, &members[2].id, members[2].life, &status), 0);
     CHECK_EQ (s_phase (handoff, learning, &move), SHOAL_PHASE_REVOKED);
     CHECK (!move.has_active);
@@ -845,7 +852,7 @@ bad_statuses_are_dropped (void)
     s_member_t members[2];
     shoal_handoff_t *handoff = s_placed (&config, members, 2, 2, false, &now);
     uint64_t version = shoal_handoff_version (handoff);
-    shoal_status_t status = { TERM, version, 0, NULL, 99 };
+    shoal_status_t status = { TERM, version, 0, NULL, 99, 0 };
     shoal_id_t stranger = shoal_sample_index_id (7);
     CHECK_EQ (shoal_handoff_status (handoff, now, &stranger, 0, &status), -1);
     status.seq = members[0].seq; //  replayed
@@ -854,7 +861,7 @@ bad_statuses_are_dropped (void)
         { "web/0", SHOAL_ROLE_ACTIVE, SHOAL_TASK_RUNNING, 0, { TERM, 1 }, 0, 0, "" },
         { "web/0", SHOAL_ROLE_STANDBY, SHOAL_TASK_RUNNING, 0, { 0, 0 }, 0, 0, "" },
     };
-    status = (shoal_status_t){ TERM, version, 2, twice, members[0].seq + 1 };
+    status = (shoal_status_t){ TERM, version, 2, twice, members[0].seq + 1, 0 };
     CHECK_EQ (shoal_handoff_status (handoff, now, &members[0].id, members[0].life, &status), -1);
     CHECK_EQ (shoal_handoff_version (handoff), version);
     CHECK_EQ (s_check_actives (handoff, 2), 2);
@@ -904,14 +911,14 @@ a_failed_active_is_claimed_by_a_new_leader (void)
     shoal_handoff_config_t config = s_config ();
     uint64_t now = 1000;
     shoal_handoff_t *handoff = shoal_handoff_new (&config, TERM, 5, now);
-    s_member_t members[2] = { { shoal_sample_index_id (0), 0, 0 },
-                              { shoal_sample_index_id (1), 0, 0 } };
+    s_member_t members[2] = { { shoal_sample_index_id (0), 0, 0, 0 },
+                              { shoal_sample_index_id (1), 0, 0, 0 } };
     s_join (handoff, now, 0);
     s_join (handoff, now, 1);
     s_tasks (handoff, now, 1, false);
     shoal_task_status_t failed = { "web/0", SHOAL_ROLE_ACTIVE, SHOAL_TASK_FAILED, 0, { 1, 3 }, 0, 0,
                                    "" };
-    shoal_status_t a = { 1, 5, 1, &failed, ++members[1].seq };
+    shoal_status_t a = { 1, 5, 1, &failed, ++members[1].seq, 0 };
     CHECK_EQ (shoal_handoff_status (handoff, now, &members[1].id, members[1].life, &a), 0);
     s_report_empty (handoff, members, now, 0, 1, 5);
     CHECK (shoal_handoff_adopted (handoff));
@@ -1194,8 +1201,8 @@ unplaced_tasks_say_why (void)
     shoal_handoff_config_t config = s_config ();
     uint64_t now = 1000;
     shoal_handoff_t *handoff = shoal_handoff_new (&config, TERM, 0, now);
-    s_member_t members[2] = { { shoal_sample_index_id (0), 0, 0 },
-                              { shoal_sample_index_id (1), 0, 0 } };
+    s_member_t members[2] = { { shoal_sample_index_id (0), 0, 0, 0 },
+                              { shoal_sample_index_id (1), 0, 0, 0 } };
     shoal_label_t zone_a = { "zone", "a" }, disk = { "disk", "ssd" };
     const char *handles[] = { "web", "mars", "both", "busy" };
     //  Member 0: zone=a, one slot; member 1: disk=ssd, one slot; neither
@@ -1281,7 +1288,7 @@ a_member_back_or_new_gives_a_failed_task_another_chance (void)
 
     now = 1000;
     handoff = s_failed_everywhere (&config, members, &now);
-    members[2] = (s_member_t){ shoal_sample_index_id (2), 0, 0 };
+    members[2] = (s_member_t){ shoal_sample_index_id (2), 0, 0, 0 };
     s_join (handoff, now + 10, 2);
     s_report_empty (handoff, members, now + 20, 2, 0, 0);
     CHECK_EQ (s_actives (handoff, "web/0", &where, NULL), 1);
@@ -1303,12 +1310,12 @@ members_joining_together_are_placed_together (void)
     CHECK_EQ (s_check_actives (handoff, 4), 4);
     uint64_t version = shoal_handoff_version (handoff);
     s_join (handoff, now, 2);
-    members[2] = (s_member_t){ shoal_sample_index_id (2), 0, 0 };
+    members[2] = (s_member_t){ shoal_sample_index_id (2), 0, 0, 0 };
     s_report_empty (handoff, members, now, 2, 0, 0);
     CHECK_EQ (shoal_handoff_version (handoff), version); //  nothing yet
     CHECK_EQ (shoal_handoff_next (handoff), now + 100);  //  a keep-alive comes first
     s_join (handoff, now + 150, 3);
-    members[3] = (s_member_t){ shoal_sample_index_id (3), 0, 0 };
+    members[3] = (s_member_t){ shoal_sample_index_id (3), 0, 0, 0 };
     s_report_empty (handoff, members, now + 150, 3, 0, 0);
     CHECK_EQ (shoal_handoff_version (handoff), version);
     //  Due 200 ms after the last one came (capped at 600 ms after the first).
@@ -1344,7 +1351,7 @@ a_silence_during_the_join_settle_is_not_asked_for_again (void)
     for (uint64_t t = now + 100; t <= silent_at; t += 100) {
         if (t == joined_at) {
             s_join (handoff, t, 3);
-            members[3] = (s_member_t){ shoal_sample_index_id (3), 0, 0 };
+            members[3] = (s_member_t){ shoal_sample_index_id (3), 0, 0, 0 };
             s_report_empty (handoff, members, t, 3, 0, 0);
         }
         for (int i = 0; i < 2; i++)
@@ -1393,6 +1400,90 @@ members_leaving_together_are_left_together (void)
     shoal_handoff_destroy (&handoff);
 }
 
+//  How many placements of any role the published assignment has on member
+//  index.
+static int
+s_placements_on (shoal_handoff_t *handoff, int index)
+{
+    const shoal_placement_t *placements;
+    size_t count = shoal_handoff_placements (handoff, &placements);
+    int on = 0;
+    for (size_t i = 0; i < count; i++)
+        on += placements[i].node.bytes[0] == index + 1;
+    return on;
+}
+
+//  A node's mark comes to the leader in its STATUS too, since gossip may
+//  bring its new meta to every member but the leader for a while; once a
+//  STATUS told it, an older meta gossip brings later does not undo it.
+static void
+a_status_tells_the_mark_and_wins_over_an_older_meta (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    uint64_t now = 1000;
+    s_member_t members[2];
+    shoal_handoff_t *handoff = s_placed (&config, members, 2, 4, false, &now);
+    CHECK_EQ (s_check_actives (handoff, 4), 4);
+    CHECK (s_placements_on (handoff, 1) > 0);
+    CHECK (shoal_handoff_settled (handoff));
+    members[1].cordon = SHOAL_CORDON_DRAINING;
+    s_report_published (handoff, members, now + 1, 1, NULL);
+    int where;
+    for (int i = 0; i < 4; i++) {
+        char task[16];
+        snprintf (task, sizeof task, "web/%d", i);
+        s_actives (handoff, task, &where, NULL);
+        CHECK (where != 1); //  revoked, or never there
+    }
+    CHECK (!shoal_handoff_settled (handoff)); //  until it confirms the stops
+    //  Gossip brings its meta of before the mark.
+    shoal_meta_t meta = { .name = "n", .addr = "127.0.0.1:1", .capacity = 1 };
+    CHECK_EQ (shoal_handoff_member (handoff, now + 2, &members[1].id, &meta, SHOAL_HANDOFF_LIVE),
+              0);
+    s_report_empty (handoff, members, now + 3, 1, TERM, shoal_handoff_version (handoff));
+    CHECK_EQ (s_check_actives (handoff, 4), 4);
+    CHECK_EQ (s_placements_on (handoff, 1), 0);
+    CHECK (shoal_handoff_settled (handoff));
+    //  A mark out of range is dropped, and so is a mark for a stranger.
+    shoal_status_t bad = {
+        TERM, shoal_handoff_version (handoff), 0, NULL, ++members[1].seq, SHOAL_CORDON_MAX + 1
+    };
+    CHECK_EQ (shoal_handoff_status (handoff, now + 4, &members[1].id, 0, &bad), -1);
+    shoal_id_t stranger = shoal_sample_index_id (9);
+    CHECK_EQ (shoal_handoff_cordon (handoff, now + 4, &stranger, SHOAL_CORDON_CORDONED), -1);
+    CHECK_EQ (shoal_handoff_cordon (handoff, now + 4, &members[0].id, SHOAL_CORDON_MAX + 1), -1);
+    shoal_handoff_destroy (&handoff);
+}
+
+//  A member that leaves holding nothing moves nothing: the leader does not
+//  wait leave_settle_ms for it. A drained node leaves the moment its last
+//  stop is done, and its STATUS saying so may come just after its leave
+//  (the simulator's rolling-drain, 9 nodes, seed 7: a task waited 2.2 s).
+static void
+a_drained_member_that_leaves_is_not_waited_for (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    config.leave_settle_ms = 100;
+    uint64_t now = 1000;
+    s_member_t members[3];
+    shoal_handoff_t *handoff = s_placed (&config, members, 3, 6, false, &now);
+    CHECK_EQ (s_check_actives (handoff, 6), 6);
+    members[2].cordon = SHOAL_CORDON_DRAINING;
+    s_report_published (handoff, members, now + 1, 2, NULL);
+    int revoked = 6 - s_check_actives (handoff, 6);
+    CHECK (revoked > 0);
+    //  It leaves before its STATUS that says its stops are done.
+    shoal_id_t id = members[2].id;
+    CHECK_EQ (shoal_handoff_member (handoff, now + 2, &id, NULL, SHOAL_HANDOFF_GONE), 0);
+    CHECK_EQ (s_check_actives (handoff, 6), 6 - revoked);
+    CHECK (!shoal_handoff_settled (handoff));
+    //  Its last STATUS, stops done, comes after the leave: granted at once.
+    s_report_empty (handoff, members, now + 3, 2, TERM, shoal_handoff_version (handoff));
+    CHECK_EQ (s_check_actives (handoff, 6), 6);
+    CHECK (shoal_handoff_settled (handoff));
+    shoal_handoff_destroy (&handoff);
+}
+
 //  A STATUS still in flight when its member restarted is of a life that is
 //  over: it is dropped, and does not raise the seq above what the new life
 //  sends (the simulator's rolling-restart, 12 nodes, seed 2: a restarted
@@ -1407,7 +1498,7 @@ a_status_of_an_earlier_life_is_dropped (void)
     shoal_handoff_t *handoff = s_placed (&config, members, 2, 4, false, &now);
     shoal_meta_t meta = { .name = "n", .addr = "127.0.0.1:1", .life = 2, .capacity = 1 };
     CHECK_EQ (shoal_handoff_member (handoff, now + 10, &members[0].id, &meta, true), 0);
-    shoal_status_t late = { TERM, shoal_handoff_version (handoff), 0, NULL, 1000 };
+    shoal_status_t late = { TERM, shoal_handoff_version (handoff), 0, NULL, 1000, 0 };
     CHECK_EQ (shoal_handoff_status (handoff, now + 20, &members[0].id, 0, &late), -1);
     members[0].seq = 0;
     members[0].life = 2;
@@ -1497,8 +1588,9 @@ s_report_lag (shoal_handoff_t *handoff, s_member_t *members, uint64_t now, int i
                                                    0,
                                                    0,
                                                    "" };
-    shoal_status_t status = { TERM, shoal_handoff_version (handoff), held, tasks,
-                              ++members[index].seq };
+    shoal_status_t status = {
+        TERM, shoal_handoff_version (handoff), held, tasks, ++members[index].seq, 0
+    };
     CHECK_EQ (shoal_handoff_status (handoff, now, &members[index].id, members[index].life, &status),
               0);
     free (tasks);
@@ -1519,7 +1611,7 @@ caught_up_stand_ins_hold_still_during_the_lease_wait (void)
     shoal_handoff_t *handoff = shoal_handoff_new (&config, TERM, 0, now);
     s_member_t members[3];
     for (int i = 0; i < 3; i++) {
-        members[i] = (s_member_t){ shoal_sample_index_id (i), 0, 0 };
+        members[i] = (s_member_t){ shoal_sample_index_id (i), 0, 0, 0 };
         s_join (handoff, now, i);
     }
     s_tasks (handoff, now, 6, true);
@@ -1532,7 +1624,7 @@ caught_up_stand_ins_hold_still_during_the_lease_wait (void)
             names[i], SHOAL_ROLE_LEARNER, SHOAL_TASK_RUNNING, 0, { TERM - 1, 9 }, 0, 0, ""
         };
     }
-    shoal_status_t status = { TERM - 1, 9, 6, warm, ++members[0].seq };
+    shoal_status_t status = { TERM - 1, 9, 6, warm, ++members[0].seq, 0 };
     CHECK_EQ (shoal_handoff_status (handoff, now, &members[0].id, members[0].life, &status), 0);
     s_report_empty (handoff, members, now, 1, 0, 0);
     s_report_empty (handoff, members, now, 2, 0, 0);
@@ -1568,6 +1660,8 @@ main (void)
     RUN (members_joining_together_are_placed_together);
     RUN (a_silence_during_the_join_settle_is_not_asked_for_again);
     RUN (members_leaving_together_are_left_together);
+    RUN (a_status_tells_the_mark_and_wins_over_an_older_meta);
+    RUN (a_drained_member_that_leaves_is_not_waited_for);
     RUN (a_status_of_an_earlier_life_is_dropped);
     RUN (a_new_leader_adopts_what_members_run);
     RUN (no_task_is_granted_before_the_lease_wait);

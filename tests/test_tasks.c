@@ -180,6 +180,27 @@ s_running_active (void)
 
 //  ---------------------------------------------------------------------
 
+//  The node's mark goes in every STATUS, and a change sends one at once:
+//  the leader hears it straight from the node.
+static void
+a_mark_is_told_at_once_and_in_every_status (void)
+{
+    shoal_tasks_t *node = s_node_new ();
+    s_leader (node, T0, LEADER, 7);
+    const shoal_status_t *status = s_status (node);
+    CHECK (status && status->cordon == SHOAL_CORDON_NONE);
+    CHECK_EQ (shoal_tasks_cordon (node, T0 + 10, SHOAL_CORDON_DRAINING), 0);
+    status = s_status (node);
+    CHECK (status && status->seq == 2 && status->cordon == SHOAL_CORDON_DRAINING);
+    CHECK_EQ (shoal_tasks_cordon (node, T0 + 20, SHOAL_CORDON_DRAINING), 0);
+    CHECK (s_status (node) == NULL); //  no news
+    shoal_tasks_tick (node, T0 + 10 + 1000);
+    status = s_status (node);
+    CHECK (status && status->cordon == SHOAL_CORDON_DRAINING);
+    CHECK_EQ (shoal_tasks_cordon (node, T0 + 1100, SHOAL_CORDON_MAX + 1), -1);
+    shoal_tasks_destroy (&node);
+}
+
 static void
 configs_are_checked (void)
 {
@@ -1282,6 +1303,7 @@ int
 main (void)
 {
     RUN (configs_are_checked);
+    RUN (a_mark_is_told_at_once_and_in_every_status);
     RUN (a_snapshot_starts_tasks_in_their_roles_with_epochs);
     RUN (a_delta_applies_only_on_its_base_and_term);
     RUN (an_older_term_is_dropped);

@@ -305,6 +305,22 @@ cordon_and_leave_are_optional (void)
     CHECK (got.u.control_req.leave);
     CHECK (got.u.control_req.keys == NULL);
     CHECK_EQ (got.u.control_req.op, SHOAL_OP_DRAIN);
+
+    //  A STATUS tells the node's mark only when it has one.
+    msg = (shoal_msg_t){ .type = SHOAL_MSG_STATUS };
+    msg.u.status = (shoal_status_t){ .term = 1, .applied_version = 4, .seq = 9 };
+    plain = shoal_msg_encode (&msg, buffer, sizeof buffer, &err);
+    CHECK (plain > 0);
+    CHECK_EQ (s_decode (buffer, (size_t) plain, &got, &err), 0);
+    CHECK_EQ (got.u.status.cordon, SHOAL_CORDON_NONE);
+    msg.u.status.cordon = SHOAL_CORDON_CORDONED;
+    marked = shoal_msg_encode (&msg, buffer, sizeof buffer, &err);
+    CHECK_EQ (marked, plain + 1);
+    CHECK_EQ (s_decode (buffer, (size_t) marked, &got, &err), 0);
+    CHECK_EQ (got.u.status.cordon, SHOAL_CORDON_CORDONED);
+    CHECK_EQ (got.u.status.seq, 9);
+    msg.u.status.cordon = SHOAL_CORDON_MAX + 1;
+    CHECK (shoal_msg_encode (&msg, buffer, sizeof buffer, &err) < 0);
 }
 
 //  Absent strings encode as empty ones; empty lists decode as NULL.

@@ -19,6 +19,7 @@
 
 typedef struct {
     uint32_t held, active, standby, learner;
+    bool settling; //  holds nothing, but a move it made as leader is halfway
 } s_held_t;
 
 static uint64_t
@@ -30,11 +31,13 @@ s_now_ms (void)
 }
 
 //  What rep (a drain's answer: the node's own tasks) says the node holds:
-//  a task in some role, or one it still stops.
+//  a task in some role, or one it still stops; and whether, holding none,
+//  it is not drained yet.
 static s_held_t
 s_count (const shoal_control_rep_t *rep)
 {
     s_held_t held = { 0 };
+    held.settling = rep->reason && strcmp (rep->reason, SHOAL_DRAIN_ONGOING) == 0;
     for (uint32_t i = 0; i < rep->task_count; i++) {
         const shoal_task_status_t *status = &rep->tasks[i].status;
         bool holds = status->role != SHOAL_ROLE_NONE || status->state == SHOAL_TASK_STOPPING;
@@ -43,6 +46,7 @@ s_count (const shoal_control_rep_t *rep)
         held.standby += status->role == SHOAL_ROLE_STANDBY;
         held.learner += status->role == SHOAL_ROLE_LEARNER;
     }
+    held.settling &= held.held == 0;
     return held;
 }
 
@@ -50,6 +54,11 @@ static void
 s_print_progress (const char *name, const shoal_control_rep_t *rep, const s_held_t *held,
                   double seconds)
 {
+    if (held->settling) {
+        printf ("%6.1fs  %s holds nothing; a move it made as leader is halfway\n", seconds, name);
+        fflush (stdout);
+        return;
+    }
     printf ("%6.1fs  %s holds %u task%s: %u active, %u standby, %u learner", seconds, name,
             held->held, held->held == 1 ? "" : "s", held->active, held->standby, held->learner);
     uint32_t shown = 0;
@@ -67,14 +76,14 @@ s_print_end (const shoal_drain_t *drain, const char *name, const s_held_t *held,
              bool left)
 {
     if (drain->json) {
-        json_t *out =
-            json_pack ("{s:s, s:b, s:f, s:i, s:b}", "node", name, "drained", held->held == 0,
-                       "seconds", seconds, "held", (json_int_t) held->held, "left", left);
+        json_t *out = json_pack ("{s:s, s:b, s:f, s:i, s:b}", "node", name, "drained",
+                                 held->held == 0 && !held->settling, "seconds", seconds, "held",
+                                 (json_int_t) held->held, "left", left);
         if (out)
             json_dumpf (out, stdout, JSON_COMPACT);
         printf ("\n");
         json_decref (out);
-    } else if (held->held == 0)
+    } else if (held->held == 0 && !held->settling)
         printf ("%s is drained (%.1f s)%s\n", name, seconds, left ? "; it leaves the cluster" : "");
 }
 
@@ -105,7 +114,7 @@ shoal_drain_follow (const shoal_drain_t *drain, const shoal_control_rep_t *first
     if (first->member_count == 1 && first->members[0].meta && first->members[0].meta->name)
         snprintf (name, sizeof name, "%s", first->members[0].meta->name);
     uint64_t start = s_now_ms (), deadline = start + drain->wait_ms;
-    s_held_t held = s_count (first), shown = { UINT32_MAX, 0, 0, 0 };
+    s_held_t held = s_count (first), shown = { UINT32_MAX, 0, 0, 0, false };
     shoal_arena_t arena = { 0 };
     if (shoal_arena_init (&arena, SHOAL_CONTROL_ARENA) != 0) {
         fprintf (stderr, "shoal drain: out of memory\n");
@@ -113,7 +122,7 @@ shoal_drain_follow (const shoal_drain_t *drain, const shoal_control_rep_t *first
     }
     shoal_control_rep_t rep = *first;
     int rc = 0;
-    while (held.held > 0) {
+    while (held.held > 0 || held.settling) {
         double seconds = (double) (s_now_ms () - start) / 1000;
         if (!drain->json && memcmp (&held, &shown, sizeof held) != 0)
             s_print_progress (name, &rep, &held, seconds);
@@ -133,13 +142,18 @@ shoal_drain_follow (const shoal_drain_t *drain, const shoal_control_rep_t *first
     //  Asked with leave, the node leaves on the answer that finds it
     //  drained (the node asked may be another than the one drained).
     bool left =
-        rc == 0 && drain->leave && rep.reason && strcmp (rep.reason, "drained: leaving") == 0;
+        rc == 0 && drain->leave && rep.reason && strcmp (rep.reason, SHOAL_DRAIN_LEAVING) == 0;
     if (rc == 0 && drain->leave && !left) {
         fprintf (stderr, "shoal drain: the node is drained but did not say it leaves\n");
         rc = SHOAL_DRAIN_FAILED;
     }
     s_print_end (drain, name, &held, seconds, left);
-    if (rc == SHOAL_DRAIN_TIMED_OUT)
+    if (rc == SHOAL_DRAIN_TIMED_OUT && held.settling)
+        fprintf (stderr,
+                 "shoal drain: %s holds nothing, but a move it made as leader is still halfway "
+                 "after %.0f s (see shoal status); it stays draining\n",
+                 name, seconds);
+    else if (rc == SHOAL_DRAIN_TIMED_OUT)
         fprintf (stderr,
                  "shoal drain: %s still holds %u task%s after %.0f s: no other node may hold "
                  "them, none has room, or their learners have not caught up (see shoal status); "

@@ -279,8 +279,10 @@ static const s_field_t s_status_fields[] = {
     F_UINT (shoal_status_t, applied_version, UINT64_MAX),
     F_LIST (shoal_status_t, tasks, task_count, SHOAL_TASKS_MAX, s_task_status),
     F_UINT (shoal_status_t, seq, UINT64_MAX),
+    F_UINT (shoal_status_t, cordon, SHOAL_CORDON_MAX),
 };
-SCHEMA (s_status, "status", shoal_status_t, s_status_fields);
+//  cordon came later: a node that takes tasks (0) encodes as before.
+SCHEMA_TAIL (s_status, "status", shoal_status_t, s_status_fields, 4);
 
 static const s_field_t s_job_fields[] = {
     F_UINT (shoal_job_t, term, UINT64_MAX),

@@ -362,6 +362,9 @@ typedef struct {
     uint32_t task_count;
     shoal_task_status_t *tasks;
     uint64_t seq; //  counts the node's STATUS messages up, from 1, per life
+    //  The node's own mark (shoal_cordon_t), as in its meta, which gossip
+    //  may bring the leader late; optional on the wire (0 left out).
+    uint8_t cordon;
 } shoal_status_t;
 
 //  A committed job spec, replicated by the leader; JOB-ACK confirms it is held.
