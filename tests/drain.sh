@@ -47,6 +47,25 @@ fi
 echo ready >&3
 exec sleep 600'
 active_starts () { grep -c ' active$' "$starts"; }
+# drain_leaves WHO ASKED ARG...: `shoal drain ARG... --leave`, asked of
+# ASKED, exits 0; WHO then exits 0, and no child started as the active
+# meanwhile (each of WHO's tasks warmed up elsewhere first).
+drain_leaves () {
+    local who=$1 asked=$2 before status
+    shift 2
+    before=$(active_starts)
+    "$shoal" drain "$@" --leave --data-dir "$work/$asked" \
+        >"$work/drain-$who.out" 2>"$work/drain-$who.err"
+    status=$?
+    cat "$work/drain-$who.out" "$work/drain-$who.err"
+    [ "$status" -eq 0 ] || fail "the drain of $who exits 0, not $status"
+    wait "${pid_of[$who]}"
+    status=$?
+    unset "pid_of[$who]"
+    [ "$status" -eq 0 ] || fail "$who leaves and exits 0, not $status"
+    [ "$(active_starts)" -eq "$before" ] ||
+        fail "no task started cold in the drain of $who: $before before, $(active_starts) after"
+}
 running () { # name count: the worker runs at least count children
     [ "$(grep -c ' started s/' "$work/$1.log")" -ge "$2" ]
 }
@@ -64,7 +83,6 @@ b_holds () { "$shoal" status --data-dir "$work/a" --json | grep -q "$(id_of b)";
 wait_for "b holds tasks" b_holds
 wait_for "b runs a task" running b 1
 sleep 1
-cold=$(active_starts)
 
 expect_status 2 "drain with --leave and --no-wait" "$shoal" drain --leave --no-wait \
     --data-dir "$work/b"
@@ -73,18 +91,9 @@ grep -q "no live member has that name" "$work/err" ||
     fail "the refusal names the reason: $(cat "$work/err")"
 
 # Asked of a: the drain goes on to b, and b, drained, leaves.
-"$shoal" drain b --leave --data-dir "$work/a" >"$work/drain.out" 2>"$work/drain.err"
-status=$?
-cat "$work/drain.out" "$work/drain.err"
-[ "$status" -eq 0 ] || fail "drain exits 0, not $status"
-grep -q "b is drained" "$work/drain.out" || fail "drain says b is drained"
-grep -q "holds .* task" "$work/drain.out" || fail "drain prints its progress"
-wait "${pid_of[b]}"
-status=$?
-unset "pid_of[b]"
-[ "$status" -eq 0 ] || fail "b leaves and exits 0, not $status"
-[ "$(active_starts)" -eq "$cold" ] ||
-    fail "no task started cold (as active) in the drain: $((cold)) before, $(active_starts) after"
+drain_leaves b a b
+grep -q "b is drained" "$work/drain-b.out" || fail "drain says b is drained"
+grep -q "holds .* task" "$work/drain-b.out" || fail "drain prints its progress"
 grep -q '"reason":"drain"' "$events" || fail "the leader's move lines say drain"
 [ "$(grep -c '"event":"cordon"' "$work/b.jsonl")" -eq 1 ] &&
     grep -q '"event":"cordon",.*"state":"draining"' "$work/b.jsonl" ||
@@ -112,16 +121,7 @@ start d --join "127.0.0.1:$port" || exit 1
 wait_for "d takes tasks" running d 1
 sleep 1
 cold=$(active_starts)
-"$shoal" drain --leave --wait 60s --data-dir "$work/a" >"$work/drain-a.out" 2>"$work/drain-a.err"
-status=$?
-cat "$work/drain-a.out" "$work/drain-a.err"
-[ "$status" -eq 0 ] || fail "the leader's drain exits 0, not $status"
-wait "${pid_of[a]}"
-status=$?
-unset "pid_of[a]"
-[ "$status" -eq 0 ] || fail "the drained leader leaves and exits 0, not $status"
-[ "$(active_starts)" -eq "$cold" ] ||
-    fail "no task started cold in the leader's drain: $cold before, $(active_starts) after"
+drain_leaves a a --wait 60s
 four_active () { [ "$("$shoal" status --data-dir "$work/c" | grep -c ' active ')" -eq 4 ]; }
 wait_for "a new leader finds the 4 tasks active" four_active
 [ "$(active_starts)" -eq "$cold" ] || fail "no task started cold after the leader left"
