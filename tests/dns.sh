@@ -45,10 +45,9 @@ before_cleanup () { kill "$server" 2>/dev/null; }
 wait_for "the DNS server listens" test -s "$work/dns.ready"
 
 start () { # name options...
-    local name=$1; shift
-    "$shoal" worker --data-dir "$work/$name" --bind 127.0.0.1:0 --beacon-port 0 --name "$name" \
-        --profile loopback --log-format=text "$@" >"$work/$name.out" 2>"$work/$name.log" &
-    pid_of[$name]=$!
+    local name=$1
+    shift
+    start_worker "$name" --profile loopback --log-format=text "$@"
 }
 follows_a () { [ -n "$(leader_of "$1")" ] && [ "$(leader_of "$1")" = "$(id_of a)" ]; }
 

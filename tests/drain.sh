@@ -32,11 +32,9 @@ events=$work/a.jsonl
 starts=$work/starts
 : >"$starts"
 start () { # name flag...
-    local name=$1; shift
-    "$shoal" worker --data-dir "$work/$name" --bind 127.0.0.1:0 --beacon-port 0 \
-        --profile loopback --name "$name" --capacity 4 --acceptable-lag 0 "$@" \
-        >"$work/$name.out" 2>"$work/$name.log" &
-    pid_of[$name]=$!
+    local name=$1
+    shift
+    start_worker "$name" --profile loopback --capacity 4 --acceptable-lag 0 "$@"
     wait_for "$name starts" grep -q ' on port ' "$work/$name.log"
 }
 # The child: one line per start, then warm up unless it starts active.

@@ -22,10 +22,9 @@ command -v python3 >/dev/null || { echo "skip: no python3 to read the JSON lines
 
 events=$work/a.jsonl
 start () { # name flag...
-    local name=$1; shift
-    "$shoal" worker --data-dir "$work/$name" --bind 127.0.0.1:0 --beacon-port 0 \
-        --profile loopback --name "$name" --capacity 4 "$@" >"$work/$name.out" 2>"$work/$name.log" &
-    pid_of[$name]=$!
+    local name=$1
+    shift
+    start_worker "$name" --profile loopback --capacity 4 "$@"
     wait_for "$name starts" grep -q ' on port ' "$work/$name.log"
 }
 # moves STEP REASON [TO-NAME]: how many move lines of that step and reason

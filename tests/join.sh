@@ -19,10 +19,9 @@ shoal=$1
 . "$(dirname "$0")/lib/workers.bash"
 
 start () { # name options...
-    local name=$1; shift
-    "$shoal" worker --data-dir "$work/$name" --bind 127.0.0.1:0 --beacon-port 0 --name "$name" \
-        --log-format=text "$@" >"$work/$name.out" 2>"$work/$name.log" &
-    pid_of[$name]=$!
+    local name=$1
+    shift
+    start_worker "$name" --log-format=text "$@"
 }
 has_leader () { [ -n "$(leader_of "$1")" ]; }
 

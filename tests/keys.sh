@@ -30,11 +30,9 @@ shoal=$1
 before_cleanup () { [ -n "${watcher:-}" ] && kill "$watcher" 2>/dev/null; }
 
 start () { # name key-file [options...]
-    local name=$1 key=$2; shift 2
-    "$shoal" worker --data-dir "$work/$name" --bind 127.0.0.1:0 --beacon-port 0 --name "$name" \
-        --profile loopback --key-file "$key" --log-format=text "$@" \
-        >"$work/$name.out" 2>>"$work/$name.log" &
-    pid_of[$name]=$!
+    local name=$1 key=$2
+    shift 2
+    start_worker "$name" --profile loopback --key-file "$key" --log-format=text "$@"
 }
 keys () { "$shoal" keys "$@" --data-dir "$work/${ask:-w1}" --timeout 20s; }
 

@@ -37,11 +37,9 @@ until_status () {
     fail "$what: exit status $got, expected $want ($(head -c 300 "$work/err"))"
 }
 start () { # name flag...
-    local name=$1; shift
-    "$shoal" worker --data-dir "$work/$name" --bind 127.0.0.1:0 --beacon-port 0 \
-        --profile loopback --name "$name" --task-log-size $cap --task-log-keep 1 "$@" \
-        >"$work/$name.out" 2>"$work/$name.log" &
-    pid_of[$name]=$!
+    local name=$1
+    shift
+    start_worker "$name" --profile loopback --task-log-size $cap --task-log-keep 1 "$@"
     wait_for "$name starts" grep -q ' on port ' "$work/$name.log"
 }
 

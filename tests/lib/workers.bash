@@ -1,7 +1,9 @@
 # tests/lib/workers.bash: what the tests of real `shoal worker` processes
-# share. Source it after lib/expect.bash, with $shoal set. Each script
-# starts its workers its own way, logging to $work/NAME.log and recording
-# the pid in pid_of[NAME]; this gives:
+# share. Source it after lib/expect.bash, with $shoal set. A script starts
+# its workers with start_worker, or its own way, logging to $work/NAME.log
+# and recording the pid in pid_of[NAME]; this gives:
+#   start_worker NAME FLAG...  a worker on loopback (its own port, no
+#                              beacons), data in $work/NAME, named NAME
 #   wait_for WHAT COMMAND...   until COMMAND succeeds, 60 s at most, or fail WHAT
 #   stop NAME...               SIGTERM each worker: it leaves and must exit 0
 #   port_of NAME, id_of NAME   the port and node id the worker's log gives
@@ -22,6 +24,14 @@ cleanup () {
     rm -rf "$work"
 }
 trap cleanup EXIT
+
+start_worker () { # name flag...
+    local name=$1
+    shift
+    "$shoal" worker --data-dir "$work/$name" --bind 127.0.0.1:0 --beacon-port 0 --name "$name" \
+        "$@" >"$work/$name.out" 2>>"$work/$name.log" &
+    pid_of[$name]=$!
+}
 
 wait_for () { # what command...
     local what=$1 i; shift
