@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# Many real `shoal worker` processes on one machine (issue 26): NODES
+# workers on loopback (build/shoal, the LAN profile unless --profile says
+# otherwise), each with its own port and no beacons, the first the seed.
+# The run:
+#   1. starts them all and waits until a sample of nodes (every node up to
+#      20, then 20 picked at random, and the seed) each see NODES alive and
+#      name the same leader: join_s, one_view_s;
+#   2. submits two jobs, TASKS/2 stateless and TASKS/2 stateful tasks, whose
+#      child only says it is ready and sleeps, and waits until every task
+#      is active: placed_s;
+#   3. kills (SIGKILL) the leader and KILL % of the other nodes at once,
+#      and waits until a survivor names a new leader (leader_s) and every
+#      task is active again on a survivor (failover_s); moves counts the
+#      tasks whose active changed node;
+#   4. reads every worker's event log: double_active_ms is the total time
+#      two nodes held one task active at once, as their commands say
+#      (start or promote as active, until demote, stop, or the node's
+#      death; the `mono` clock of one host): must be 0, and
+#      active_spans (how many such spans were read) at least TASKS;
+#   5. per node: CPU seconds over the run and RSS at the end (mean, max),
+#      and the sockets each process holds open (mean, max).
+# Prints one JSON object; exit status 1 when a step does not finish within
+# its bound (bounds against a hang only) or a double active is seen, 2 for
+# a bad argument. Never asserts on a time.
+#
+#   bench/scale.sh [--nodes N] [--tasks T] [--kill PERCENT] [--profile P]
+#       [--build DIR] [--keep]
+#
+# Defaults: 50 nodes, 500 tasks, 10 %, lan, build/plain.
+set -u
+nodes=50 tasks=500 kill_pct=10 profile=lan build=build/plain keep=0
+while [ $# -gt 0 ]; do
+    case $1 in
+    --nodes) nodes=$2; shift 2 ;;
+    --tasks) tasks=$2; shift 2 ;;
+    --kill) kill_pct=$2; shift 2 ;;
+    --profile) profile=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
+    -h | --help) sed -n '2,/^set -u/p' "$0" | sed 's/^# \{0,1\}//; /^set -u/d'; exit 0 ;;
+    *) echo "scale: unknown argument $1 (scale --help)" >&2; exit 2 ;;
+    esac
+done
+for v in nodes tasks kill_pct; do
+    [[ ${!v} =~ ^[0-9]+$ ]] || { echo "scale: --${v%_pct} must be a whole number" >&2; exit 2; }
+done
+[ "$nodes" -ge 3 ] || { echo "scale: --nodes is 3 or more" >&2; exit 2; }
+[ "$tasks" -ge 2 ] || { echo "scale: --tasks is 2 or more" >&2; exit 2; }
+[ "$kill_pct" -le 40 ] || { echo "scale: --kill is at most 40 (a majority must stay)" >&2; exit 2; }
+shoal=$(cd "$(dirname "$0")/.." && pwd)/$build/shoal
+[ -x "$shoal" ] || { echo "scale: no program at $shoal (build it, or --build DIR)" >&2; exit 2; }
+command -v python3 >/dev/null || { echo "scale: needs python3" >&2; exit 2; }
+top=$(mktemp -d)
+declare -A pid_of
+cleanup () {
+    local pid
+    for pid in "${pid_of[@]}"; do { kill -9 "$pid" && wait "$pid"; } 2>/dev/null; done
+    [ "$keep" = 1 ] && echo "kept: $top" >&2 || rm -rf "$top"
+}
+trap cleanup EXIT
+mono_ms () { python3 -c 'import time; print(int(time.monotonic() * 1000))'; }
+bail () { echo "scale: $*" >&2; exit 1; }
+wait_until () { # seconds command...: 0 once command succeeds
+    local until=$((SECONDS + $1))
+    shift
+    while [ "$SECONDS" -lt "$until" ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.5; done
+    return 1
+}
+start () { # name flags...
+    local name=$1
+    shift
+    "$shoal" worker --data-dir "$top/$name" --bind 127.0.0.1:0 --beacon-port 0 --name "$name" \
+        --profile "$profile" --events "$top/$name.events" "$@" \
+        >"$top/$name.out" 2>"$top/$name.log" &
+    pid_of[$name]=$!
+}
+port_of () { sed -n -E 's/.* on port ([0-9]+).*/\1/p' "$top/$1.log" | head -1; }
+alive () { "$shoal" members --data-dir "$top/$1" 2>/dev/null | grep -c ' alive '; }
+leader () { "$shoal" status --json --data-dir "$top/$1" 2>/dev/null |
+    sed -n -E 's/.*"leader": *"([0-9a-f]{32})".*/\1/p' | head -1; }
+# The sample the views are read from: the seed and up to 20 others.
+sample=(n0)
+mapfile -t others < <(seq 1 $((nodes - 1)) | shuf -n 20)
+for i in "${others[@]}"; do sample+=("n$i"); done
+one_view () { # every sampled node that lives sees want alive and one leader
+    local want=$1 name first=""
+    for name in "${sample[@]}"; do
+        [ -n "${pid_of[$name]:-}" ] || continue
+        [ "$(alive "$name")" -eq "$want" ] || return 1
+        local l
+        l=$(leader "$name")
+        [ -n "$l" ] || return 1
+        [ -z "$first" ] || [ "$l" = "$first" ] || return 1
+        first=$l
+    done
+}
+active_count () { "$shoal" status --data-dir "$top/$1" 2>/dev/null | grep -c ' active '; }
+all_active () { # name: every task active, none starting, none unplaced
+    local out
+    out=$("$shoal" status --data-dir "$top/$1" 2>/dev/null) || return 1
+    [ "$(grep -c ' active ' <<<"$out")" -eq "$tasks" ] && ! grep -qE ' (starting|unplaced) ' <<<"$out"
+}
+
+t_start=$(mono_ms)
+start n0 --expect 1
+wait_until 60 grep -q ' on port ' "$top/n0.log" || bail "n0 did not start"
+port=$(port_of n0)
+for ((i = 1; i < nodes; i++)); do start "n$i" --join "127.0.0.1:$port"; done
+wait_until 600 sh -c "[ \$('$shoal' members --data-dir '$top/n0' | grep -c ' alive ') -eq $nodes ]" ||
+    bail "the seed never saw $nodes alive"
+t_joined=$(mono_ms)
+wait_until 600 one_view "$nodes" || bail "no one view of $nodes with one leader"
+t_view=$(mono_ms)
+
+child='echo ready >&3; exec sleep 1000000'
+half=$((tasks / 2))
+"$shoal" submit web --parallelism $((tasks - half)) --command "$child" --data-dir "$top/n0" \
+    >/dev/null || bail "submit web refused"
+"$shoal" submit store --parallelism "$half" --stateful --command "$child" \
+    --data-dir "$top/n0" >/dev/null || bail "submit store refused"
+t_submit=$(mono_ms)
+wait_until 900 all_active n0 || bail "the $tasks tasks were never all active"
+t_placed=$(mono_ms)
+"$shoal" status --data-dir "$top/n0" | awk '$3 == "active" { print $1, $2 }' | sort >"$top/before"
+
+# The leader and KILL % of the others, at once.
+leader_id=$(leader n0)
+victims=()
+for ((i = 0; i < nodes; i++)); do
+    grep -q "node $leader_id" "$top/n$i.log" && victims+=("n$i")
+done
+[ "${#victims[@]}" -eq 1 ] || bail "the leader $leader_id is none of the workers"
+count=$((nodes * kill_pct / 100))
+mapfile -t more < <(for ((i = 0; i < nodes; i++)); do [ "n$i" = "${victims[0]}" ] || echo "n$i"; done |
+    shuf -n "$count")
+victims+=("${more[@]}")
+survivor=""
+for ((i = 0; i < nodes; i++)); do
+    [[ " ${victims[*]} " == *" n$i "* ]] || { survivor=${survivor:-n$i}; }
+done
+# CPU and RSS of every node before the kill (the victims' too).
+for ((i = 0; i < nodes; i++)); do
+    pid=${pid_of[n$i]}
+    echo "n$i $(awk '{ print $14 + $15 }' "/proc/$pid/stat") $(awk '/^VmRSS/ { print $2 }' "/proc/$pid/status") $(find "/proc/$pid/fd" -lname 'socket:*' 2>/dev/null | wc -l)"
+done >"$top/usage"
+t_kill=$(mono_ms)
+for v in "${victims[@]}"; do kill -9 "${pid_of[$v]}"; done
+for v in "${victims[@]}"; do { wait "${pid_of[$v]}"; } 2>/dev/null; unset "pid_of[$v]"; done
+new_leader () { local l; l=$(leader "$survivor"); [ -n "$l" ] && [ "$l" != "$leader_id" ]; }
+wait_until 300 new_leader || bail "no new leader after the kill"
+t_leader=$(mono_ms)
+wait_until 600 all_active "$survivor" || bail "the tasks were never all active again"
+t_failover=$(mono_ms)
+"$shoal" status --data-dir "$top/$survivor" | awk '$3 == "active" { print $1, $2 }' | sort >"$top/after"
+sleep 2
+
+python3 - "$top" "$nodes" "$tasks" "$kill_pct" "$profile" "${#victims[@]}" \
+    "$t_start" "$t_joined" "$t_view" "$t_submit" "$t_placed" "$t_kill" "$t_leader" "$t_failover" \
+    "${victims[@]}" <<'EOF'
+import glob, json, os, statistics, sys
+top, nodes, tasks, kill_pct, profile, nvict = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], int(sys.argv[6])
+t = [int(x) for x in sys.argv[7:15]]
+victims = set(sys.argv[15:15 + nvict])
+start, joined, view, submit, placed, kill, leader, failover = t
+# Active intervals per task, from every node's command lines.
+intervals = {}
+for path in glob.glob(os.path.join(top, "n*.events")):
+    name = os.path.basename(path)[:-len(".events")]
+    open_at = {}
+    end = kill if name in victims else None
+    for line in open(path):
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue
+        if e.get("event") != "task":
+            continue
+        task, at = e["task"], e["mono"]
+        if e["role"] == "active" and task not in open_at:
+            open_at[task] = at
+        elif e["role"] != "active" and task in open_at:
+            intervals.setdefault(task, []).append((open_at.pop(task), at))
+    for task, at in open_at.items():
+        intervals.setdefault(task, []).append((at, end if end is not None else 1 << 62))
+spans_read = sum(len(v) for v in intervals.values())
+double = 0
+for spans in intervals.values():
+    spans.sort()
+    reach = None
+    for a, b in spans:
+        if reach is not None and a < reach:
+            double += min(b, reach) - a
+        reach = b if reach is None else max(reach, b)
+def pairs(path):
+    return dict(line.split() for line in open(path) if line.strip())
+before, after = pairs(os.path.join(top, "before")), pairs(os.path.join(top, "after"))
+moves = sum(1 for task, node in after.items() if before.get(task) != node)
+usage = [line.split() for line in open(os.path.join(top, "usage"))]
+hz = os.sysconf("SC_CLK_TCK")
+cpu = [int(u[1]) / hz for u in usage]
+rss = [int(u[2]) / 1024 for u in usage]
+socks = [int(u[3]) for u in usage]
+run_s = (kill - start) / 1000
+s = lambda ms: round(ms / 1000, 2)
+print(json.dumps({
+    "bench": "scale", "nodes": nodes, "tasks": tasks, "profile": profile,
+    "killed": len(victims), "kill_percent": kill_pct,
+    "join_s": s(joined - start), "one_view_s": s(view - start),
+    "placed_s": s(placed - submit), "leader_s": s(leader - kill), "failover_s": s(failover - kill),
+    "moves": moves, "double_active_ms": double, "active_spans": spans_read,
+    "cpu_percent_per_node": {"mean": round(100 * statistics.mean(cpu) / run_s, 2),
+                             "max": round(100 * max(cpu) / run_s, 2)},
+    "rss_mb_per_node": {"mean": round(statistics.mean(rss), 1), "max": round(max(rss), 1)},
+    "sockets_per_node": {"mean": round(statistics.mean(socks), 1), "max": max(socks)},
+}))
+# No span read would make the check above an empty one.
+sys.exit(1 if double > 0 or spans_read < tasks else 0)
+EOF
