@@ -152,11 +152,13 @@ int shoal_handoff_cordon (shoal_handoff_t *self, uint64_t now_ms, const shoal_id
 
 //  A STATUS from the member from, in its life life (the envelope's sender
 //  life). Its mark (status.cordon) is the member's from then on, in this
-//  life, whatever older meta gossip brings later. A STATUS of an earlier life than the member's
-//  latest is dropped: one still in flight when the member restarted would otherwise set its seq far
-//  above what the new life sends. A later life is a restart the view has not told yet, taken as
-//  member() would. Returns -1 when it was dropped (unknown member, an earlier life, a seq not above
-//  the last, a task repeated, no memory).
+//  life, whatever older meta gossip brings later. A STATUS of an earlier
+//  life than the member's latest is dropped: one still in flight when the
+//  member restarted would otherwise set its seq far above what the new
+//  life sends. A later life is a restart the view has not told yet, taken
+//  as member() would. Returns -1 when it was dropped (unknown member, an
+//  earlier life, a seq not above the last, a task repeated, a mark above
+//  SHOAL_CORDON_MAX, no memory).
 int shoal_handoff_status (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *from,
                           uint64_t life, const shoal_status_t *status);
 
