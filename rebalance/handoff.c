@@ -119,6 +119,7 @@ struct _shoal_handoff_t {
     uint64_t settle_until_ms; //  no computation before this
     size_t newcomers;         //  how many joined, at the last input
     size_t departures;        //  how many left
+    bool newcomers_wait;      //  this computation counts only members counted before
 
     s_node_t *nodes; //  sorted by id; never removed
     size_t node_count;
@@ -941,7 +942,8 @@ s_input_nodes (shoal_handoff_t *self, uint64_t now, shoal_assign_input_t *input,
 {
     for (size_t n = 0; n < self->node_count; n++) {
         s_node_t *node = &self->nodes[n];
-        bool countable = s_countable (self, node, now);
+        bool countable =
+            s_countable (self, node, now) && !(self->newcomers_wait && !node->was_counted);
         node->returned = countable && !node->counted;
         node->counted = countable;
         node->was_counted |= node->counted;
@@ -1341,6 +1343,21 @@ s_settle_changes (shoal_handoff_t *self, uint64_t now)
     self->departures = departures;
 }
 
+//  True when the last computation meant a task's active to a node, and
+//  nothing holds the grant back any more: no other node may run the task,
+//  and none claims it.
+static bool
+s_grant_due (const shoal_handoff_t *self, uint64_t now)
+{
+    for (size_t i = 0; i < self->target_count; i++) {
+        const s_pair_t *target = &self->targets[i];
+        if (!s_running_elsewhere (self, target->task, &target->node, now) &&
+            !s_claimed (self, target->task, &target->node))
+            return true;
+    }
+    return false;
+}
+
 static void
 s_settle (shoal_handoff_t *self, uint64_t now)
 {
@@ -1349,6 +1366,17 @@ s_settle (shoal_handoff_t *self, uint64_t now)
     s_settle_changes (self, now);
     if (self->adopted && self->dirty && now >= self->settle_until_ms)
         s_compute (self, now);
+    else if (self->adopted && self->dirty && self->departures == 0 && s_grant_due (self, now)) {
+        //  Members joining: the move of a task that waits for nothing but
+        //  the next computation (its old owner stopped) is finished now,
+        //  among the members counted before; the newcomers are placed when
+        //  the settle ends. A node that left and started again at once is
+        //  such a newcomer, and its old tasks waited the whole settle.
+        self->newcomers_wait = true;
+        s_compute (self, now);
+        self->newcomers_wait = false;
+        self->dirty = true;
+    }
 }
 
 //  At the end of an input: the snapshots and the delta it made. They carry
