@@ -342,6 +342,11 @@ s_leader_event (void *arg, const shoal_elector_event_t *event)
     shoal_eventlog_leader (
         self->events, event,
         shoal_elector_acting (shoal_peer_elector (self->peer), shoal_actor_now ()));
+    //  The leader sends to its followers over the connections they make to
+    //  it; a follower over its own link (docs/node.md, "Links").
+    shoal_transport_route_back (
+        self->transport, event->type == SHOAL_ELECTOR_LEADER &&
+                             memcmp (event->leader.bytes, self->id.bytes, SHOAL_ID_SIZE) == 0);
     shoal_event_t out = { .type = SHOAL_EVENT_LEADER, .term = event->term };
     if (event->type == SHOAL_ELECTOR_LEADER)
         shoal_id_format (event->leader.bytes, true, out.node);

@@ -70,6 +70,7 @@ struct _shoal_transport_t {
     zhashx_t *links;      //  hex id -> s_link_t
     zhashx_t *routes;     //  hex id -> int64_t, when a frame came from it over the ROUTER
     int64_t sweep_at;     //  when idle links and old routes are next closed
+    bool route_back;      //  frames go over members' connections when they can
     bool pending;         //  some link holds frames,
     size_t pending_bytes; //  this many bytes in all
     uint32_t send_queue;
@@ -766,7 +767,7 @@ shoal_transport_frame (shoal_transport_t *self, const char *addr, const shoal_li
     //  Over the member's own connection, unless a link of this node's holds
     //  frames for it: those go first, in order.
     s_link_t *link = zhashx_lookup (self->links, key);
-    if (s_routed (self, key, now) && !(link && link->pending_count)) {
+    if (self->route_back && s_routed (self, key, now) && !(link && link->pending_count)) {
         int routed = s_route_send (self, key, sealed);
         if (routed != 0) {
             if (routed < 0) {
@@ -807,6 +808,12 @@ s_sweep (shoal_transport_t *self, int64_t now)
             zhashx_delete (self->routes, key);
     zlistx_destroy (&keys);
     self->sweep_at = now + self->link_timeout_ms / 2;
+}
+
+void
+shoal_transport_route_back (shoal_transport_t *self, bool on)
+{
+    self->route_back = on;
 }
 
 bool

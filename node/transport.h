@@ -9,9 +9,10 @@
       (four link timeouts), SHOAL_TRANSPORT_LINKS_MAX at most (the least
       recently used is closed for a new one). A DEALER names itself by its
       node's id (ZMQ_ROUTING_ID, hex), so that the peer sends back over the
-      same connection: a frame to a member that sent one over a connection
-      of its own within two link timeouts goes over this node's ROUTER, and
-      over a link only otherwise (docs/node.md, "Links"). Every socket caps a message at
+      same connection: on the acting leader (shoal_transport_route_back), a
+      frame to a member that sent one over a connection of its own within
+      two link timeouts goes over this node's ROUTER, and over a link only
+      otherwise (docs/node.md, "Links"). Every socket caps a message at
       SHOAL_FRAME_MAX (ZMQ_MAXMSGSIZE), so a peer cannot make this node buffer
       more. DEALERs queue only to a finished connection (ZMQ_IMMEDIATE), a
       few messages deep, and never block (send timeout 0): a message that
@@ -155,6 +156,16 @@ int shoal_transport_datagram (shoal_transport_t *self, const char *addr,
 //  shoal_transport_flush to send. Returns 0, or -1 as above.
 int shoal_transport_frame (shoal_transport_t *self, const char *addr, const shoal_life_t *recipient,
                            const shoal_msg_t *msg);
+
+//  Whether frames go back over the connections members made to this
+//  node's ROUTER (those heard from within two link timeouts) rather than
+//  over links of its own: on for the acting leader, whose followers all
+//  link it, so that it needs no link per member; off (the default), a
+//  node sends over its own links, the peer's ROUTER sending back over
+//  them when it routes back. Two nodes that both routed back would answer
+//  each other over the first one's link, and the leader's links to every
+//  member would stay.
+void shoal_transport_route_back (shoal_transport_t *self, bool on);
 
 //  Sends the frames that wait for connections being made, and drops those
 //  of links a second old. Returns true while some still wait: call it

@@ -670,7 +670,9 @@ answers_go_back_over_the_members_connection_and_idle_links_close (void)
     shoal_transport_stats_t stats;
     shoal_transport_stats (b.transport, &stats);
     CHECK_EQ (stats.links_routed, 1);
-    //  b answers: over a's connection, no DEALER of b's.
+    //  b answers: over a's connection, no DEALER of b's, once it routes
+    //  back (as a leader does).
+    shoal_transport_route_back (b.transport, true);
     election.u.election.term = 4;
     CHECK_EQ (s_frame_received (&b, &a, &election, &arena, &in), 1);
     CHECK_EQ (in.msg.u.election.term, 4);
