@@ -320,13 +320,11 @@ s_member_event (void *arg, const shoal_membership_event_t *event)
     if (event->type == SHOAL_MEMBERSHIP_DEAD || event->type == SHOAL_MEMBERSHIP_LEFT)
         shoal_transport_forget (self->transport, event->node.bytes);
     else if (event->type == SHOAL_MEMBERSHIP_UP && other)
-        //  Connected before it is needed: an election must not lose its
-        //  first message to a member this node never spoke to. A member
-        //  back from suspicion gets a new connection: the old one may wait
-        //  out TCP's retransmission backoff (docs/node.md, "Links").
+        //  Links are made on first use (their first frames held until they
+        //  connect) and closed when idle. A member back from suspicion gets
+        //  a new connection if it has a link: the old one may wait out
+        //  TCP's retransmission backoff (docs/node.md, "Links").
         shoal_transport_relink (self->transport, event->node.bytes, event->meta->addr);
-    else if (event->type == SHOAL_MEMBERSHIP_UPDATED && other)
-        shoal_transport_link (self->transport, event->node.bytes, event->meta->addr);
     if (event->type == SHOAL_MEMBERSHIP_UP)
         s_name_check (self, event);
     shoal_event_t out = { .type = SHOAL_EVENT_MEMBER, .state = states[event->type] };
@@ -344,6 +342,11 @@ s_leader_event (void *arg, const shoal_elector_event_t *event)
     shoal_eventlog_leader (
         self->events, event,
         shoal_elector_acting (shoal_peer_elector (self->peer), shoal_actor_now ()));
+    //  The leader sends to its followers over the connections they make to
+    //  it; a follower over its own link (docs/node.md, "Links").
+    shoal_transport_route_back (
+        self->transport, event->type == SHOAL_ELECTOR_LEADER &&
+                             memcmp (event->leader.bytes, self->id.bytes, SHOAL_ID_SIZE) == 0);
     shoal_event_t out = { .type = SHOAL_EVENT_LEADER, .term = event->term };
     if (event->type == SHOAL_ELECTOR_LEADER)
         shoal_id_format (event->leader.bytes, true, out.node);
@@ -982,7 +985,8 @@ s_observe (shoal_actor_t *self, uint64_t now, bool changed)
 static void
 s_loop (shoal_actor_t *self)
 {
-    zmq_pollitem_t items[6];
+    zmq_pollitem_t items[6 + SHOAL_TRANSPORT_LINKS_MAX];
+    void *links[SHOAL_TRANSPORT_LINKS_MAX];
     int count = 0;
     items[count++] = (zmq_pollitem_t){ zsock_resolve (self->pipe), 0, ZMQ_POLLIN, 0 };
     items[count++] = (zmq_pollitem_t){ NULL, shoal_transport_udp_fd (self->transport),
@@ -999,6 +1003,7 @@ s_loop (shoal_actor_t *self)
     if (self->resolver)
         items[count++] =
             (zmq_pollitem_t){ NULL, shoal_resolver_fd (self->resolver), ZMQ_POLLIN, 0 };
+    int fixed = count;
     uint64_t observe_at = s_observe (self, shoal_actor_now (), true);
     while (!self->terminated) {
         uint64_t now = shoal_actor_now ();
@@ -1025,6 +1030,11 @@ s_loop (shoal_actor_t *self)
         if (shoal_transport_flush (self->transport) && now + S_FLUSH_MS < next)
             next = now + S_FLUSH_MS;
         long timeout = next <= now ? 0 : next - now > 60000 ? 60000 : (long) (next - now);
+        //  Frames come back over the links too: polled as they are now.
+        size_t linked = shoal_transport_links (self->transport, links, SHOAL_TRANSPORT_LINKS_MAX);
+        for (size_t i = 0; i < linked; i++)
+            items[fixed + i] = (zmq_pollitem_t){ links[i], 0, ZMQ_POLLIN, 0 };
+        count = fixed + (int) linked;
         int rc = zmq_poll (items, count, timeout);
         if (rc < 0 && zmq_errno () != EINTR)
             break;
@@ -1034,7 +1044,10 @@ s_loop (shoal_actor_t *self)
             s_receive (self, SHOAL_PURPOSE_DATAGRAM);
         if (items[1].revents & ZMQ_POLLERR)
             s_unreachable (self);
-        if (items[2].revents & ZMQ_POLLIN)
+        bool frames = items[2].revents & ZMQ_POLLIN;
+        for (int i = fixed; i < count; i++)
+            frames |= items[i].revents & ZMQ_POLLIN;
+        if (frames)
             s_receive (self, SHOAL_PURPOSE_FRAME);
         if (items[3].revents & ZMQ_POLLIN)
             shoal_status_serve (self, shoal_actor_now ());

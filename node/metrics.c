@@ -657,6 +657,27 @@ s_render_by_type (FILE *out, const shoal_transport_stats_t *stats, const char *n
     }
 }
 
+//  The links: DEALERs open, members reached over the ROUTER, links closed.
+static void
+s_render_links (FILE *out, const shoal_transport_stats_t *stats)
+{
+    s_family (out, "shoal_links_open", "gauge",
+              "Links (ZeroMQ DEALERs) this node holds to other members now.");
+    fprintf (out, "shoal_links_open %llu\n", (unsigned long long) stats->links_open);
+    s_family (out, "shoal_links_routed", "gauge",
+              "Members this node sends to over the connections they made to its ROUTER.");
+    fprintf (out, "shoal_links_routed %llu\n", (unsigned long long) stats->links_routed);
+    s_family (out, "shoal_links_closed_total", "counter",
+              "Links closed by this node: idle, or the least recently used at the cap.");
+    fprintf (out, "shoal_links_closed_total{reason=\"idle\"} %llu\n",
+             (unsigned long long) stats->links_closed_idle);
+    fprintf (out, "shoal_links_closed_total{reason=\"cap\"} %llu\n",
+             (unsigned long long) stats->links_evicted);
+    s_family (out, "shoal_frames_routed_total", "counter",
+              "Frames sent over a member's own connection to this node's ROUTER.");
+    fprintf (out, "shoal_frames_routed_total %llu\n", (unsigned long long) stats->frames_routed);
+}
+
 static void
 s_render_transport (FILE *out, const shoal_metrics_sources_t *sources)
 {
@@ -692,6 +713,7 @@ s_render_transport (FILE *out, const shoal_metrics_sources_t *sources)
               "Messages that authenticated but did not decode, or did not come as one frame.");
     fprintf (out, "shoal_decode_failures_total %llu\n",
              (unsigned long long) (stats->undecodable + stats->malformed));
+    s_render_links (out, stats);
     free (stats);
 }
 

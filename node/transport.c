@@ -6,6 +6,7 @@
 #include "node/why.h"
 
 #include <arpa/inet.h>
+#include <assert.h>
 #include <czmq.h>
 #include <errno.h>
 #include <linux/errqueue.h>
@@ -29,6 +30,19 @@
 #define S_PENDING_MS    1000
 #define S_PENDING_BYTES (8u * 1024 * 1024) //  held by all links together
 
+//  Links are made on demand and closed when idle, so that a node holds as
+//  many as it talks to, not one per member (docs/node.md, "Links"): a link
+//  that carried nothing for S_LINK_IDLE_FACTOR link timeouts is closed (not
+//  while it holds first frames), and past S_LINKS_MAX links the least
+//  recently used one is closed for a new one. A member heard over the
+//  ROUTER within S_ROUTE_FACTOR link timeouts, on a connection it made, is
+//  sent to over that connection: its link stays open at least that long
+//  after it sent, being used then. S_ROUTES_MAX bounds the members so heard.
+#define S_LINKS_MAX        64
+#define S_LINK_IDLE_FACTOR 4
+#define S_ROUTE_FACTOR     2
+#define S_ROUTES_MAX       65536
+
 typedef struct {
     uint8_t *bytes;
     size_t size;
@@ -41,6 +55,7 @@ typedef struct {
     zsock_t *dealer;
     char addr[SHOAL_ADDR_MAX + 1];
     int64_t made_ms;
+    int64_t used_ms; //  when it last took a frame
     s_pending_t pending[S_PENDING_MAX];
     size_t pending_count;
 } s_link_t;
@@ -53,6 +68,9 @@ struct _shoal_transport_t {
     zsock_t *router;
     zactor_t *beacons;    //  NULL while off
     zhashx_t *links;      //  hex id -> s_link_t
+    zhashx_t *routes;     //  hex id -> int64_t, when a frame came from it over the ROUTER
+    int64_t sweep_at;     //  when idle links and old routes are next closed
+    bool route_back;      //  frames go over members' connections when they can
     bool pending;         //  some link holds frames,
     size_t pending_bytes; //  this many bytes in all
     uint32_t send_queue;
@@ -160,6 +178,13 @@ s_link_destroy (void **item)
     }
 }
 
+static void
+s_route_destroy (void **item)
+{
+    free (*item);
+    *item = NULL;
+}
+
 //  Options every ZeroMQ socket here takes: no message above a frame, no
 //  lingering at close.
 static void
@@ -251,6 +276,14 @@ s_bind (shoal_transport_t *self, const char *bind_addr, bool *retry, char *why, 
     //  greets is closed after the same time.
     zsock_set_tcp_maxrt (self->router, (int) self->link_timeout_ms);
     zsock_set_handshake_ivl (self->router, (int) self->link_timeout_ms);
+    //  Frames go back over a member's own connection, named by its routing
+    //  id (its node id): one it cannot route is refused at once
+    //  (MANDATORY), for a link to carry instead, and a member that connects
+    //  again with the same id (a new connection, a restart) takes its name
+    //  over (HANDOVER) rather than being turned away.
+    zsock_set_router_mandatory (self->router, 1);
+    zsock_set_router_handover (self->router, 1);
+    zsock_set_sndhwm (self->router, (int) self->send_queue);
     if (self->family == AF_INET6)
         zsock_set_ipv6 (self->router, 1);
     char endpoint[SHOAL_ADDR_MAX + 16];
@@ -293,15 +326,18 @@ shoal_transport_new (const shoal_transport_config_t *config,
     self->sealer = shoal_sealer_new (config->keyring, &config->self, nonce_prefix);
     self->opener = shoal_opener_new (config->keyring, &config->self, windows);
     self->links = zhashx_new ();
+    self->routes = zhashx_new ();
     //  Untouched pages of these cost no memory: only large messages use them.
     self->plain = malloc (SHOAL_FRAME_MAX);
     self->sealed = malloc (SHOAL_FRAME_MAX);
-    if (!self->sealer || !self->opener || !self->links || !self->plain || !self->sealed) {
+    if (!self->sealer || !self->opener || !self->links || !self->routes || !self->plain ||
+        !self->sealed) {
         shoal_why (why, why_size, "transport: %s", "out of memory, or not a node's life");
         shoal_transport_destroy (&self);
         return NULL;
     }
     zhashx_set_destructor (self->links, s_link_destroy);
+    zhashx_set_destructor (self->routes, s_route_destroy);
     bool retry = true;
     int rc = -1;
     for (int attempt = 0; rc != 0 && retry && attempt < 16; attempt++) {
@@ -324,6 +360,7 @@ shoal_transport_destroy (shoal_transport_t **self_p)
     s_unbind (self);
     zactor_destroy (&self->beacons);
     zhashx_destroy (&self->links);
+    zhashx_destroy (&self->routes);
     shoal_sealer_destroy (&self->sealer);
     shoal_opener_destroy (&self->opener);
     free (self->plain);
@@ -533,6 +570,65 @@ s_link_delete (shoal_transport_t *self, const char *key)
     zhashx_delete (self->links, key);
 }
 
+//  The key of the link used least recently, preferring one that holds no
+//  frames; NULL when there is none. Not self's only link: the caller asks
+//  when S_LINKS_MAX are open.
+static const char *
+s_link_oldest (shoal_transport_t *self)
+{
+    const char *oldest = NULL;
+    const s_link_t *chosen = NULL;
+    for (s_link_t *link = zhashx_first (self->links); link; link = zhashx_next (self->links)) {
+        bool better =
+            !chosen || (chosen->pending_count && !link->pending_count) ||
+            (!chosen->pending_count == !link->pending_count && link->used_ms < chosen->used_ms);
+        if (better) {
+            chosen = link;
+            oldest = zhashx_cursor (self->links);
+        }
+    }
+    return oldest;
+}
+
+//  Makes room for one more link: past S_LINKS_MAX, the least recently used
+//  one is closed.
+static void
+s_link_room (shoal_transport_t *self)
+{
+    while (zhashx_size (self->links) >= S_LINKS_MAX) {
+        const char *oldest = s_link_oldest (self);
+        assert (oldest);
+        char key[33];
+        snprintf (key, sizeof key, "%s", oldest);
+        s_link_delete (self, key);
+        self->stats.links_evicted++;
+    }
+}
+
+//  A new DEALER connected to host:port, named by this node's id, so that
+//  the peer's ROUTER can send back over its connection.
+static zsock_t *
+s_dealer (shoal_transport_t *self, const char *host, uint16_t port)
+{
+    zsock_t *dealer = zsock_new (ZMQ_DEALER);
+    if (!dealer)
+        return NULL;
+    char name[33];
+    shoal_id_format (self->self.id, false, name);
+    zsock_set_identity (dealer, name);
+    s_socket_limits (dealer);
+    zsock_set_immediate (dealer, 1);
+    zsock_set_sndhwm (dealer, (int) self->send_queue);
+    zsock_set_sndtimeo (dealer, 0);
+    s_link_liveness (dealer, self->link_timeout_ms);
+    if (strchr (host, ':'))
+        zsock_set_ipv6 (dealer, 1);
+    const char *format = strchr (host, ':') ? "tcp://[%s]:%u" : "tcp://%s:%u";
+    if (zsock_connect (dealer, format, host, port) < 0)
+        zsock_destroy (&dealer);
+    return dealer;
+}
+
 //  The DEALER to recipient, connected to addr: made on first use, made again
 //  when the address changed.
 static s_link_t *
@@ -556,23 +652,13 @@ s_link (shoal_transport_t *self, const uint8_t id[16], const char *addr)
     if (!link)
         return NULL;
     snprintf (link->addr, sizeof link->addr, "%s", addr);
-    link->made_ms = zclock_mono ();
-    link->dealer = zsock_new (ZMQ_DEALER);
-    if (link->dealer) {
-        s_socket_limits (link->dealer);
-        zsock_set_immediate (link->dealer, 1);
-        zsock_set_sndhwm (link->dealer, (int) self->send_queue);
-        zsock_set_sndtimeo (link->dealer, 0);
-        s_link_liveness (link->dealer, self->link_timeout_ms);
-        if (strchr (host, ':'))
-            zsock_set_ipv6 (link->dealer, 1);
-    }
-    const char *format = strchr (host, ':') ? "tcp://[%s]:%u" : "tcp://%s:%u";
-    if (!link->dealer || zsock_connect (link->dealer, format, host, port) < 0) {
-        zsock_destroy (&link->dealer);
+    link->made_ms = link->used_ms = zclock_mono ();
+    link->dealer = s_dealer (self, host, port);
+    if (!link->dealer) {
         free (link);
         return NULL;
     }
+    s_link_room (self);
     if (zhashx_insert (self->links, key, link) != 0) {
         s_link_destroy ((void **) &link);
         return NULL;
@@ -609,23 +695,44 @@ s_link_flush (shoal_transport_t *self, s_link_t *link, int64_t now)
     link->pending_count -= sent;
 }
 
-int
-shoal_transport_frame (shoal_transport_t *self, const char *addr, const shoal_life_t *recipient,
-                       const shoal_msg_t *msg)
+//  Whether the member of key sent a frame over the ROUTER, on a connection
+//  of its own, recently enough that its link is still open.
+static bool
+s_routed (const shoal_transport_t *self, const char *key, int64_t now)
 {
-    const shoal_life_t *to = s_addressee (recipient);
-    s_link_t *link = to && addr ? s_link (self, to->id, addr) : NULL;
-    long sealed = link ? s_seal (self, SHOAL_PURPOSE_FRAME, to, msg) : -1;
-    if (sealed < 0) {
-        self->stats.send_dropped++;
-        return -1;
+    const int64_t *heard = zhashx_lookup (self->routes, key);
+    return heard && now - *heard < (int64_t) S_ROUTE_FACTOR * self->link_timeout_ms;
+}
+
+//  Sends the sealed frame of size bytes to the member of key over the
+//  ROUTER. Returns 1 when sent, 0 when the ROUTER has no connection of that
+//  name (the route is forgotten), -1 when the connection's queue is full.
+static int
+s_route_send (shoal_transport_t *self, const char *key, long size)
+{
+    void *router = zsock_resolve (self->router);
+    if (zmq_send (router, key, 32, ZMQ_SNDMORE | ZMQ_DONTWAIT) != 32) {
+        if (zmq_errno () == EAGAIN)
+            return -1;
+        zhashx_delete (self->routes, key);
+        return 0;
     }
-    int64_t now = zclock_mono ();
+    //  The ROUTER took the name: the frame, the last part, goes too.
+    int sent = zmq_send (router, self->sealed, (size_t) size, ZMQ_DONTWAIT);
+    return sent == size ? 1 : -1;
+}
+
+//  Sends the sealed frame of size bytes on link, or holds it while the link
+//  is young. Returns 0, or -1 when dropped (counted).
+static int
+s_link_send (shoal_transport_t *self, s_link_t *link, uint8_t type, long sealed, int64_t now)
+{
+    link->used_ms = now;
     if (link->pending_count)
         s_link_flush (self, link, now);
     if (link->pending_count == 0 && zmq_send (zsock_resolve (link->dealer), self->sealed,
                                               (size_t) sealed, ZMQ_DONTWAIT) == sealed) {
-        s_count_sent (self, SHOAL_PURPOSE_FRAME, msg->type, sealed);
+        s_count_sent (self, SHOAL_PURPOSE_FRAME, type, sealed);
         return 0;
     }
     //  Refused: a young link holds it for its connection, within bounds.
@@ -639,18 +746,85 @@ shoal_transport_frame (shoal_transport_t *self, const char *addr, const shoal_li
     memcpy (copy, self->sealed, (size_t) sealed);
     self->pending_bytes += (size_t) sealed;
     link->pending[link->pending_count++] =
-        (s_pending_t){ .bytes = copy, .size = (size_t) sealed, .type = msg->type };
+        (s_pending_t){ .bytes = copy, .size = (size_t) sealed, .type = type };
     self->pending = true;
     return 0;
+}
+
+int
+shoal_transport_frame (shoal_transport_t *self, const char *addr, const shoal_life_t *recipient,
+                       const shoal_msg_t *msg)
+{
+    const shoal_life_t *to = s_addressee (recipient);
+    long sealed = to && addr ? s_seal (self, SHOAL_PURPOSE_FRAME, to, msg) : -1;
+    if (sealed < 0) {
+        self->stats.send_dropped++;
+        return -1;
+    }
+    int64_t now = zclock_mono ();
+    char key[33];
+    shoal_id_format (to->id, false, key);
+    //  Over the member's own connection, unless a link of this node's holds
+    //  frames for it: those go first, in order.
+    s_link_t *link = zhashx_lookup (self->links, key);
+    if (self->route_back && s_routed (self, key, now) && !(link && link->pending_count)) {
+        int routed = s_route_send (self, key, sealed);
+        if (routed != 0) {
+            if (routed < 0) {
+                self->stats.send_dropped++;
+                return -1;
+            }
+            self->stats.frames_routed++;
+            s_count_sent (self, SHOAL_PURPOSE_FRAME, msg->type, sealed);
+            return 0;
+        }
+    }
+    link = s_link (self, to->id, addr);
+    if (!link) {
+        self->stats.send_dropped++;
+        return -1;
+    }
+    return s_link_send (self, link, msg->type, sealed, now);
+}
+
+//  Closes the links that carried nothing for S_LINK_IDLE_FACTOR link
+//  timeouts and hold no frames, and forgets routes too old to use.
+static void
+s_sweep (shoal_transport_t *self, int64_t now)
+{
+    int64_t idle = (int64_t) S_LINK_IDLE_FACTOR * self->link_timeout_ms;
+    zlistx_t *keys = zhashx_keys (self->links);
+    for (const char *key = keys ? zlistx_first (keys) : NULL; key; key = zlistx_next (keys)) {
+        const s_link_t *link = zhashx_lookup (self->links, key);
+        if (link && !link->pending_count && now - link->used_ms >= idle) {
+            zhashx_delete (self->links, key);
+            self->stats.links_closed_idle++;
+        }
+    }
+    zlistx_destroy (&keys);
+    keys = zhashx_keys (self->routes);
+    for (const char *key = keys ? zlistx_first (keys) : NULL; key; key = zlistx_next (keys))
+        if (!s_routed (self, key, now))
+            zhashx_delete (self->routes, key);
+    zlistx_destroy (&keys);
+    self->sweep_at = now + self->link_timeout_ms / 2;
+}
+
+void
+shoal_transport_route_back (shoal_transport_t *self, bool on)
+{
+    self->route_back = on;
 }
 
 bool
 shoal_transport_flush (shoal_transport_t *self)
 {
+    int64_t now = zclock_mono ();
+    if (now >= self->sweep_at)
+        s_sweep (self, now);
     if (!self->pending)
         return false;
     bool waiting = false;
-    int64_t now = zclock_mono ();
     for (s_link_t *link = zhashx_first (self->links); link; link = zhashx_next (self->links)) {
         if (link->pending_count)
             s_link_flush (self, link, now);
@@ -663,7 +837,10 @@ shoal_transport_flush (shoal_transport_t *self)
 int
 shoal_transport_link (shoal_transport_t *self, const uint8_t id[16], const char *addr)
 {
-    return id && addr && s_link (self, id, addr) ? 0 : -1;
+    s_link_t *link = id && addr ? s_link (self, id, addr) : NULL;
+    if (link)
+        link->used_ms = zclock_mono ();
+    return link ? 0 : -1;
 }
 
 int
@@ -674,7 +851,9 @@ shoal_transport_relink (shoal_transport_t *self, const uint8_t id[16], const cha
     char key[33];
     shoal_id_format (id, false, key);
     s_link_t *link = zhashx_lookup (self->links, key);
-    if (link && zclock_mono () - link->made_ms >= S_PENDING_MS)
+    if (!link)
+        return 0;
+    if (zclock_mono () - link->made_ms >= S_PENDING_MS)
         s_link_delete (self, key);
     return s_link (self, id, addr) ? 0 : -1;
 }
@@ -685,6 +864,7 @@ shoal_transport_forget (shoal_transport_t *self, const uint8_t id[16])
     char key[33];
     shoal_id_format (id, false, key);
     s_link_delete (self, key);
+    zhashx_delete (self->routes, key);
 }
 
 //  Opens and decodes size bytes in self->sealed that came on purpose.
@@ -790,6 +970,30 @@ s_recv_two (void *socket, void *first, size_t first_capacity, size_t *first_size
     return parts;
 }
 
+//  Notes that sender sent a frame over a connection it made, named
+//  routing: frames to it may go back over that connection. Only a
+//  connection named by the sender's own id, in a frame that opened as the
+//  sender's, counts.
+static void
+s_route_heard (shoal_transport_t *self, const uint8_t *routing, size_t routing_size,
+               const shoal_life_t *sender)
+{
+    char key[33];
+    shoal_id_format (sender->id, false, key);
+    if (routing_size != 32 || memcmp (routing, key, 32) != 0)
+        return;
+    int64_t *heard = zhashx_lookup (self->routes, key);
+    if (!heard && zhashx_size (self->routes) < S_ROUTES_MAX) {
+        heard = malloc (sizeof *heard);
+        if (heard && zhashx_insert (self->routes, key, heard) != 0) {
+            free (heard);
+            heard = NULL;
+        }
+    }
+    if (heard)
+        *heard = zclock_mono ();
+}
+
 //  A frame from the ROUTER: the sender's routing id, then what it sent, one
 //  frame. Anything else is read whole and dropped.
 static int
@@ -809,7 +1013,41 @@ s_receive_frame (shoal_transport_t *self, shoal_arena_t *arena, shoal_transport_
     //  is "" (its TCP port is no member's).
     int accepted = s_accept (self, SHOAL_PURPOSE_FRAME, size, arena, in);
     in->from[0] = 0;
+    if (accepted == 1)
+        s_route_heard (self, routing, routing_size, &in->envelope.sender);
     return accepted;
+}
+
+//  A frame that came back over one of this node's links (the peer's ROUTER
+//  sent it over the connection this node made): one frame, no routing id.
+static int
+s_receive_link (shoal_transport_t *self, shoal_arena_t *arena, shoal_transport_in_t *in)
+{
+    for (s_link_t *link = zhashx_first (self->links); link; link = zhashx_next (self->links)) {
+        size_t size = 0, none = 0;
+        int parts = s_recv_two (zsock_resolve (link->dealer), self->sealed, SHOAL_FRAME_MAX, &size,
+                                NULL, 0, &none, in->from, sizeof in->from);
+        if (parts == 0)
+            continue;
+        if (parts != 1 || size > SHOAL_FRAME_MAX) {
+            self->stats.malformed++;
+            return 0;
+        }
+        int accepted = s_accept (self, SHOAL_PURPOSE_FRAME, size, arena, in);
+        in->from[0] = 0;
+        return accepted;
+    }
+    return 0;
+}
+
+size_t
+shoal_transport_links (const shoal_transport_t *self, void **sockets, size_t max)
+{
+    size_t count = 0;
+    for (s_link_t *link = zhashx_first (self->links); link && count < max;
+         link = zhashx_next (self->links))
+        sockets[count++] = zsock_resolve (link->dealer);
+    return count;
 }
 
 //  A beacon from the beacon actor: the sender's IP address, then the data.
@@ -843,11 +1081,13 @@ shoal_transport_receive (shoal_transport_t *self, shoal_purpose_t carrier, shoal
 {
     self->refused = SHOAL_OPEN_OK;
     in->from[0] = 0;
+    int rc;
     switch (carrier) {
     case SHOAL_PURPOSE_DATAGRAM:
         return s_receive_datagram (self, arena, in);
     case SHOAL_PURPOSE_FRAME:
-        return s_receive_frame (self, arena, in);
+        rc = s_receive_frame (self, arena, in);
+        return rc == 0 && !self->refused ? s_receive_link (self, arena, in) : rc;
     case SHOAL_PURPOSE_BEACON:
         return s_receive_beacon (self, arena, in);
     default:
@@ -918,4 +1158,11 @@ void
 shoal_transport_stats (const shoal_transport_t *self, shoal_transport_stats_t *stats)
 {
     *stats = self->stats;
+    stats->links_open = zhashx_size (self->links);
+    int64_t now = zclock_mono ();
+    stats->links_routed = 0;
+    int64_t window = (int64_t) S_ROUTE_FACTOR * self->link_timeout_ms;
+    for (const int64_t *heard = zhashx_first (self->routes); heard;
+         heard = zhashx_next (self->routes))
+        stats->links_routed += now - *heard < window;
 }

@@ -4,8 +4,15 @@
     - datagrams (SWIM: PING, ACK, NACK) over one UDP socket on the node's
       port, at most SHOAL_DATAGRAM_MAX bytes sealed;
     - frames (digests, election, jobs, assignments, status) over ZeroMQ: one
-      ROUTER bound on the same port number over TCP, and one DEALER per peer
-      that connects to the peer's ROUTER. Every socket caps a message at
+      ROUTER bound on the same port number over TCP, and DEALERs (links)
+      that connect to peers' ROUTERs, made on first use and closed when idle
+      (four link timeouts), SHOAL_TRANSPORT_LINKS_MAX at most (the least
+      recently used is closed for a new one). A DEALER names itself by its
+      node's id (ZMQ_ROUTING_ID, hex), so that the peer sends back over the
+      same connection: on the acting leader (shoal_transport_route_back), a
+      frame to a member that sent one over a connection of its own within
+      two link timeouts goes over this node's ROUTER, and over a link only
+      otherwise (docs/node.md, "Links"). Every socket caps a message at
       SHOAL_FRAME_MAX (ZMQ_MAXMSGSIZE), so a peer cannot make this node buffer
       more. DEALERs queue only to a finished connection (ZMQ_IMMEDIATE), a
       few messages deep, and never block (send timeout 0): a message that
@@ -45,6 +52,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+//  The most links (DEALERs) a node holds at once.
+#define SHOAL_TRANSPORT_LINKS_MAX 64
+
 typedef struct {
     const char *bind;               //  "host:port" for UDP and TCP; port 0: any free port
     const shoal_keyring_t *keyring; //  shared, not owned; no key: plaintext
@@ -65,6 +75,15 @@ typedef struct {
     uint64_t malformed;    //  ZeroMQ messages not of one frame, beacons not of two
     uint64_t unreachable;  //  ICMP port unreachables about datagrams sent
     uint64_t errors_other; //  other errors the UDP socket's error queue held
+    //  Links (docs/node.md, "Links"): the DEALERs open now, the members
+    //  frames go to over the connections they made to this node's ROUTER
+    //  (heard from within two link timeouts), links closed for being idle
+    //  or to make room, and frames sent over the ROUTER.
+    uint64_t links_open;
+    uint64_t links_routed;
+    uint64_t links_closed_idle;
+    uint64_t links_evicted;
+    uint64_t frames_routed;
     //  By message type (the wire's type byte): messages sent and accepted,
     //  and their bytes as sealed on the wire (for the node's metrics).
     struct {
@@ -94,6 +113,11 @@ int shoal_transport_family (const shoal_transport_t *self);
 int shoal_transport_udp_fd (const shoal_transport_t *self);
 void *shoal_transport_router (const shoal_transport_t *self);
 void *shoal_transport_beacons (const shoal_transport_t *self);
+
+//  The links' DEALERs (libzmq sockets), at most max of them, into sockets:
+//  frames come back over them too, for the poller (receive reads them as
+//  frames). Valid until the next call into the transport.
+size_t shoal_transport_links (const shoal_transport_t *self, void **sockets, size_t max);
 
 //  Beacons: sealed UDP broadcasts on port, shared by every node of the host
 //  (czmq's zbeacon), on interface_name: a network interface's name, "*"
@@ -133,16 +157,24 @@ int shoal_transport_datagram (shoal_transport_t *self, const char *addr,
 int shoal_transport_frame (shoal_transport_t *self, const char *addr, const shoal_life_t *recipient,
                            const shoal_msg_t *msg);
 
+//  Whether frames go back over the connections members made to this
+//  node's ROUTER (those heard from within two link timeouts) rather than
+//  over links of its own: on for the acting leader, whose followers all
+//  link it, so that it needs no link per member; off (the default), a
+//  node sends over its own links, the peer's ROUTER sending back over
+//  them when it routes back. Two nodes that both routed back would answer
+//  each other over the first one's link, and the leader's links to every
+//  member would stay.
+void shoal_transport_route_back (shoal_transport_t *self, bool on);
+
 //  Sends the frames that wait for connections being made, and drops those
 //  of links a second old. Returns true while some still wait: call it
 //  again soon (the node's loop does, every few milliseconds).
 bool shoal_transport_flush (shoal_transport_t *self);
 
-//  Makes the DEALER to the node id at addr now, ahead of its first frame:
-//  a DEALER queues only to a finished connection, so a frame sent on a link
-//  made for it is dropped (the connection is still being made). The node
-//  links every member it learns is alive, so that the first ELECTION or
-//  COORDINATOR to a member it never spoke to arrives. Returns 0, or -1 when
+//  Makes the DEALER to the node id at addr now, ahead of its first frame
+//  (or marks it used, when there). The node itself makes links on first
+//  use, the first frames held until they connect. Returns 0, or -1 when
 //  addr is malformed or memory is short.
 int shoal_transport_link (shoal_transport_t *self, const uint8_t id[16], const char *addr);
 
@@ -151,7 +183,8 @@ int shoal_transport_link (shoal_transport_t *self, const uint8_t id[16], const c
 //  suspicion, whose old connection may still wait out TCP's retransmission
 //  backoff, where a new one sends its SYN at once. A link made less than a
 //  second ago is kept (it is new, and may hold a member's first frames).
-//  Returns 0, or -1 as shoal_transport_link.
+//  Where there is no link, none is made. Returns 0, or -1 as
+//  shoal_transport_link.
 int shoal_transport_relink (shoal_transport_t *self, const uint8_t id[16], const char *addr);
 
 //  Closes the DEALER to the node id (it left, or died): its queue is dropped.

@@ -566,12 +566,156 @@ s_routed (s_node_t *a, zsock_t *router, const char *addr, const shoal_life_t *pe
     return routing;
 }
 
+//  The connections a ROUTER accepted so far, counted from its monitor (a
+//  PAIR connected to the ROUTER's events) into *accepted.
+static void
+s_count_accepted (void *monitor, int *accepted)
+{
+    zmq_msg_t part;
+    zmq_msg_init (&part);
+    while (zmq_msg_recv (&part, monitor, ZMQ_DONTWAIT) >= 0) {
+        //  An event is two parts: 16-bit event and 32-bit value, then the
+        //  endpoint.
+        if (zmq_msg_size (&part) == 6) {
+            uint16_t event;
+            memcpy (&event, zmq_msg_data (&part), sizeof event);
+            *accepted += event == ZMQ_EVENT_ACCEPTED;
+        }
+    }
+    zmq_msg_close (&part);
+}
+
 //  A member back from suspicion is linked anew: relink closes a link past
 //  its first second and connects a new one, so what follows comes on
 //  another connection; link keeps the connection there. A link in its
-//  first second is kept, with the frames it holds.
+//  first second is kept, with the frames it holds. Every link names
+//  itself by its node's id (hex), on every connection: the peer's ROUTER
+//  sends back over it (the nodes' ROUTERs let a new connection take the
+//  name over, as this one does).
 static void
 relink_makes_a_new_connection_and_keeps_a_new_link (void)
+{
+    s_node_t a;
+    s_node (&a, NULL, 1);
+    zsock_t *router = zsock_new (ZMQ_ROUTER);
+    CHECK (router != NULL);
+    zsock_set_router_handover (router, 1);
+    CHECK_EQ (zmq_socket_monitor (zsock_resolve (router), "inproc://accepted", ZMQ_EVENT_ACCEPTED),
+              0);
+    void *monitor = zmq_socket (zsys_init (), ZMQ_PAIR);
+    CHECK (monitor && zmq_connect (monitor, "inproc://accepted") == 0);
+    int port = zsock_bind (router, "tcp://127.0.0.1:*");
+    CHECK (port > 0);
+    char addr[32], name[33];
+    snprintf (addr, sizeof addr, "127.0.0.1:%d", port);
+    shoal_id_format (a.life.id, false, name);
+    shoal_life_t peer = { .id = { 9 }, .life = 1 };
+    shoal_msg_t election = s_election (1);
+    zframe_t *first = s_routed (&a, router, addr, &peer, &election);
+    CHECK (first && zframe_streq (first, name));
+    int accepted = 0;
+    s_count_accepted (monitor, &accepted);
+    CHECK_EQ (accepted, 1);
+    CHECK_EQ (shoal_transport_link (a.transport, peer.id, addr), 0);
+    zframe_t *same = s_routed (&a, router, addr, &peer, &election);
+    CHECK (same && zframe_streq (same, name));
+    s_count_accepted (monitor, &accepted);
+    CHECK_EQ (accepted, 1);
+    //  Past its first second, relink makes the link again.
+    usleep (1100 * 1000);
+    CHECK_EQ (shoal_transport_relink (a.transport, peer.id, addr), 0);
+    zframe_t *again = s_routed (&a, router, addr, &peer, &election);
+    CHECK (again && zframe_streq (again, name));
+    s_count_accepted (monitor, &accepted);
+    CHECK_EQ (accepted, 2);
+    //  A new link that holds a frame (nobody listens there) keeps it.
+    shoal_life_t nobody = { .id = { 8 }, .life = 1 };
+    CHECK_EQ (shoal_transport_frame (a.transport, "127.0.0.1:1", &nobody, &election), 0);
+    CHECK_EQ (shoal_transport_relink (a.transport, nobody.id, "127.0.0.1:1"), 0);
+    CHECK (shoal_transport_flush (a.transport));
+    shoal_transport_stats_t stats;
+    shoal_transport_stats (a.transport, &stats);
+    CHECK_EQ (stats.send_dropped, 0);
+    CHECK_EQ (stats.links_open, 2);
+    CHECK_EQ (shoal_transport_relink (a.transport, nobody.id, "nohost"), -1);
+    //  Relink makes no link where there was none: links are made on use.
+    shoal_life_t stranger = { .id = { 7 }, .life = 1 };
+    CHECK_EQ (shoal_transport_relink (a.transport, stranger.id, addr), 0);
+    shoal_transport_stats (a.transport, &stats);
+    CHECK_EQ (stats.links_open, 1);
+    zframe_destroy (&first);
+    zframe_destroy (&same);
+    zframe_destroy (&again);
+    zmq_close (monitor);
+    zsock_destroy (&router);
+    s_node_free (&a);
+}
+
+//  A node that heard a member over the connection the member made sends
+//  back over it, through its ROUTER, and makes no link of its own; a link
+//  that carried nothing for four link timeouts is closed, and the next
+//  frame makes one again, its first frame held until it connects. Without a
+//  fresh frame from the member (two link timeouts), frames go over a link.
+static void
+answers_go_back_over_the_members_connection_and_idle_links_close (void)
+{
+    s_node_t a, b;
+    s_node_timed (&a, s_key_a, 1, 1000);
+    s_node_timed (&b, s_key_a, 2, 1000);
+    shoal_arena_t arena;
+    CHECK_EQ (shoal_arena_init (&arena, 1 << 16), 0);
+    shoal_transport_in_t in;
+    shoal_msg_t election = s_election (3);
+    CHECK_EQ (s_frame_received (&a, &b, &election, &arena, &in), 1);
+    shoal_transport_stats_t stats;
+    shoal_transport_stats (b.transport, &stats);
+    CHECK_EQ (stats.links_routed, 1);
+    //  b answers: over a's connection, no DEALER of b's, once it routes
+    //  back (as a leader does).
+    shoal_transport_route_back (b.transport, true);
+    election.u.election.term = 4;
+    CHECK_EQ (s_frame_received (&b, &a, &election, &arena, &in), 1);
+    CHECK_EQ (in.msg.u.election.term, 4);
+    CHECK_EQ (in.envelope.sender.id[0], 2);
+    shoal_transport_stats (b.transport, &stats);
+    CHECK_EQ (stats.links_open, 0);
+    CHECK_EQ (stats.frames_routed, 1);
+    //  A route past two link timeouts is not used: b links a.
+    usleep (2100 * 1000);
+    election.u.election.term = 5;
+    CHECK_EQ (s_frame_received (&b, &a, &election, &arena, &in), 1);
+    CHECK_EQ (in.msg.u.election.term, 5);
+    shoal_transport_stats (b.transport, &stats);
+    CHECK_EQ (stats.links_open, 1);
+    CHECK_EQ (stats.frames_routed, 1);
+    CHECK_EQ (stats.links_routed, 0);
+    //  Idle for four link timeouts (4 s), a's link and b's are closed.
+    for (int waited = 0; waited < 4500; waited += 50) {
+        shoal_transport_flush (a.transport);
+        shoal_transport_flush (b.transport);
+        usleep (50 * 1000);
+    }
+    shoal_transport_stats (a.transport, &stats);
+    CHECK_EQ (stats.links_open, 0);
+    CHECK_EQ (stats.links_closed_idle, 1);
+    shoal_transport_stats (b.transport, &stats);
+    CHECK_EQ (stats.links_open, 0);
+    CHECK_EQ (stats.links_closed_idle, 1);
+    //  The next frame makes a link again, and arrives.
+    election.u.election.term = 6;
+    CHECK_EQ (s_frame_received (&a, &b, &election, &arena, &in), 1);
+    CHECK_EQ (in.msg.u.election.term, 6);
+    shoal_transport_stats (a.transport, &stats);
+    CHECK_EQ (stats.links_open, 1);
+    CHECK_EQ (stats.send_dropped, 0);
+    shoal_arena_release (&arena);
+    s_node_free (&a);
+    s_node_free (&b);
+}
+
+//  Past 64 links, the one used least recently is closed for a new one.
+static void
+links_are_capped_the_least_recently_used_closed_first (void)
 {
     s_node_t a;
     s_node (&a, NULL, 1);
@@ -581,31 +725,26 @@ relink_makes_a_new_connection_and_keeps_a_new_link (void)
     CHECK (port > 0);
     char addr[32];
     snprintf (addr, sizeof addr, "127.0.0.1:%d", port);
-    shoal_life_t peer = { .id = { 9 }, .life = 1 };
-    shoal_msg_t election = s_election (1);
-    zframe_t *first = s_routed (&a, router, addr, &peer, &election);
-    CHECK (first != NULL);
-    CHECK_EQ (shoal_transport_link (a.transport, peer.id, addr), 0);
-    zframe_t *same = s_routed (&a, router, addr, &peer, &election);
-    CHECK (same && first && zframe_eq (first, same));
-    //  Past its first second, relink makes the link again.
-    usleep (1100 * 1000);
-    CHECK_EQ (shoal_transport_relink (a.transport, peer.id, addr), 0);
-    zframe_t *again = s_routed (&a, router, addr, &peer, &election);
-    CHECK (again != NULL);
-    CHECK (!(again && first && zframe_eq (first, again)));
-    //  A new link that holds a frame (nobody listens there) keeps it.
-    shoal_life_t nobody = { .id = { 8 }, .life = 1 };
-    CHECK_EQ (shoal_transport_frame (a.transport, "127.0.0.1:1", &nobody, &election), 0);
-    CHECK_EQ (shoal_transport_relink (a.transport, nobody.id, "127.0.0.1:1"), 0);
-    CHECK (shoal_transport_flush (a.transport));
+    shoal_life_t peer = { .id = { 0, 1 }, .life = 1 };
+    for (int i = 0; i < 70; i++) {
+        peer.id[1] = (uint8_t) (i + 1);
+        CHECK_EQ (shoal_transport_link (a.transport, peer.id, addr), 0);
+        //  The first one used again: the second is the oldest.
+        if (i == 63) {
+            peer.id[1] = 1;
+            CHECK_EQ (shoal_transport_link (a.transport, peer.id, addr), 0);
+        }
+        usleep (1000);
+    }
     shoal_transport_stats_t stats;
     shoal_transport_stats (a.transport, &stats);
-    CHECK_EQ (stats.send_dropped, 0);
-    CHECK_EQ (shoal_transport_relink (a.transport, nobody.id, "nohost"), -1);
-    zframe_destroy (&first);
-    zframe_destroy (&same);
-    zframe_destroy (&again);
+    CHECK_EQ (stats.links_open, 64);
+    CHECK_EQ (stats.links_evicted, 6);
+    //  A link there fails to take a bad address (-1); none there, no link.
+    peer.id[1] = 1;
+    CHECK_EQ (shoal_transport_relink (a.transport, peer.id, "nohost"), -1);
+    peer.id[1] = 2;
+    CHECK_EQ (shoal_transport_relink (a.transport, peer.id, "nohost"), 0);
     zsock_destroy (&router);
     s_node_free (&a);
 }
@@ -727,5 +866,7 @@ main (void)
     RUN (a_frame_nobody_takes_is_dropped_after_a_second);
     RUN (relink_makes_a_new_connection_and_keeps_a_new_link);
     RUN (a_link_to_a_peer_that_stops_answering_is_made_again);
+    RUN (answers_go_back_over_the_members_connection_and_idle_links_close);
+    RUN (links_are_capped_the_least_recently_used_closed_first);
     return TEST_DONE ();
 }
