@@ -9,7 +9,7 @@
 #include <string.h>
 
 //  Members the membership check of one node may visit per event at it.
-#define SIM_CHECK_VISITS 1024
+#define SIM_CHECK_VISITS 256
 
 int
 sim_checks_init (sim_checks_t *checks, uint32_t nodes, bool election, bool quorum)
