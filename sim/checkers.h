@@ -11,7 +11,9 @@
 
     Two places run them: sim_check_node, after every event the simulator
     runs at a node (shoal_sim_observe_steps), checks that node's own
-    invariants, and is where the cores' own checks of their state belong;
+    invariants, and is where the cores' own checks of their state belong
+    (a membership table of over 256 members is checked after every
+    size / 256 events at its node, to bound what checking costs);
     sim_check_step, every 100 simulated ms (every step of sim_run_until),
     runs the checks across nodes, and that node's ones again for every
     node. The observers check what they see as it happens.

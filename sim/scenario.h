@@ -103,6 +103,7 @@ typedef struct {
     } * verdicts;
     size_t verdict_count, verdict_size;
     uint64_t *incarnations; //  per node, the last seen; they never go back
+    uint64_t *credit;       //  per node, members its membership check may still visit
     bool election;
     bool quorum;
     uint64_t *terms;        //  per node, the last term it persisted; never goes back
