@@ -859,7 +859,7 @@ shoal_peer_drained (const shoal_peer_t *self)
     const shoal_task_status_t *list;
     size_t count = shoal_tasks_list (self->tasks, &list);
     for (size_t i = 0; i < count; i++)
-        if (list[i].role != SHOAL_ROLE_NONE || list[i].state == SHOAL_TASK_STOPPING)
+        if (shoal_task_held (&list[i]))
             return false;
     return s_moves_done (self);
 }

@@ -926,6 +926,12 @@ shoal_tasks_report (shoal_tasks_t *self, uint64_t now_ms, const char *task, uint
     return rc;
 }
 
+bool
+shoal_task_held (const shoal_task_status_t *task)
+{
+    return task->role != SHOAL_ROLE_NONE || task->state == SHOAL_TASK_STOPPING;
+}
+
 int
 shoal_tasks_cordon (shoal_tasks_t *self, uint64_t now_ms, uint8_t cordon)
 {

@@ -209,6 +209,10 @@ uint64_t shoal_tasks_next (const shoal_tasks_t *self);
 //  Every task the node holds, as its STATUS reports it, sorted by task.
 //  Valid until the next input.
 size_t shoal_tasks_list (const shoal_tasks_t *self, const shoal_task_status_t **tasks);
+
+//  True when a listed task still holds its node: in some role, or still
+//  stopping (a drain is over only when none does).
+bool shoal_task_held (const shoal_task_status_t *task);
 bool shoal_tasks_leased (const shoal_tasks_t *self, uint64_t now_ms);
 //  When the lease ends (0 before the first one). An application winding
 //  an active down may write until then; once it has passed, never again

@@ -27,9 +27,7 @@ nodes=12
 max_links=3
 
 start () { # name [seed]
-    SHOAL_PROFILE=lan "$shoal" worker --data-dir "$work/$1" --bind 127.0.0.1:0 \
-        --beacon-port 0 --name "$1" ${2:+--join "$2"} >"$work/$1.out" 2>"$work/$1.log" &
-    pid_of[$1]=$!
+    SHOAL_PROFILE=lan start_worker "$1" ${2:+--join "$2"}
 }
 start n1
 wait_for "n1 starts" has_port n1 || exit 1

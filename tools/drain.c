@@ -6,6 +6,7 @@
 #include "tools/drain.h"
 
 #include "node/control.h"
+#include "rebalance/tasks.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -40,7 +41,7 @@ s_count (const shoal_control_rep_t *rep)
     held.settling = rep->reason && strcmp (rep->reason, SHOAL_DRAIN_ONGOING) == 0;
     for (uint32_t i = 0; i < rep->task_count; i++) {
         const shoal_task_status_t *status = &rep->tasks[i].status;
-        bool holds = status->role != SHOAL_ROLE_NONE || status->state == SHOAL_TASK_STOPPING;
+        bool holds = shoal_task_held (status);
         held.held += holds;
         held.active += status->role == SHOAL_ROLE_ACTIVE;
         held.standby += status->role == SHOAL_ROLE_STANDBY;
