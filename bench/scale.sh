@@ -48,7 +48,7 @@ done
 [ "$nodes" -ge 3 ] || { echo "scale: --nodes is 3 or more" >&2; exit 2; }
 [ "$tasks" -ge 2 ] || { echo "scale: --tasks is 2 or more" >&2; exit 2; }
 [ "$kill_pct" -le 40 ] || { echo "scale: --kill is at most 40 (a majority must stay)" >&2; exit 2; }
-shoal=$(cd "$(dirname "$0")/.." && pwd)/$build/shoal
+case $build in /*) shoal=$build/shoal ;; *) shoal=$(cd "$(dirname "$0")/.." && pwd)/$build/shoal ;; esac
 [ -x "$shoal" ] || { echo "scale: no program at $shoal (build it, or --build DIR)" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "scale: needs python3" >&2; exit 2; }
 top=$(mktemp -d)
