@@ -172,6 +172,11 @@ static const s_option_t s_options[] = {
     { { "task-log-keep", "uint32", "1", "0..16",
         "worker only: older output files kept per task, after a rotation" },
       NUMBER (task_log_keep, 0, 16) },
+    { { "child-nice", "uint32", "0", "0..19",
+        "worker only: how much lower each task's command runs in CPU priority than the "
+        "worker (a nice value added to the worker's); the worker and the commands' shims keep "
+        "theirs, so that commands busy on every core do not starve the node's lease" },
+      NUMBER (child_nice, 0, 19) },
 };
 
 #define OPTION_COUNT (sizeof s_options / sizeof s_options[0])

@@ -149,6 +149,7 @@ typedef struct {
     uint64_t grace_ms;
     uint64_t task_log_size; //  bytes; 0: no task output files
     uint32_t task_log_keep;
+    uint32_t child_nice;
     uint32_t given; //  private: the lists the current source gave, one bit per option
 } shoal_options_t;
 

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1122,6 +1123,50 @@ child_never_outlives_its_worker (void)
     s_kill_leftover (shim);
 }
 
+//  The nice value of a process, from /proc (field 19, counted after the
+//  parenthesis that ends its name, which may hold spaces); -100 if unread.
+static int
+s_nice_of (pid_t pid)
+{
+    char path[64], text[1024];
+    snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+    FILE *file = fopen (path, "r");
+    size_t size = file ? fread (text, 1, sizeof text - 1, file) : 0;
+    if (file)
+        fclose (file);
+    text[size] = 0;
+    char *at = strrchr (text, ')');
+    for (int field = 2; at && field < 19; field++)
+        at = strchr (at + 1, ' ');
+    return at ? atoi (at + 1) : -100;
+}
+
+//  A spec's nice value is the command's alone: the command runs that much
+//  lower than the worker, the shim that freezes it stays at the worker's.
+//  A value past 19 is refused.
+static void
+child_command_runs_at_its_nice_value (void)
+{
+    int own = getpriority (PRIO_PROCESS, 0);
+    int expected = own + 7 > 19 ? 19 : own + 7;
+    shoal_child_spec_t spec =
+        s_spec ("cut -d' ' -f19 /proc/self/stat; exec sleep 30", SHOAL_ACTIVE);
+    spec.nice = 7;
+    shoal_child_t *child = s_start (&spec);
+    int stream = 0;
+    shoal_output_line_t line;
+    CHECK (s_next_output (child, &stream, &line));
+    CHECK_EQ (atoi (line.text), expected);
+    CHECK_EQ (s_nice_of (shoal_child_pid (child)), expected);
+    CHECK_EQ (s_nice_of (shoal_child_shim (child)), own);
+    shoal_child_destroy (&child);
+
+    spec.nice = 20;
+    char why[128] = "";
+    CHECK (!shoal_child_new (&spec, why, sizeof why));
+    CHECK_CONTAINS (why, "outside 0..19");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1158,6 +1203,7 @@ main (int argc, char **argv)
     RUN (child_leftovers_end_with_the_lease);
     RUN (child_closes_its_descriptor);
     RUN (child_never_outlives_its_worker);
+    RUN (child_command_runs_at_its_nice_value);
     char command[128];
     snprintf (command, sizeof command, "rm -rf %s", s_dir);
     if (system (command) != 0)

@@ -179,6 +179,7 @@ static const struct {
     { "grace", "1500ms", "1500ms" },
     { "task-log-size", "65536", "65536" },
     { "task-log-keep", "0", "0" },
+    { "child-nice", "19", "19" },
 };
 
 #define SAMPLE_COUNT (sizeof s_samples / sizeof s_samples[0])
@@ -277,7 +278,7 @@ the_table_s_ranges_are_the_bounds_set_keeps (void)
         snprintf (past, sizeof past, "%llu", most + 1);
         s_refused (info->key, past, "over the maximum");
     }
-    CHECK_EQ (ranges, 11);
+    CHECK_EQ (ranges, 12);
 }
 
 //  ---------------------------------------------------------------------

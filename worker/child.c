@@ -342,6 +342,7 @@ typedef struct {
     int out_fd;    //  the write ends of the output pipes
     int err_fd;
     uint64_t grace_ms;
+    int nice;         //  the command's, over the worker's; not the shim's
     s_lease_t *lease; //  shared with the worker
     int kick_fd;      //  the eventfd the worker wakes the shim by, when the lease changes
     int fd_limit;     //  descriptors to close one by one when close_range is missing
@@ -492,6 +493,11 @@ s_command (const s_launch_t *launch, pid_t shim)
     prctl (PR_SET_PDEATHSIG, SIGKILL);
     if (getppid () != shim)
         _exit (127);
+    //  Only the command yields the CPU: its shim must still freeze it at
+    //  the lease's end when the command keeps every core busy. Raising
+    //  one's own nice value cannot be refused.
+    if (launch->nice > 0)
+        (void) !nice (launch->nice);
     int null = open ("/dev/null", O_RDONLY);
     if (null > 0) {
         dup2 (null, 0);
@@ -715,6 +721,10 @@ shoal_child_t *
 shoal_child_new (const shoal_child_spec_t *spec, char *why, size_t why_size)
 {
     assert (spec && spec->command && spec->job);
+    if (spec->nice < 0 || spec->nice > 19) {
+        shoal_why (why, why_size, "nice %d is outside 0..19", spec->nice);
+        return NULL;
+    }
     shoal_child_t *self = calloc (1, sizeof *self);
     s_environment_t environment;
     if (!self || s_environment (spec, &environment) != 0) {
@@ -764,6 +774,7 @@ shoal_child_new (const shoal_child_spec_t *spec, char *why, size_t why_size)
         .out_fd = output[0][1],
         .err_fd = output[1][1],
         .grace_ms = spec->grace_ms,
+        .nice = spec->nice,
         .lease = self->lease,
         .kick_fd = self->kick_fd,
         .fd_limit = fd_limit > 0 && fd_limit < 65536 ? (int) fd_limit : 65536,

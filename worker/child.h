@@ -155,6 +155,8 @@ typedef struct {
     const char *node;         //  SHOAL_NODE: the worker's node id
     char *const *environment; //  the rest: the worker's (as environ), less its options
     uint64_t grace_ms;        //  for what the command leaves behind when it exits
+    int nice;                 //  added to the command's nice value (0..19); the
+                              //  shim keeps the worker's, to freeze on time
     bool bound;               //  the command acts, so only until until_ms (as
     uint64_t until_ms;        //  shoal_child_lease); unbound: never frozen by its shim
 } shoal_child_spec_t;

@@ -141,6 +141,7 @@ typedef struct {
     shoal_tasklog_t *tasklog;
     uint64_t task_log_size;
     uint32_t task_log_keep;
+    int child_nice; //  added to each command's nice value
     bool told_log_failed, told_log_dropped;
 } s_worker_t;
 
@@ -382,6 +383,9 @@ s_worker_options (s_worker_t *self, char *why, size_t why_size)
     if (shoal_node_get (self->node, "task-log-keep", value, sizeof value, why, why_size) != 0)
         return -1;
     self->task_log_keep = (uint32_t) strtoul (value, NULL, 10);
+    if (shoal_node_get (self->node, "child-nice", value, sizeof value, why, why_size) != 0)
+        return -1;
+    self->child_nice = (int) strtol (value, NULL, 10);
     if (shoal_node_get (self->node, "grace", value, sizeof value, why, why_size) != 0)
         return -1;
     return shoal_options_duration ("grace", value, &self->grace_ms, why, why_size);
@@ -653,6 +657,7 @@ s_spawn (s_worker_t *self, s_task_t *task, uint64_t now)
         .node = self->id,
         .environment = environ,
         .grace_ms = self->grace_ms,
+        .nice = self->child_nice,
         .bound = s_acts (task),
         .until_ms = s_lease_read (self),
     };
