@@ -75,24 +75,18 @@ _Static_assert(SHOAL_MEMBERS_MAX < 100000, "S_DIGITS_MAX covers the largest tabl
 //  Types
 
 typedef struct {
-    shoal_id_t id;
-    shoal_id_t by; //  who suspected it or declared it dead
-    uint64_t incarnation;
+    //  What gossip carries of it: the pool's copy, shared with every table of
+    //  the pool that holds the same record; NULL while the slot is free.
+    const shoal_record_t *record;
     uint64_t life;            //  highest life heard of, from meta or envelopes
     uint64_t since_ms;        //  when the state began: a tombstone's age
     uint64_t sync_allowed_ms; //  no SYNC-REPLY to it before this
     uint64_t hint_allowed_ms; //  no hint about it taken before this
     uint64_t heard_ms;        //  its last message to this node, of any layer; 0: never
-    uint64_t hash;            //  of its canonical record, summed into its digest bucket
-    shoal_meta_t *meta;       //  never NULL while used
     uint32_t prev, next;      //  dissemination queue; next also links free slots
     uint32_t suspicion;       //  index in suspicions, NONE when not suspect
     uint32_t dense;           //  index in the dense list
-    uint16_t record_size;     //  encoded size of its record as gossip sends it
-    uint8_t bucket;           //  its digest bucket, shoal_membership_bucket
-    uint8_t state;
     uint8_t transmits;
-    bool used;
     bool queued;
 } s_member_t;
 
@@ -221,7 +215,7 @@ struct _shoal_membership_t {
     shoal_membership_event_t *events;
     size_t event_count;
     size_t event_capacity;
-    shoal_meta_t **retired;
+    const shoal_record_t **retired;
     size_t retired_count;
     size_t retired_capacity;
 
@@ -543,16 +537,17 @@ shoal_membership_meta_check (const shoal_membership_config_t *config, const shoa
 }
 
 //  ---------------------------------------------------------------------
-//  Metas: immutable copies from the pool, retired when replaced
+//  Records: immutable copies from the pool, retired when replaced
 
-//  Keeps meta held until the next input begins: outputs may point into it.
-//  If even that list cannot grow, the meta stays held rather than dangles.
+//  Keeps a record (and so its meta) held until the next input begins:
+//  outputs may point into it. If even that list cannot grow, the record
+//  stays held rather than dangles.
 static void
-s_retire (shoal_membership_t *self, shoal_meta_t *meta)
+s_retire (shoal_membership_t *self, const shoal_record_t *record)
 {
     if (s_reserve ((void **) &self->retired, &self->retired_capacity, self->retired_count + 1,
-                   sizeof (shoal_meta_t *)) == 0)
-        self->retired[self->retired_count++] = meta;
+                   sizeof (shoal_record_t *)) == 0)
+        self->retired[self->retired_count++] = record;
 }
 
 //  ---------------------------------------------------------------------
@@ -574,7 +569,7 @@ s_lookup (const shoal_membership_t *self, const shoal_id_t *id)
 {
     for (size_t i = s_home (self, id); self->index[i]; i = (i + 1) & self->index_mask) {
         uint32_t slot = self->index[i] - 1;
-        if (shoal_id_equal (&self->members[slot].id, id))
+        if (shoal_id_equal (&self->members[slot].record->node, id))
             return slot;
     }
     return NONE;
@@ -583,7 +578,7 @@ s_lookup (const shoal_membership_t *self, const shoal_id_t *id)
 static void
 s_index_insert (shoal_membership_t *self, uint32_t slot)
 {
-    size_t i = s_home (self, &self->members[slot].id);
+    size_t i = s_home (self, &self->members[slot].record->node);
     while (self->index[i])
         i = (i + 1) & self->index_mask;
     self->index[i] = slot + 1;
@@ -593,11 +588,11 @@ s_index_insert (shoal_membership_t *self, uint32_t slot)
 static void
 s_index_remove (shoal_membership_t *self, uint32_t slot)
 {
-    size_t hole = s_home (self, &self->members[slot].id);
+    size_t hole = s_home (self, &self->members[slot].record->node);
     while (self->index[hole] != slot + 1)
         hole = (hole + 1) & self->index_mask;
     for (size_t j = (hole + 1) & self->index_mask; self->index[j]; j = (j + 1) & self->index_mask) {
-        size_t home = s_home (self, &self->members[self->index[j] - 1].id);
+        size_t home = s_home (self, &self->members[self->index[j] - 1].record->node);
         bool stays = hole < j ? (home > hole && home <= j) : (home > hole || home <= j);
         if (!stays) {
             self->index[hole] = self->index[j];
@@ -767,31 +762,69 @@ s_record (const shoal_membership_t *self, uint32_t slot, shoal_update_t *update,
 {
     const s_member_t *member = &self->members[slot];
     *update = (shoal_update_t){
-        .node = member->id,
-        .incarnation = member->incarnation,
-        .state = member->state,
-        .by = canonical ? s_zero_id : member->by,
-        .meta = member->state == SHOAL_MEMBER_ALIVE ? member->meta : NULL,
+        .node = member->record->node,
+        .incarnation = member->record->incarnation,
+        .state = member->record->state,
+        .by = canonical ? s_zero_id : member->record->by,
+        .meta = member->record->state == SHOAL_MEMBER_ALIVE ? member->record->meta : NULL,
     };
 }
 
-//  A record changed: its size, its hash and its digest bucket's sum. The
-//  canonical form differs from what gossip sends only in by, which always
-//  takes 18 bytes, so its size is the size gossip sends.
+//  The pool's record of this content, held by the caller; made with its
+//  size, hash and digest bucket when no table held it. The canonical form
+//  the hash covers differs from what gossip sends only in by, which always
+//  takes 18 bytes, so its size is the size gossip sends. NULL when memory
+//  is short.
+static const shoal_record_t *
+s_record_get (shoal_membership_t *self, const shoal_id_t *node, const shoal_id_t *by,
+              uint64_t incarnation, uint8_t state, shoal_meta_t *meta)
+{
+    shoal_record_t key = {
+        .node = *node, .by = *by, .incarnation = incarnation, .meta = meta, .state = state
+    };
+    bool made;
+    shoal_record_t *record = shoal_metapool_record (self->metas, &key, &made);
+    if (record && made) {
+        shoal_update_t update = { .node = *node,
+                                  .incarnation = incarnation,
+                                  .state = state,
+                                  .meta = state == SHOAL_MEMBER_ALIVE ? meta : NULL };
+        uint8_t buffer[S_RECORD_BUFFER];
+        long size = s_record_encode (&update, buffer, sizeof buffer);
+        assert (size > 0 && size <= UINT16_MAX);
+        record->size = (uint16_t) size;
+        record->hash = s_digest_hash (buffer + S_RECORD_HEAD, (size_t) size);
+        record->bucket = shoal_membership_bucket (node);
+    }
+    return record;
+}
+
+//  Gives slot record, which the caller held: the old one is retired and
+//  the digest bucket's sum follows.
 static void
-s_record_changed (shoal_membership_t *self, uint32_t slot)
+s_record_set (shoal_membership_t *self, uint32_t slot, const shoal_record_t *record)
 {
     s_member_t *member = &self->members[slot];
-    shoal_update_t update;
-    s_record (self, slot, &update, true);
-    uint8_t buffer[S_RECORD_BUFFER];
-    long size = s_record_encode (&update, buffer, sizeof buffer);
-    assert (size > 0);
-    member->record_size = (uint16_t) size;
-    uint64_t *sum = &self->bucket_sums[member->bucket];
-    *sum -= member->hash;
-    member->hash = s_digest_hash (buffer + S_RECORD_HEAD, (size_t) size);
-    *sum += member->hash;
+    if (member->record) {
+        self->bucket_sums[member->record->bucket] -= member->record->hash;
+        s_retire (self, member->record);
+    }
+    member->record = record;
+    self->bucket_sums[record->bucket] += record->hash;
+}
+
+//  Gives slot the record of this content. Returns 0, or -1 when memory is
+//  short (the member is then unchanged).
+static int
+s_record_change (shoal_membership_t *self, uint32_t slot, const shoal_id_t *by,
+                 uint64_t incarnation, uint8_t state, shoal_meta_t *meta)
+{
+    const shoal_record_t *record =
+        s_record_get (self, &self->members[slot].record->node, by, incarnation, state, meta);
+    if (!record)
+        return -1;
+    s_record_set (self, slot, record);
+    return 0;
 }
 
 static void
@@ -801,9 +834,11 @@ s_event (shoal_membership_t *self, uint8_t type, uint32_t slot)
                    sizeof (shoal_membership_event_t)))
         return;
     const s_member_t *member = &self->members[slot];
-    self->events[self->event_count++] = (shoal_membership_event_t){
-        .type = type, .node = member->id, .incarnation = member->incarnation, .meta = member->meta
-    };
+    self->events[self->event_count++] =
+        (shoal_membership_event_t){ .type = type,
+                                    .node = member->record->node,
+                                    .incarnation = member->record->incarnation,
+                                    .meta = member->record->meta };
 }
 
 static void s_suspicion_end (shoal_membership_t *self, uint32_t slot);
@@ -821,9 +856,9 @@ s_member_remove (shoal_membership_t *self, uint32_t slot)
     uint32_t moved = self->dense[--self->count];
     self->dense[member->dense] = moved;
     self->members[moved].dense = member->dense;
-    self->state_count[member->state]--;
-    s_retire (self, member->meta);
-    self->bucket_sums[member->bucket] -= member->hash;
+    self->state_count[member->record->state]--;
+    self->bucket_sums[member->record->bucket] -= member->record->hash;
+    s_retire (self, member->record);
     *member = (s_member_t){ .next = self->free_slot };
     self->free_slot = slot;
 }
@@ -832,7 +867,7 @@ s_member_remove (shoal_membership_t *self, uint32_t slot)
 static bool
 s_is_tombstone (const shoal_membership_t *self, uint32_t slot)
 {
-    uint8_t state = self->members[slot].state;
+    uint8_t state = self->members[slot].record->state;
     return slot != self->self_slot && (state == SHOAL_MEMBER_DEAD || state == SHOAL_MEMBER_LEFT);
 }
 
@@ -866,6 +901,11 @@ s_member_add (shoal_membership_t *self, uint64_t now, const shoal_update_t *upda
     shoal_meta_t *meta = shoal_metapool_get (self->metas, update->meta);
     if (!meta)
         return NONE;
+    const shoal_record_t *record = s_record_get (self, &update->node, &s_zero_id,
+                                                 update->incarnation, SHOAL_MEMBER_ALIVE, meta);
+    shoal_metapool_put (self->metas, meta); //  the record holds it
+    if (!record)
+        return NONE;
     uint32_t slot;
     if (self->free_slot != NONE) {
         slot = self->free_slot;
@@ -874,25 +914,19 @@ s_member_add (shoal_membership_t *self, uint64_t now, const shoal_update_t *upda
         slot = (uint32_t) self->slot_count++;
     s_member_t *member = &self->members[slot];
     *member = (s_member_t){
-        .id = update->node,
-        .incarnation = update->incarnation,
-        .life = meta->life,
+        .life = record->meta->life,
         .since_ms = now,
-        .meta = meta,
         .prev = NONE,
         .next = NONE,
         .suspicion = NONE,
         .dense = (uint32_t) self->count,
-        .bucket = shoal_membership_bucket (&update->node),
-        .state = SHOAL_MEMBER_ALIVE,
-        .used = true,
     };
+    s_record_set (self, slot, record);
     self->dense[self->count++] = slot;
     s_index_insert (self, slot);
     if (slot != self->self_slot)
         s_order_insert (self, slot);
     self->state_count[SHOAL_MEMBER_ALIVE]++;
-    s_record_changed (self, slot);
     return slot;
 }
 
@@ -901,7 +935,7 @@ s_eligible (const shoal_membership_t *self, uint32_t slot, uint32_t states, uint
             const uint32_t *picked, size_t picked_count)
 {
     if (slot == self->self_slot || slot == except_slot ||
-        !((states >> self->members[slot].state) & 1))
+        !((states >> self->members[slot].record->state) & 1))
         return false;
     for (size_t i = 0; i < picked_count; i++)
         if (picked[i] == slot)
@@ -1026,7 +1060,7 @@ s_confirm_maybe (shoal_membership_t *self, uint64_t now, uint32_t slot, const sh
     if (k == 0 || self->confirm_wanted || shoal_id_equal (accuser, &self->id) ||
         s_random_below (self, live) >= S_CONFIRM_PROBERS * k)
         return;
-    self->confirm = self->members[slot].id;
+    self->confirm = self->members[slot].record->node;
     self->confirm_wanted = true;
     if (self->health == 0)
         self->next_probe_ms = s_min (self->next_probe_ms, now);
@@ -1111,14 +1145,17 @@ static void
 s_refute (shoal_membership_t *self, uint64_t seen)
 {
     s_member_t *me = &self->members[self->self_slot];
-    uint64_t top = s_max (seen, me->incarnation);
+    uint64_t top = s_max (seen, me->record->incarnation);
     if (top == UINT64_MAX) {
         //  Nothing can override it: a hostile or broken peer. Counted.
         self->stats.updates_refused++;
         return;
     }
-    me->incarnation = top + 1;
-    s_record_changed (self, self->self_slot);
+    if (s_record_change (self, self->self_slot, &me->record->by, top + 1, me->record->state,
+                         me->record->meta)) {
+        self->stats.updates_refused++;
+        return;
+    }
     s_queue_push (self, self->self_slot);
     s_health_add (self, 1);
     self->stats.refutations++;
@@ -1132,11 +1169,11 @@ s_about_self (shoal_membership_t *self, const shoal_update_t *update)
     const s_member_t *me = &self->members[self->self_slot];
     bool news;
     if (update->state == SHOAL_MEMBER_ALIVE)
-        news = update->incarnation > me->incarnation ||
-               (update->incarnation == me->incarnation && update->meta &&
-                !shoal_meta_equal (update->meta, me->meta));
+        news = update->incarnation > me->record->incarnation ||
+               (update->incarnation == me->record->incarnation && update->meta &&
+                !shoal_meta_equal (update->meta, me->record->meta));
     else
-        news = update->incarnation >= me->incarnation;
+        news = update->incarnation >= me->record->incarnation;
     if (news && !self->leaving)
         s_refute (self, update->incarnation);
     else
@@ -1177,7 +1214,8 @@ s_doubt (const shoal_membership_t *self, uint64_t now, uint32_t slot, const shoa
     const s_member_t *member = &self->members[slot];
     return member->heard_ms != 0 &&
            now - member->heard_ms <= 2 * (uint64_t) self->config.probe_interval_ms &&
-           (member->state == SHOAL_MEMBER_ALIVE || member->state == SHOAL_MEMBER_SUSPECT);
+           (member->record->state == SHOAL_MEMBER_ALIVE ||
+            member->record->state == SHOAL_MEMBER_SUSPECT);
 }
 
 static void
@@ -1201,16 +1239,18 @@ s_apply (shoal_membership_t *self, uint64_t now, const shoal_update_t *update)
         update = &doubted;
         self->stats.dead_doubted++;
     }
-    if (slot != NONE && !s_newer (update->incarnation, update->state,
-                                  self->members[slot].incarnation, self->members[slot].state)) {
+    if (slot != NONE &&
+        !s_newer (update->incarnation, update->state, self->members[slot].record->incarnation,
+                  self->members[slot].record->state)) {
         s_member_t *member = &self->members[slot];
-        if (update->state == SHOAL_MEMBER_SUSPECT && member->state == SHOAL_MEMBER_SUSPECT &&
-            update->incarnation == member->incarnation &&
+        if (update->state == SHOAL_MEMBER_SUSPECT &&
+            member->record->state == SHOAL_MEMBER_SUSPECT &&
+            update->incarnation == member->record->incarnation &&
             (s_suspicion_confirm (self, slot, &update->by) || s_retell (self, slot, update))) {
             //  Passed on, so that others count the confirmation too.
-            member->by = update->by;
-            s_record_changed (self, slot);
-            s_queue_push (self, slot);
+            if (s_record_change (self, slot, &update->by, member->record->incarnation,
+                                 member->record->state, member->record->meta) == 0)
+                s_queue_push (self, slot);
             self->stats.updates_applied++;
         } else
             self->stats.updates_stale++;
@@ -1238,32 +1278,33 @@ s_apply (shoal_membership_t *self, uint64_t now, const shoal_update_t *update)
         return;
     }
     s_member_t *member = &self->members[slot];
-    bool meta_changed = alive && !shoal_meta_equal (member->meta, update->meta);
-    shoal_meta_t *meta = meta_changed ? shoal_metapool_get (self->metas, update->meta) : NULL;
-    if (meta_changed && !meta) {
+    bool meta_changed = alive && !shoal_meta_equal (member->record->meta, update->meta);
+    shoal_meta_t *meta =
+        meta_changed ? shoal_metapool_get (self->metas, update->meta) : member->record->meta;
+    const shoal_record_t *record =
+        meta ? s_record_get (self, &update->node,
+                             alive || update->state == SHOAL_MEMBER_LEFT ? &s_zero_id : &update->by,
+                             update->incarnation, update->state, meta)
+             : NULL;
+    if (meta_changed && meta)
+        shoal_metapool_put (self->metas, meta); //  the record holds it
+    if (!record) {
         self->stats.updates_refused++;
         return;
     }
-    uint8_t was = member->state;
+    uint8_t was = member->record->state;
     if (member->suspicion != NONE)
         s_suspicion_end (self, slot);
     self->state_count[was]--;
     self->state_count[update->state]++;
-    member->incarnation = update->incarnation;
-    member->state = update->state;
-    member->by = alive || update->state == SHOAL_MEMBER_LEFT ? s_zero_id : update->by;
+    s_record_set (self, slot, record);
     member->since_ms = now;
-    if (meta) {
-        s_retire (self, member->meta);
-        member->meta = meta;
-    }
     if (alive)
-        member->life = s_max (member->life, member->meta->life);
+        member->life = s_max (member->life, member->record->meta->life);
     if (update->state == SHOAL_MEMBER_SUSPECT) {
         s_suspicion_start (self, now, slot, &update->by);
         s_confirm_maybe (self, now, slot, &update->by);
     }
-    s_record_changed (self, slot);
     s_queue_push (self, slot);
     uint8_t event = s_event_type (was, update->state, meta_changed);
     if (event)
@@ -1283,8 +1324,8 @@ static void
 s_accuse (shoal_membership_t *self, uint64_t now, uint32_t slot, uint8_t state)
 {
     shoal_update_t update = {
-        .node = self->members[slot].id,
-        .incarnation = self->members[slot].incarnation,
+        .node = self->members[slot].record->node,
+        .incarnation = self->members[slot].record->incarnation,
         .state = state,
         .by = self->id,
     };
@@ -1334,8 +1375,9 @@ s_held (const s_held_t *held, const s_member_t *member)
 {
     for (uint32_t i = 0; held && i < held->count; i++) {
         const shoal_update_t *update = &held->updates[i];
-        if (shoal_id_equal (&update->node, &member->id) &&
-            !s_newer (member->incarnation, member->state, update->incarnation, update->state))
+        if (shoal_id_equal (&update->node, &member->record->node) &&
+            !s_newer (member->record->incarnation, member->record->state, update->incarnation,
+                      update->state))
             return true;
     }
     return false;
@@ -1366,7 +1408,7 @@ static shoal_life_t
 s_member_life (const shoal_membership_t *self, uint32_t slot)
 {
     shoal_life_t life = { .life = self->members[slot].life };
-    memcpy (life.id, self->members[slot].id.bytes, SHOAL_ID_SIZE);
+    memcpy (life.id, self->members[slot].record->node.bytes, SHOAL_ID_SIZE);
     return life;
 }
 
@@ -1374,7 +1416,7 @@ static shoal_membership_send_t *
 s_send_to (shoal_membership_t *self, uint8_t type, uint32_t slot)
 {
     shoal_life_t to = s_member_life (self, slot);
-    return s_send (self, type, &to, self->members[slot].meta->addr);
+    return s_send (self, type, &to, self->members[slot].record->meta->addr);
 }
 
 //  Adds to chosen (holding count) queued records, least-sent first, while
@@ -1399,8 +1441,8 @@ s_take_queued (shoal_membership_t *self, const s_held_t *held, uint32_t limit, u
             bool taken = s_held (held, &self->members[slot]);
             for (size_t i = 0; i < count && !taken; i++)
                 taken = chosen[i] == slot;
-            if (!taken && self->members[slot].record_size <= budget) {
-                budget -= self->members[slot].record_size;
+            if (!taken && self->members[slot].record->size <= budget) {
+                budget -= self->members[slot].record->size;
                 chosen[count++] = slot;
             }
         }
@@ -1429,15 +1471,15 @@ s_piggyback (shoal_membership_t *self, shoal_membership_send_t *send, const uint
     size_t count = 0;
     //  A leaving node tells everyone it talks to.
     if (self->leaving) {
-        budget -= self->members[self->self_slot].record_size;
+        budget -= self->members[self->self_slot].record->size;
         chosen[count++] = self->self_slot;
     }
     for (size_t i = 0; i < forced_count && count < SHOAL_UPDATES_MAX; i++) {
         bool taken = false;
         for (size_t j = 0; j < count && !taken; j++)
             taken = chosen[j] == forced[i];
-        if (!taken && self->members[forced[i]].record_size <= budget) {
-            budget -= self->members[forced[i]].record_size;
+        if (!taken && self->members[forced[i]].record->size <= budget) {
+            budget -= self->members[forced[i]].record->size;
             chosen[count++] = forced[i];
         }
     }
@@ -1466,8 +1508,8 @@ s_ping (shoal_membership_t *self, uint32_t seq, uint32_t slot)
     if (!send)
         return;
     send->msg.u.ping.seq = seq;
-    send->msg.u.ping.target = self->members[slot].id;
-    bool buddy = self->members[slot].state != SHOAL_MEMBER_ALIVE;
+    send->msg.u.ping.target = self->members[slot].record->node;
+    bool buddy = self->members[slot].record->state != SHOAL_MEMBER_ALIVE;
     s_piggyback (self, send, &slot, buddy ? 1 : 0, NULL);
 }
 
@@ -1505,7 +1547,7 @@ s_nack (shoal_membership_t *self, const shoal_life_t *to, const char *addr, uint
         const shoal_id_t *target)
 {
     uint32_t slot = s_lookup (self, target);
-    bool tell = slot != NONE && self->members[slot].state != SHOAL_MEMBER_ALIVE;
+    bool tell = slot != NONE && self->members[slot].record->state != SHOAL_MEMBER_ALIVE;
     s_answer (self, SHOAL_MSG_NACK, to, addr, seq, &slot, tell ? 1 : 0, NULL);
 }
 
@@ -1529,7 +1571,7 @@ shoal_membership_bucket (const shoal_id_t *id)
 static uint32_t
 s_bucket (const s_member_t *member, uint32_t bucket_count)
 {
-    return (uint32_t) member->bucket * bucket_count / SHOAL_DIGEST_BUCKETS_MAX;
+    return (uint32_t) member->record->bucket * bucket_count / SHOAL_DIGEST_BUCKETS_MAX;
 }
 
 static bool
@@ -1609,9 +1651,9 @@ s_send_sync_reply (shoal_membership_t *self, uint64_t now, uint32_t slot, uint32
         uint32_t record = self->dense[(self->sync_cursor + scanned) % self->count];
         if (!s_bucket_in (wanted, s_bucket (&self->members[record], bucket_count)))
             continue;
-        if (self->members[record].record_size > budget)
+        if (self->members[record].record->size > budget)
             break;
-        budget -= self->members[record].record_size;
+        budget -= self->members[record].record->size;
         s_record (self, record, &updates[count++], false);
     }
     self->sync_cursor = (self->sync_cursor + scanned) % self->count;
@@ -1633,15 +1675,16 @@ s_probe_target (shoal_membership_t *self)
     if (self->confirm_wanted) {
         self->confirm_wanted = false;
         uint32_t slot = s_lookup (self, &self->confirm);
-        if (slot != NONE && self->members[slot].state == SHOAL_MEMBER_SUSPECT)
+        if (slot != NONE && self->members[slot].record->state == SHOAL_MEMBER_SUSPECT)
             return slot;
     }
     for (int pass = 0; pass < 2; pass++) {
         while (self->order_next < self->order_count) {
             uint32_t slot = self->order[self->order_next++];
             const s_member_t *member = &self->members[slot];
-            if (member->used && slot != self->self_slot &&
-                (member->state == SHOAL_MEMBER_ALIVE || member->state == SHOAL_MEMBER_SUSPECT))
+            if (member->record && slot != self->self_slot &&
+                (member->record->state == SHOAL_MEMBER_ALIVE ||
+                 member->record->state == SHOAL_MEMBER_SUSPECT))
                 return slot;
         }
         s_order_shuffle (self);
@@ -1657,7 +1700,7 @@ s_probe_begin (shoal_membership_t *self, uint64_t now, uint32_t slot, uint64_t e
     self->probe = (s_probe_t){
         .active = true,
         .slot = slot,
-        .target = self->members[slot].id,
+        .target = self->members[slot].record->node,
         .seq = s_next_seq (self),
         .sent_ms = now,
         .timeout_ms = now + s_scaled (self, self->config.probe_timeout_ms),
@@ -1677,8 +1720,8 @@ s_probe_hinted (shoal_membership_t *self, uint64_t now)
     self->hint_wanted = false;
     uint32_t slot = s_lookup (self, &self->hint);
     if (slot == NONE || slot == self->self_slot ||
-        (self->members[slot].state != SHOAL_MEMBER_ALIVE &&
-         self->members[slot].state != SHOAL_MEMBER_SUSPECT))
+        (self->members[slot].record->state != SHOAL_MEMBER_ALIVE &&
+         self->members[slot].record->state != SHOAL_MEMBER_SUSPECT))
         return;
     self->hint_next_ms = now + s_scaled (self, self->config.probe_timeout_ms);
     self->stats.probes_hinted++;
@@ -1699,7 +1742,7 @@ s_probe_start (shoal_membership_t *self, uint64_t now)
     //  for this check. It is the same probe (a direct PING and
     //  indirect_checks relays, each NACK saying it heard nothing), only
     //  sooner, and it costs extra messages only when the suspect answers.
-    if (confirming && self->members[slot].state == SHOAL_MEMBER_SUSPECT)
+    if (confirming && self->members[slot].record->state == SHOAL_MEMBER_SUSPECT)
         s_probe_indirect (self);
 }
 
@@ -1707,8 +1750,9 @@ static bool
 s_probe_target_holds (const shoal_membership_t *self)
 {
     const s_member_t *member = &self->members[self->probe.slot];
-    return member->used && shoal_id_equal (&member->id, &self->probe.target) &&
-           (member->state == SHOAL_MEMBER_ALIVE || member->state == SHOAL_MEMBER_SUSPECT);
+    return member->record && shoal_id_equal (&member->record->node, &self->probe.target) &&
+           (member->record->state == SHOAL_MEMBER_ALIVE ||
+            member->record->state == SHOAL_MEMBER_SUSPECT);
 }
 
 //  No ACK in time: ask indirect_checks alive members to relay.
@@ -1728,9 +1772,9 @@ s_probe_indirect (shoal_membership_t *self)
             continue;
         send->msg.u.ping_req.seq = probe->seq;
         send->msg.u.ping_req.target = probe->target;
-        send->msg.u.ping_req.addr = self->members[probe->slot].meta->addr;
+        send->msg.u.ping_req.addr = self->members[probe->slot].record->meta->addr;
         s_piggyback (self, send, NULL, 0, NULL);
-        probe->relays[probe->relay_count++] = self->members[picked[i]].id;
+        probe->relays[probe->relay_count++] = self->members[picked[i]].record->node;
     }
 }
 
@@ -1776,7 +1820,7 @@ static int
 s_contact_add (shoal_membership_t *self, uint64_t now, const shoal_life_t *node, const char *addr)
 {
     if (self->leaving || !s_addr_valid (addr) ||
-        strcmp (addr, self->members[self->self_slot].meta->addr) == 0)
+        strcmp (addr, self->members[self->self_slot].record->meta->addr) == 0)
         return -1;
     s_contact_t *free_contact = NULL;
     for (size_t i = 0; i < SHOAL_MEMBERSHIP_CONTACTS_MAX; i++) {
@@ -1821,8 +1865,8 @@ s_sender_slot (const shoal_membership_t *self, const s_incoming_t *in)
 static bool
 s_is_live (const shoal_membership_t *self, uint32_t slot)
 {
-    return slot != NONE && (self->members[slot].state == SHOAL_MEMBER_ALIVE ||
-                            self->members[slot].state == SHOAL_MEMBER_SUSPECT);
+    return slot != NONE && (self->members[slot].record->state == SHOAL_MEMBER_ALIVE ||
+                            self->members[slot].record->state == SHOAL_MEMBER_SUSPECT);
 }
 
 //  Where to answer the sender: its address in the table, or the one the
@@ -1832,7 +1876,7 @@ s_reply_addr (const shoal_membership_t *self, const s_incoming_t *in)
 {
     uint32_t slot = s_sender_slot (self, in);
     if (slot != NONE)
-        return self->members[slot].meta->addr;
+        return self->members[slot].record->meta->addr;
     return s_addr_valid (in->from_addr) ? in->from_addr : NULL;
 }
 
@@ -1847,8 +1891,9 @@ s_corrections (const shoal_membership_t *self, const shoal_update_t *updates, ui
         uint32_t slot = shoal_id_equal (&updates[i].node, &self->id)
                             ? self->self_slot
                             : s_lookup (self, &updates[i].node);
-        if (slot == NONE || !s_newer (self->members[slot].incarnation, self->members[slot].state,
-                                      updates[i].incarnation, updates[i].state))
+        if (slot == NONE ||
+            !s_newer (self->members[slot].record->incarnation, self->members[slot].record->state,
+                      updates[i].incarnation, updates[i].state))
             continue;
         bool taken = false;
         for (size_t j = 0; j < count + added && !taken; j++)
@@ -1875,7 +1920,7 @@ s_on_ping (shoal_membership_t *self, uint64_t now, const s_incoming_t *in, const
     if (!in->was_live || !in->addressed)
         forced[count++] = self->self_slot;
     uint32_t slot = s_sender_slot (self, in);
-    if (slot != NONE && self->members[slot].state != SHOAL_MEMBER_ALIVE)
+    if (slot != NONE && self->members[slot].record->state != SHOAL_MEMBER_ALIVE)
         forced[count++] = slot;
     count += s_corrections (self, ping->updates, ping->update_count, forced, count,
                             count + S_CORRECTIONS_MAX);
@@ -1887,7 +1932,7 @@ s_on_ping (shoal_membership_t *self, uint64_t now, const s_incoming_t *in, const
     //  than its own, so it has nothing to refute, and only a tombstone probe
     //  would ever tell this node (the simulator found a member held dead
     //  for 17 s so, while it kept probing the node that held it dead).
-    bool behind = slot == NONE || self->members[slot].state == SHOAL_MEMBER_DEAD;
+    bool behind = slot == NONE || self->members[slot].record->state == SHOAL_MEMBER_DEAD;
     if (in->addressed && behind && now >= self->stranger_digest_ms && !self->leaving) {
         self->stranger_digest_ms = now + self->config.probe_interval_ms;
         s_send_digest (self, &in->envelope->sender, addr);
@@ -1932,7 +1977,7 @@ s_on_ack (shoal_membership_t *self, uint64_t now, const s_incoming_t *in, const 
     uint32_t slot = s_sender_slot (self, in);
     if (s_is_live (self, slot) && (!in->was_live || contacted) && !self->leaving) {
         shoal_life_t to = s_member_life (self, slot);
-        s_send_digest (self, &to, self->members[slot].meta->addr);
+        s_send_digest (self, &to, self->members[slot].record->meta->addr);
     }
 }
 
@@ -2194,7 +2239,7 @@ s_sync_tick (shoal_membership_t *self, uint64_t now)
     uint32_t slot;
     if (!self->leaving && s_pick (self, 1u << SHOAL_MEMBER_ALIVE, NULL, &slot, 1)) {
         shoal_life_t to = s_member_life (self, slot);
-        s_send_digest (self, &to, self->members[slot].meta->addr);
+        s_send_digest (self, &to, self->members[slot].record->meta->addr);
     }
 }
 
@@ -2207,11 +2252,11 @@ static void
 s_ping_tombstone (shoal_membership_t *self, uint32_t seq, uint32_t slot)
 {
     shoal_membership_send_t *send =
-        s_send (self, SHOAL_MSG_PING, NULL, self->members[slot].meta->addr);
+        s_send (self, SHOAL_MSG_PING, NULL, self->members[slot].record->meta->addr);
     if (!send)
         return;
     send->msg.u.ping.seq = seq;
-    send->msg.u.ping.target = self->members[slot].id;
+    send->msg.u.ping.target = self->members[slot].record->node;
     uint32_t forced[2] = { slot, self->self_slot };
     s_piggyback (self, send, forced, 2, NULL);
 }
@@ -2292,7 +2337,7 @@ static void
 s_begin (shoal_membership_t *self)
 {
     for (size_t i = 0; i < self->retired_count; i++)
-        shoal_metapool_put (self->metas, self->retired[i]);
+        shoal_metapool_record_put (self->metas, self->retired[i]);
     self->retired_count = 0;
     //  The room of a large output (a sync reply's updates, the events of a
     //  merged table) is not kept: a simulator holds thousands of these
@@ -2387,7 +2432,7 @@ shoal_membership_destroy (shoal_membership_t **self_p)
         return;
     s_begin (self);
     for (size_t i = 0; i < self->count; i++)
-        shoal_metapool_put (self->metas, self->members[self->dense[i]].meta);
+        shoal_metapool_record_put (self->metas, self->members[self->dense[i]].record);
     if (self->own_metas)
         shoal_metapool_destroy (&self->metas);
     free (self->members);
@@ -2433,10 +2478,10 @@ s_hint_taken (shoal_membership_t *self, uint64_t now, uint32_t slot)
         self->health > 0)
         return false;
     s_member_t *member = &self->members[slot];
-    if (member->state != SHOAL_MEMBER_ALIVE || now < member->hint_allowed_ms)
+    if (member->record->state != SHOAL_MEMBER_ALIVE || now < member->hint_allowed_ms)
         return false;
     const s_probe_t *probe = &self->probe;
-    if (probe->active && !probe->acked && shoal_id_equal (&probe->target, &member->id))
+    if (probe->active && !probe->acked && shoal_id_equal (&probe->target, &member->record->node))
         return false;
     member->hint_allowed_ms = now + s_scaled (self, self->config.probe_interval_ms);
     return true;
@@ -2503,14 +2548,16 @@ void
 shoal_membership_leave (shoal_membership_t *self, uint64_t now_ms)
 {
     s_begin (self);
-    if (!self->leaving) {
-        s_member_t *me = &self->members[self->self_slot];
+    s_member_t *me = &self->members[self->self_slot];
+    uint8_t was = me->record->state;
+    //  When memory is short the node is not leaving yet: leave_done says so.
+    if (!self->leaving &&
+        s_record_change (self, self->self_slot, &me->record->by, me->record->incarnation,
+                         SHOAL_MEMBER_LEFT, me->record->meta) == 0) {
         self->leaving = true;
-        self->state_count[me->state]--;
+        self->state_count[was]--;
         self->state_count[SHOAL_MEMBER_LEFT]++;
-        me->state = SHOAL_MEMBER_LEFT;
         me->since_ms = now_ms;
-        s_record_changed (self, self->self_slot);
         s_queue_push (self, self->self_slot);
         self->probe.active = false;
         memset (self->contacts, 0, sizeof self->contacts);
@@ -2531,15 +2578,14 @@ shoal_membership_set_meta (shoal_membership_t *self, uint64_t now_ms, const shoa
     s_member_t *me = &self->members[self->self_slot];
     int rc = -1;
     shoal_meta_t *copy = NULL;
-    if (!self->leaving && me->incarnation < UINT64_MAX &&
+    if (!self->leaving && me->record->incarnation < UINT64_MAX &&
         !shoal_membership_meta_check (&self->config, meta) && meta->life == me->life &&
         (copy = shoal_metapool_get (self->metas, meta))) {
-        s_retire (self, me->meta);
-        me->meta = copy;
-        me->incarnation++;
-        s_record_changed (self, self->self_slot);
-        s_queue_push (self, self->self_slot);
-        rc = 0;
+        rc = s_record_change (self, self->self_slot, &me->record->by, me->record->incarnation + 1,
+                              me->record->state, copy);
+        shoal_metapool_put (self->metas, copy); //  the record holds it
+        if (rc == 0)
+            s_queue_push (self, self->self_slot);
     }
     s_finish (self, now_ms);
     return rc;
@@ -2573,11 +2619,11 @@ s_member_view (const shoal_membership_t *self, uint32_t slot, shoal_membership_m
 {
     const s_member_t *member = &self->members[slot];
     *view = (shoal_membership_member_t){
-        .node = member->id,
-        .state = member->state,
-        .incarnation = member->incarnation,
+        .node = member->record->node,
+        .state = member->record->state,
+        .incarnation = member->record->incarnation,
         .life = member->life,
-        .meta = member->meta,
+        .meta = member->record->meta,
     };
 }
 
@@ -2617,7 +2663,7 @@ shoal_membership_live (const shoal_membership_t *self)
 uint64_t
 shoal_membership_incarnation (const shoal_membership_t *self)
 {
-    return self->members[self->self_slot].incarnation;
+    return self->members[self->self_slot].record->incarnation;
 }
 
 uint32_t
@@ -2660,14 +2706,14 @@ static int
 s_check_member (const shoal_membership_t *self, size_t at, size_t *states, const char **reason)
 {
     uint32_t slot = self->dense[at];
-    if (slot >= self->slot_count || !self->members[slot].used)
+    if (slot >= self->slot_count || !self->members[slot].record)
         return shoal_check_broken (reason, "membership: the dense list names a slot not in use");
     const s_member_t *member = &self->members[slot];
     if (member->dense != at)
         return shoal_check_broken (reason, "membership: a member's dense index is not its place");
-    if (member->state > SHOAL_MEMBER_LEFT || !member->meta)
+    if (member->record->state > SHOAL_MEMBER_LEFT || !member->record->meta)
         return shoal_check_broken (reason, "membership: a member in no state, or without its meta");
-    states[member->state]++;
+    states[member->record->state]++;
     if (member->suspicion != NONE && (member->suspicion >= self->suspicion_count ||
                                       self->suspicions[member->suspicion].slot != slot))
         return shoal_check_broken (reason, "membership: a suspicion that is not its member's");
@@ -2686,7 +2732,7 @@ shoal_membership_check (const shoal_membership_t *self, const char **reason)
         if (s_check_member (self, at, states, reason))
             return -1;
     for (size_t slot = 0; slot < self->slot_count; slot++)
-        used += self->members[slot].used;
+        used += self->members[slot].record != NULL;
     if (used != self->count)
         return shoal_check_broken (reason, "membership: slots in use are not the members counted");
     for (int state = 0; state <= SHOAL_MEMBER_LEFT; state++)
