@@ -78,14 +78,11 @@ typedef struct {
     //  What gossip carries of it: the pool's copy, shared with every table of
     //  the pool that holds the same record; NULL while the slot is free.
     const shoal_record_t *record;
-    uint64_t life;            //  highest life heard of, from meta or envelopes
-    uint64_t since_ms;        //  when the state began: a tombstone's age
-    uint64_t sync_allowed_ms; //  no SYNC-REPLY to it before this
-    uint64_t hint_allowed_ms; //  no hint about it taken before this
-    uint64_t heard_ms;        //  its last message to this node, of any layer; 0: never
-    uint32_t prev, next;      //  dissemination queue; next also links free slots
-    uint32_t suspicion;       //  index in suspicions, NONE when not suspect
-    uint32_t dense;           //  index in the dense list
+    uint64_t life;       //  highest life heard of, from meta or envelopes
+    uint64_t since_ms;   //  when the state began: a tombstone's age
+    uint64_t heard_ms;   //  its last message to this node, of any layer; 0: never
+    uint32_t prev, next; //  dissemination queue; next also links free slots
+    uint32_t suspicion;  //  index in suspicions, NONE when not suspect
     uint8_t transmits;
     bool queued;
 } s_member_t;
@@ -141,6 +138,17 @@ typedef struct {
     uint64_t next_ms;
 } s_contact_t;
 
+//  Until when a member gets no SYNC-REPLY, or no hint about it is taken:
+//  set for a probe interval and for few members at once, so kept beside the
+//  table rather than in every member.
+typedef enum { S_HOLD_SYNC, S_HOLD_HINT } s_hold_kind_t;
+
+typedef struct {
+    uint32_t slot;
+    uint32_t kind; //  s_hold_kind_t
+    uint64_t until_ms;
+} s_hold_t;
+
 //  Where a message's updates lie in the outbox's update array.
 typedef struct {
     size_t first;
@@ -171,6 +179,9 @@ struct _shoal_membership_t {
     uint32_t *order;
     size_t order_count;
     size_t order_next;
+    s_hold_t *holds; //  the ones still running, as of the last set
+    size_t hold_count;
+    size_t hold_capacity;
     s_suspicion_t *suspicions; //  grown as suspicions start, not per member
     size_t suspicion_count;
     size_t suspicion_capacity;
@@ -843,6 +854,48 @@ s_event (shoal_membership_t *self, uint8_t type, uint32_t slot)
 
 static void s_suspicion_end (shoal_membership_t *self, uint32_t slot);
 
+//  ---------------------------------------------------------------------
+//  Holds: no SYNC-REPLY to a member, or no hint about it, before a time
+
+//  Whether slot is on hold from kind at now.
+static bool
+s_on_hold (const shoal_membership_t *self, uint64_t now, uint32_t slot, s_hold_kind_t kind)
+{
+    for (size_t i = 0; i < self->hold_count; i++)
+        if (self->holds[i].slot == slot && self->holds[i].kind == kind)
+            return now < self->holds[i].until_ms;
+    return false;
+}
+
+//  Drops the holds over by now (time only goes on) or of slot (NONE: none).
+static void
+s_holds_drop (shoal_membership_t *self, uint64_t now, uint32_t slot)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < self->hold_count; i++)
+        if (self->holds[i].until_ms > now && self->holds[i].slot != slot)
+            self->holds[kept++] = self->holds[i];
+    self->hold_count = kept;
+}
+
+//  Holds slot from kind until until_ms. When memory is short it is not
+//  held: at worst a reply or a hint more.
+static void
+s_hold (shoal_membership_t *self, uint64_t now, uint32_t slot, s_hold_kind_t kind,
+        uint64_t until_ms)
+{
+    s_holds_drop (self, now, NONE);
+    for (size_t i = 0; i < self->hold_count; i++)
+        if (self->holds[i].slot == slot && self->holds[i].kind == kind) {
+            self->holds[i].until_ms = until_ms;
+            return;
+        }
+    if (s_reserve ((void **) &self->holds, &self->hold_capacity, self->hold_count + 1,
+                   sizeof (s_hold_t)) == 0)
+        self->holds[self->hold_count++] =
+            (s_hold_t){ .slot = slot, .kind = kind, .until_ms = until_ms };
+}
+
 static void
 s_member_remove (shoal_membership_t *self, uint32_t slot)
 {
@@ -853,9 +906,14 @@ s_member_remove (shoal_membership_t *self, uint32_t slot)
         s_suspicion_end (self, slot);
     s_order_remove (self, slot);
     s_index_remove (self, slot);
-    uint32_t moved = self->dense[--self->count];
-    self->dense[member->dense] = moved;
-    self->members[moved].dense = member->dense;
+    s_holds_drop (self, 0, slot);
+    //  A scan, as the probe order's: removals are rare (a tombstone's end)
+    //  and an index per member would cost every table 4 bytes a member.
+    size_t at = 0;
+    while (self->dense[at] != slot)
+        at++;
+    assert (at < self->count);
+    self->dense[at] = self->dense[--self->count];
     self->state_count[member->record->state]--;
     self->bucket_sums[member->record->bucket] -= member->record->hash;
     s_retire (self, member->record);
@@ -919,7 +977,6 @@ s_member_add (shoal_membership_t *self, uint64_t now, const shoal_update_t *upda
         .prev = NONE,
         .next = NONE,
         .suspicion = NONE,
-        .dense = (uint32_t) self->count,
     };
     s_record_set (self, slot, record);
     self->dense[self->count++] = slot;
@@ -1625,7 +1682,7 @@ static void
 s_send_sync_reply (shoal_membership_t *self, uint64_t now, uint32_t slot, uint32_t bucket_count,
                    const shoal_bucket_set_t *wanted)
 {
-    if (now < self->members[slot].sync_allowed_ms)
+    if (s_on_hold (self, now, slot, S_HOLD_SYNC))
         return;
     size_t wanted_count = 0;
     for (size_t i = 0; i < self->count; i++)
@@ -1633,7 +1690,7 @@ s_send_sync_reply (shoal_membership_t *self, uint64_t now, uint32_t slot, uint32
             s_bucket_in (wanted, s_bucket (&self->members[self->dense[i]], bucket_count));
     if (wanted_count == 0) //  nothing here in those buckets: nothing to send
         return;
-    self->members[slot].sync_allowed_ms = now + self->config.probe_interval_ms;
+    s_hold (self, now, slot, S_HOLD_SYNC, now + self->config.probe_interval_ms);
     if (s_reserve ((void **) &self->out_updates, &self->out_update_capacity,
                    self->out_update_count + wanted_count, sizeof (shoal_update_t)))
         return;
@@ -2440,6 +2497,7 @@ shoal_membership_destroy (shoal_membership_t **self_p)
     free (self->dense);
     free (self->order);
     free (self->suspicions);
+    free (self->holds);
     free (self->bucket_head);
     free (self->bucket_tail);
     free (self->out);
@@ -2478,12 +2536,12 @@ s_hint_taken (shoal_membership_t *self, uint64_t now, uint32_t slot)
         self->health > 0)
         return false;
     s_member_t *member = &self->members[slot];
-    if (member->record->state != SHOAL_MEMBER_ALIVE || now < member->hint_allowed_ms)
+    if (member->record->state != SHOAL_MEMBER_ALIVE || s_on_hold (self, now, slot, S_HOLD_HINT))
         return false;
     const s_probe_t *probe = &self->probe;
     if (probe->active && !probe->acked && shoal_id_equal (&probe->target, &member->record->node))
         return false;
-    member->hint_allowed_ms = now + s_scaled (self, self->config.probe_interval_ms);
+    s_hold (self, now, slot, S_HOLD_HINT, now + s_scaled (self, self->config.probe_interval_ms));
     return true;
 }
 
@@ -2709,8 +2767,6 @@ s_check_member (const shoal_membership_t *self, size_t at, size_t *states, const
     if (slot >= self->slot_count || !self->members[slot].record)
         return shoal_check_broken (reason, "membership: the dense list names a slot not in use");
     const s_member_t *member = &self->members[slot];
-    if (member->dense != at)
-        return shoal_check_broken (reason, "membership: a member's dense index is not its place");
     if (member->record->state > SHOAL_MEMBER_LEFT || !member->record->meta)
         return shoal_check_broken (reason, "membership: a member in no state, or without its meta");
     states[member->record->state]++;
@@ -2731,10 +2787,20 @@ shoal_membership_check (const shoal_membership_t *self, const char **reason)
     for (size_t at = 0; at < self->count; at++)
         if (s_check_member (self, at, states, reason))
             return -1;
+    //  The sums of the slots named and of the slots in use differ when the
+    //  list names one twice in place of another.
+    uint64_t named = 0, in_use = 0;
+    for (size_t at = 0; at < self->count; at++)
+        named += self->dense[at];
     for (size_t slot = 0; slot < self->slot_count; slot++)
-        used += self->members[slot].record != NULL;
+        if (self->members[slot].record) {
+            used++;
+            in_use += slot;
+        }
     if (used != self->count)
         return shoal_check_broken (reason, "membership: slots in use are not the members counted");
+    if (named != in_use)
+        return shoal_check_broken (reason, "membership: the dense list names a member twice");
     for (int state = 0; state <= SHOAL_MEMBER_LEFT; state++)
         if (states[state] != self->state_count[state])
             return shoal_check_broken (reason, "membership: a count per state is not true");
