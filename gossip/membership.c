@@ -66,6 +66,16 @@
 //  next input begins.
 #define S_OUTPUTS_KEPT 256
 
+//  Times kept per member are 32-bit stamps: milliseconds since the table's
+//  epoch, plus one. When the clock is S_STAMP_REBASE past the epoch, the
+//  epoch moves to S_STAMP_KEEP before now; an older time becomes the epoch
+//  (a since) or never (a heard). The config keeps tombstone_ms and twice
+//  probe_interval_ms within S_STAMP_KEEP, so no decision changes: such a
+//  member was heard too long ago to count, and such a tombstone is past its
+//  time either way (only which of two of those goes first at members_max).
+#define S_STAMP_KEEP   (1ull << 31)
+#define S_STAMP_REBASE (3ull << 30)
+
 #define S_INDIRECT_MAX 16
 #define S_FANOUT_MAX   64
 
@@ -79,8 +89,8 @@ typedef struct {
     //  the pool that holds the same record; NULL while the slot is free.
     const shoal_record_t *record;
     uint64_t life;       //  highest life heard of, from meta or envelopes
-    uint64_t since_ms;   //  when the state began: a tombstone's age
-    uint64_t heard_ms;   //  its last message to this node, of any layer; 0: never
+    uint32_t since;      //  stamp of when the state began: a tombstone's age
+    uint32_t heard;      //  stamp of its last message to this node, of any layer; 0: never
     uint32_t prev, next; //  dissemination queue; next also links free slots
     uint32_t suspicion;  //  index in suspicions, NONE when not suspect
     uint8_t transmits;
@@ -200,6 +210,8 @@ struct _shoal_membership_t {
     uint64_t hint_next_ms; //  no hinted probe starts before this
     s_relay_t relays[SHOAL_MEMBERSHIP_RELAYS_MAX];
     s_contact_t contacts[SHOAL_MEMBERSHIP_CONTACTS_MAX];
+
+    uint64_t epoch_ms; //  of the members' stamps
 
     uint64_t next_probe_ms;
     uint64_t next_gossip_ms;
@@ -331,6 +343,42 @@ s_next_seq (shoal_membership_t *self)
     if (++self->seq == 0)
         self->seq = 1;
     return self->seq;
+}
+
+//  ---------------------------------------------------------------------
+//  Stamps: member times in 32 bits (S_STAMP_KEEP above)
+
+static void
+s_rebase (shoal_membership_t *self, uint64_t now)
+{
+    uint64_t epoch = now - S_STAMP_KEEP;
+    for (size_t slot = 0; slot < self->slot_count; slot++) {
+        s_member_t *member = &self->members[slot];
+        uint64_t since = self->epoch_ms + member->since - 1;
+        uint64_t heard = self->epoch_ms + member->heard - 1;
+        member->since = since > epoch ? (uint32_t) (since - epoch + 1) : 1;
+        member->heard = member->heard && heard > epoch ? (uint32_t) (heard - epoch + 1) : 0;
+    }
+    self->epoch_ms = epoch;
+}
+
+//  The stamp of now. Time never goes back; should it go back past the
+//  epoch, the stamp is the epoch's.
+static uint32_t
+s_stamp (shoal_membership_t *self, uint64_t now)
+{
+    if (now < self->epoch_ms)
+        return 1;
+    if (now - self->epoch_ms >= S_STAMP_REBASE)
+        s_rebase (self, now);
+    return (uint32_t) (now - self->epoch_ms + 1);
+}
+
+//  The time a stamp stands for; 0 for the stamp 0 (never).
+static uint64_t
+s_stamp_ms (const shoal_membership_t *self, uint32_t stamp)
+{
+    return stamp ? self->epoch_ms + stamp - 1 : 0;
 }
 
 //  ---------------------------------------------------------------------
@@ -474,6 +522,8 @@ shoal_membership_config_check (const shoal_membership_config_t *config)
     if (config->sync_interval_ms == 0 || config->tombstone_ms == 0 ||
         config->tombstone_probe_interval_ms == 0)
         return "sync_interval_ms, tombstone_ms and tombstone_probe_interval_ms must be > 0";
+    if (config->tombstone_ms > S_STAMP_KEEP / 2 || config->probe_interval_ms > S_STAMP_KEEP / 4)
+        return "tombstone_ms must be <= 1073741824 (12 days), probe_interval_ms <= 536870912";
     if (config->members_max < 2 || config->members_max > SHOAL_MEMBERS_MAX)
         return "members_max must be 2 to 16384 (SHOAL_MEMBERS_MAX)";
     if (config->meta_size_max < 16 || config->meta_size_max > SHOAL_MEMBERSHIP_META_MAX)
@@ -937,7 +987,7 @@ s_oldest_tombstone (const shoal_membership_t *self)
     for (size_t i = 0; i < self->count; i++) {
         uint32_t slot = self->dense[i];
         if (s_is_tombstone (self, slot) &&
-            (oldest == NONE || self->members[slot].since_ms < self->members[oldest].since_ms))
+            (oldest == NONE || self->members[slot].since < self->members[oldest].since))
             oldest = slot;
     }
     return oldest;
@@ -973,7 +1023,7 @@ s_member_add (shoal_membership_t *self, uint64_t now, const shoal_update_t *upda
     s_member_t *member = &self->members[slot];
     *member = (s_member_t){
         .life = record->meta->life,
-        .since_ms = now,
+        .since = s_stamp (self, now),
         .prev = NONE,
         .next = NONE,
         .suspicion = NONE,
@@ -1269,8 +1319,8 @@ s_doubt (const shoal_membership_t *self, uint64_t now, uint32_t slot, const shoa
         shoal_id_equal (&update->by, &self->id))
         return false;
     const s_member_t *member = &self->members[slot];
-    return member->heard_ms != 0 &&
-           now - member->heard_ms <= 2 * (uint64_t) self->config.probe_interval_ms &&
+    uint64_t heard_ms = s_stamp_ms (self, member->heard);
+    return heard_ms != 0 && now - heard_ms <= 2 * (uint64_t) self->config.probe_interval_ms &&
            (member->record->state == SHOAL_MEMBER_ALIVE ||
             member->record->state == SHOAL_MEMBER_SUSPECT);
 }
@@ -1355,7 +1405,7 @@ s_apply (shoal_membership_t *self, uint64_t now, const shoal_update_t *update)
     self->state_count[was]--;
     self->state_count[update->state]++;
     s_record_set (self, slot, record);
-    member->since_ms = now;
+    member->since = s_stamp (self, now);
     if (alive)
         member->life = s_max (member->life, member->record->meta->life);
     if (update->state == SHOAL_MEMBER_SUSPECT) {
@@ -2145,7 +2195,7 @@ s_receive (shoal_membership_t *self, uint64_t now, const shoal_envelope_t *envel
         if (envelope->sender.life < self->members[slot].life)
             return -1; //  from an earlier run of the sender
         self->members[slot].life = envelope->sender.life;
-        self->members[slot].heard_ms = now;
+        self->members[slot].heard = s_stamp (self, now);
     }
     in.was_live = s_is_live (self, slot);
     switch (msg->type) {
@@ -2196,7 +2246,7 @@ shoal_membership_heard (shoal_membership_t *self, uint64_t now_ms, const shoal_l
     shoal_id_t id = s_life_id (sender);
     uint32_t slot = s_lookup (self, &id);
     if (slot != NONE && sender->life >= self->members[slot].life)
-        self->members[slot].heard_ms = now_ms;
+        self->members[slot].heard = s_stamp (self, now_ms);
 }
 
 //  ---------------------------------------------------------------------
@@ -2330,7 +2380,7 @@ s_tombstone_tick (shoal_membership_t *self, uint64_t now)
     while (i < self->count) {
         uint32_t slot = self->dense[i];
         if (s_is_tombstone (self, slot) &&
-            now - self->members[slot].since_ms >= self->config.tombstone_ms)
+            now - s_stamp_ms (self, self->members[slot].since) >= self->config.tombstone_ms)
             s_member_remove (self, slot); //  the last one moved into i
         else
             i++;
@@ -2444,6 +2494,7 @@ shoal_membership_new (const shoal_membership_config_t *config, const shoal_id_t 
     self->config = *config;
     self->id = *id;
     self->rng = seed;
+    self->epoch_ms = now_ms;
     for (size_t i = 0; i < sizeof self->index_key; i += 8) {
         uint64_t word = s_random (self);
         memcpy (self->index_key + i, &word, sizeof word);
@@ -2615,7 +2666,7 @@ shoal_membership_leave (shoal_membership_t *self, uint64_t now_ms)
         self->leaving = true;
         self->state_count[was]--;
         self->state_count[SHOAL_MEMBER_LEFT]++;
-        me->since_ms = now_ms;
+        me->since = s_stamp (self, now_ms);
         s_queue_push (self, self->self_slot);
         self->probe.active = false;
         memset (self->contacts, 0, sizeof self->contacts);
