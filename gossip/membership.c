@@ -88,7 +88,6 @@ typedef struct {
     //  What gossip carries of it: the pool's copy, shared with every table of
     //  the pool that holds the same record; NULL while the slot is free.
     const shoal_record_t *record;
-    uint64_t life;       //  highest life heard of, from meta or envelopes
     uint32_t since;      //  stamp of when the state began: a tombstone's age
     uint32_t heard;      //  stamp of its last message to this node, of any layer; 0: never
     uint32_t prev, next; //  dissemination queue; next also links free slots
@@ -159,6 +158,15 @@ typedef struct {
     uint64_t until_ms;
 } s_hold_t;
 
+//  The highest life heard of a member, from its metas or envelopes, where
+//  it is not its record's meta's: an envelope of a new life came before
+//  the record of it. Few at once and for a short while, so kept beside the
+//  table rather than in every member.
+typedef struct {
+    uint32_t slot;
+    uint64_t life;
+} s_life_note_t;
+
 //  Where a message's updates lie in the outbox's update array.
 typedef struct {
     size_t first;
@@ -189,6 +197,9 @@ struct _shoal_membership_t {
     uint32_t *order;
     size_t order_count;
     size_t order_next;
+    s_life_note_t *lives;
+    size_t life_count;
+    size_t life_capacity;
     s_hold_t *holds; //  the ones still running, as of the last set
     size_t hold_count;
     size_t hold_capacity;
@@ -831,6 +842,41 @@ s_record (const shoal_membership_t *self, uint32_t slot, shoal_update_t *update,
     };
 }
 
+//  The highest life heard of slot.
+static uint64_t
+s_life (const shoal_membership_t *self, uint32_t slot)
+{
+    for (size_t i = 0; i < self->life_count; i++)
+        if (self->lives[i].slot == slot)
+            return self->lives[i].life;
+    return self->members[slot].record->meta->life;
+}
+
+//  Sets the highest life heard of slot; forget: slot is leaving the table.
+//  When memory is short it stays its meta's: at worst an envelope of the
+//  older life taken a while longer.
+static void
+s_life_note (shoal_membership_t *self, uint32_t slot, uint64_t life, bool forget)
+{
+    size_t at = 0;
+    while (at < self->life_count && self->lives[at].slot != slot)
+        at++;
+    if (forget || life == self->members[slot].record->meta->life) {
+        if (at < self->life_count)
+            self->lives[at] = self->lives[--self->life_count];
+    } else if (at < self->life_count)
+        self->lives[at].life = life;
+    else if (s_reserve ((void **) &self->lives, &self->life_capacity, self->life_count + 1,
+                        sizeof (s_life_note_t)) == 0)
+        self->lives[self->life_count++] = (s_life_note_t){ .slot = slot, .life = life };
+}
+
+static void
+s_life_set (shoal_membership_t *self, uint32_t slot, uint64_t life)
+{
+    s_life_note (self, slot, life, false);
+}
+
 //  The pool's record of this content, held by the caller; made with its
 //  size, hash and digest bucket when no table held it. The canonical form
 //  the hash covers differs from what gossip sends only in by, which always
@@ -866,12 +912,15 @@ static void
 s_record_set (shoal_membership_t *self, uint32_t slot, const shoal_record_t *record)
 {
     s_member_t *member = &self->members[slot];
+    uint64_t life = record->meta->life; //  a new member's
     if (member->record) {
+        life = s_life (self, slot);
         self->bucket_sums[member->record->bucket] -= member->record->hash;
         s_retire (self, member->record);
     }
     member->record = record;
     self->bucket_sums[record->bucket] += record->hash;
+    s_life_set (self, slot, life);
 }
 
 //  Gives slot the record of this content. Returns 0, or -1 when memory is
@@ -957,6 +1006,7 @@ s_member_remove (shoal_membership_t *self, uint32_t slot)
     s_order_remove (self, slot);
     s_index_remove (self, slot);
     s_holds_drop (self, 0, slot);
+    s_life_note (self, slot, 0, true);
     //  A scan, as the probe order's: removals are rare (a tombstone's end)
     //  and an index per member would cost every table 4 bytes a member.
     size_t at = 0;
@@ -1022,7 +1072,6 @@ s_member_add (shoal_membership_t *self, uint64_t now, const shoal_update_t *upda
         slot = (uint32_t) self->slot_count++;
     s_member_t *member = &self->members[slot];
     *member = (s_member_t){
-        .life = record->meta->life,
         .since = s_stamp (self, now),
         .prev = NONE,
         .next = NONE,
@@ -1407,7 +1456,7 @@ s_apply (shoal_membership_t *self, uint64_t now, const shoal_update_t *update)
     s_record_set (self, slot, record);
     member->since = s_stamp (self, now);
     if (alive)
-        member->life = s_max (member->life, member->record->meta->life);
+        s_life_set (self, slot, s_max (s_life (self, slot), member->record->meta->life));
     if (update->state == SHOAL_MEMBER_SUSPECT) {
         s_suspicion_start (self, now, slot, &update->by);
         s_confirm_maybe (self, now, slot, &update->by);
@@ -1514,7 +1563,7 @@ s_send (shoal_membership_t *self, uint8_t type, const shoal_life_t *to, const ch
 static shoal_life_t
 s_member_life (const shoal_membership_t *self, uint32_t slot)
 {
-    shoal_life_t life = { .life = self->members[slot].life };
+    shoal_life_t life = { .life = s_life (self, slot) };
     memcpy (life.id, self->members[slot].record->node.bytes, SHOAL_ID_SIZE);
     return life;
 }
@@ -2186,15 +2235,15 @@ s_receive (shoal_membership_t *self, uint64_t now, const shoal_envelope_t *envel
         shoal_id_equal (&in.sender, &self->id))
         return -1;
     if (in.addressed && (!shoal_id_equal (&recipient, &self->id) ||
-                         envelope->recipient.life != self->members[self->self_slot].life))
+                         envelope->recipient.life != s_life (self, self->self_slot)))
         return -1;
     if (!in.addressed && msg->type != SHOAL_MSG_PING)
         return -1; //  only a first contact comes unaddressed
     uint32_t slot = s_sender_slot (self, &in);
     if (slot != NONE) {
-        if (envelope->sender.life < self->members[slot].life)
+        if (envelope->sender.life < s_life (self, slot))
             return -1; //  from an earlier run of the sender
-        self->members[slot].life = envelope->sender.life;
+        s_life_set (self, slot, envelope->sender.life);
         self->members[slot].heard = s_stamp (self, now);
     }
     in.was_live = s_is_live (self, slot);
@@ -2245,7 +2294,7 @@ shoal_membership_heard (shoal_membership_t *self, uint64_t now_ms, const shoal_l
 {
     shoal_id_t id = s_life_id (sender);
     uint32_t slot = s_lookup (self, &id);
-    if (slot != NONE && sender->life >= self->members[slot].life)
+    if (slot != NONE && sender->life >= s_life (self, slot))
         self->members[slot].heard = s_stamp (self, now_ms);
 }
 
@@ -2549,6 +2598,7 @@ shoal_membership_destroy (shoal_membership_t **self_p)
     free (self->order);
     free (self->suspicions);
     free (self->holds);
+    free (self->lives);
     free (self->bucket_head);
     free (self->bucket_tail);
     free (self->out);
@@ -2644,7 +2694,7 @@ shoal_membership_introduce (shoal_membership_t *self, uint64_t now_ms, const sho
     int rc = -1;
     shoal_id_t id = s_life_id (node);
     uint32_t slot = s_lookup (self, &id);
-    bool news = slot == NONE || (!s_is_live (self, slot) && node->life >= self->members[slot].life);
+    bool news = slot == NONE || (!s_is_live (self, slot) && node->life >= s_life (self, slot));
     if (!(flags & SHOAL_BEACON_LEAVING) && !s_id_zero (&id) && !shoal_id_equal (&id, &self->id) &&
         node->life > 0 && news)
         rc = s_contact_add (self, now_ms, node, addr);
@@ -2688,7 +2738,8 @@ shoal_membership_set_meta (shoal_membership_t *self, uint64_t now_ms, const shoa
     int rc = -1;
     shoal_meta_t *copy = NULL;
     if (!self->leaving && me->record->incarnation < UINT64_MAX &&
-        !shoal_membership_meta_check (&self->config, meta) && meta->life == me->life &&
+        !shoal_membership_meta_check (&self->config, meta) &&
+        meta->life == s_life (self, self->self_slot) &&
         (copy = shoal_metapool_get (self->metas, meta))) {
         rc = s_record_change (self, self->self_slot, &me->record->by, me->record->incarnation + 1,
                               me->record->state, copy);
@@ -2731,7 +2782,7 @@ s_member_view (const shoal_membership_t *self, uint32_t slot, shoal_membership_m
         .node = member->record->node,
         .state = member->record->state,
         .incarnation = member->record->incarnation,
-        .life = member->life,
+        .life = s_life (self, slot),
         .meta = member->record->meta,
     };
 }
@@ -2852,6 +2903,13 @@ shoal_membership_check (const shoal_membership_t *self, const char **reason)
         return shoal_check_broken (reason, "membership: slots in use are not the members counted");
     if (named != in_use)
         return shoal_check_broken (reason, "membership: the dense list names a member twice");
+    for (size_t i = 0; i < self->life_count; i++) {
+        const s_life_note_t *note = &self->lives[i];
+        if (note->slot >= self->slot_count || !self->members[note->slot].record ||
+            note->life == self->members[note->slot].record->meta->life)
+            return shoal_check_broken (reason,
+                                       "membership: a life noted for no member, or its own");
+    }
     for (int state = 0; state <= SHOAL_MEMBER_LEFT; state++)
         if (states[state] != self->state_count[state])
             return shoal_check_broken (reason, "membership: a count per state is not true");

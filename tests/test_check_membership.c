@@ -91,6 +91,13 @@ the_check_finds_broken_states (void)
     CHECK_CONTAINS (why, "twice");
     core->dense[1] = second;
 
+    s_life_set (core, core->dense[1], s_life (core, core->dense[1]) + 1);
+    CHECK_EQ (shoal_membership_check (core, &why), 0);
+    core->lives[0].life--;
+    CHECK_EQ (shoal_membership_check (core, &why), -1);
+    CHECK_CONTAINS (why, "life noted");
+    core->life_count = 0;
+
     s_member_t *member = &core->members[core->dense[1]];
     uint32_t suspicion = member->suspicion;
     member->suspicion = (uint32_t) core->suspicion_count;

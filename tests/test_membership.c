@@ -2304,13 +2304,23 @@ strange_messages_are_handled_without_harm (void)
     CHECK_EQ (shoal_membership_receive (core, net->now, &envelope, &ack, NULL), 0);
     envelope.sender.life = 4;
     CHECK_EQ (shoal_membership_receive (core, net->now, &envelope, &ack, NULL), -1);
+    //  The life heard outlives a change of the member's record.
+    shoal_membership_member_t view;
+    shoal_id_t peer = s_node_id (1);
+    CHECK_EQ (shoal_membership_member (core, &peer, &view), 0);
+    CHECK_EQ (view.life, 5);
+    s_suspect (net, 1, 2);
+    CHECK_EQ (shoal_membership_member (core, &peer, &view), 0);
+    CHECK_EQ (view.state, SHOAL_MEMBER_SUSPECT);
+    CHECK_EQ (view.life, 5);
+    CHECK_EQ (shoal_membership_receive (core, net->now, &envelope, &ack, NULL), -1);
     //  From itself, or from nobody.
     envelope.sender = s_life (&net->nodes[0]);
     CHECK_EQ (shoal_membership_receive (core, net->now, &envelope, &ack, NULL), -1);
     memset (&envelope.sender, 0, sizeof envelope.sender);
     CHECK_EQ (shoal_membership_receive (core, net->now, &envelope, &ack, NULL), -1);
     shoal_membership_stats (core, &after);
-    CHECK_EQ (after.dropped - before.dropped, 5);
+    CHECK_EQ (after.dropped - before.dropped, 6);
     s_net_destroy (&net);
 }
 
