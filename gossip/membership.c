@@ -96,6 +96,10 @@ typedef struct {
     bool queued;
 } s_member_t;
 
+//  What a simulator's N tables of N members cost (docs/sim.md, "Size and
+//  speed"): keep it so.
+_Static_assert(sizeof (s_member_t) <= 32, "a member costs a table at most 32 bytes");
+
 //  A running suspicion (Lifeguard): accusers[0] raised it, the others
 //  confirmed it; min, max and k are fixed when it starts.
 typedef struct {
@@ -192,7 +196,7 @@ struct _shoal_membership_t {
     uint32_t free_slot;
     uint32_t *index; //  slot + 1, 0 when empty
     size_t index_mask;
-    uint32_t *dense;
+    uint32_t *dense; //  NULL while it is 0, 1, .. count - 1 (no member removed yet)
     size_t count;
     uint32_t *order;
     size_t order_count;
@@ -674,6 +678,28 @@ s_index_remove (shoal_membership_t *self, uint32_t slot)
     self->index[hole] = 0;
 }
 
+//  The slot at place at of the dense list.
+static uint32_t
+s_dense (const shoal_membership_t *self, size_t at)
+{
+    assert (at < self->count);
+    return self->dense ? self->dense[at] : (uint32_t) at;
+}
+
+//  Writes the dense list out, before its first removal: until then it is
+//  the slots in order, and a simulator's thousands of tables need not hold
+//  it. Returns 0, or -1 when memory is short.
+static int
+s_dense_make (shoal_membership_t *self)
+{
+    self->dense = malloc (self->capacity * sizeof (uint32_t));
+    if (!self->dense)
+        return -1;
+    for (size_t at = 0; at < self->count; at++)
+        self->dense[at] = (uint32_t) at;
+    return 0;
+}
+
 //  Grows every per-member array by half (a simulator holds thousands of
 //  tables, so spare room costs) and rebuilds the index, at most two thirds
 //  full. Returns 0, or -1 when memory is short (the table is then unchanged
@@ -691,8 +717,9 @@ s_grow (shoal_membership_t *self)
     if (!index)
         return -1;
     size_t sizes[] = { sizeof (s_member_t), sizeof (uint32_t), sizeof (uint32_t) };
-    void **arrays[] = { (void **) &self->members, (void **) &self->dense, (void **) &self->order };
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    void **arrays[] = { (void **) &self->members, (void **) &self->order, (void **) &self->dense };
+    size_t array_count = self->dense ? 3 : 2;
+    for (size_t i = 0; i < array_count; i++) {
         void *bigger = realloc (*arrays[i], capacity * sizes[i]);
         if (!bigger) {
             free (index);
@@ -706,7 +733,7 @@ s_grow (shoal_membership_t *self)
     self->index = index;
     self->index_mask = slots - 1;
     for (size_t i = 0; i < self->count; i++)
-        s_index_insert (self, self->dense[i]);
+        s_index_insert (self, s_dense (self, i));
     return 0;
 }
 
@@ -741,8 +768,8 @@ s_order_shuffle (shoal_membership_t *self)
 {
     self->order_count = 0;
     for (size_t i = 0; i < self->count; i++)
-        if (self->dense[i] != self->self_slot)
-            self->order[self->order_count++] = self->dense[i];
+        if (s_dense (self, i) != self->self_slot)
+            self->order[self->order_count++] = s_dense (self, i);
     for (size_t i = self->order_count; i > 1; i--) {
         size_t j = (size_t) s_random_below (self, i);
         uint32_t swap = self->order[i - 1];
@@ -995,9 +1022,13 @@ s_hold (shoal_membership_t *self, uint64_t now, uint32_t slot, s_hold_kind_t kin
             (s_hold_t){ .slot = slot, .kind = kind, .until_ms = until_ms };
 }
 
-static void
+//  Removes slot from the table. Returns 0, or -1 when memory is short for
+//  the dense list's first removal (the member then stays).
+static int
 s_member_remove (shoal_membership_t *self, uint32_t slot)
 {
+    if (!self->dense && s_dense_make (self))
+        return -1;
     s_member_t *member = &self->members[slot];
     if (member->queued)
         s_queue_unlink (self, slot);
@@ -1019,6 +1050,7 @@ s_member_remove (shoal_membership_t *self, uint32_t slot)
     s_retire (self, member->record);
     *member = (s_member_t){ .next = self->free_slot };
     self->free_slot = slot;
+    return 0;
 }
 
 //  A dead or left member, never this node (which is left once it leaves).
@@ -1035,7 +1067,7 @@ s_oldest_tombstone (const shoal_membership_t *self)
 {
     uint32_t oldest = NONE;
     for (size_t i = 0; i < self->count; i++) {
-        uint32_t slot = self->dense[i];
+        uint32_t slot = s_dense (self, i);
         if (s_is_tombstone (self, slot) &&
             (oldest == NONE || self->members[slot].since < self->members[oldest].since))
             oldest = slot;
@@ -1052,7 +1084,8 @@ s_member_add (shoal_membership_t *self, uint64_t now, const shoal_update_t *upda
         uint32_t oldest = s_oldest_tombstone (self);
         if (oldest == NONE)
             return NONE;
-        s_member_remove (self, oldest);
+        if (s_member_remove (self, oldest))
+            return NONE;
     }
     if (self->free_slot == NONE && self->slot_count == self->capacity && s_grow (self))
         return NONE;
@@ -1078,7 +1111,11 @@ s_member_add (shoal_membership_t *self, uint64_t now, const shoal_update_t *upda
         .suspicion = NONE,
     };
     s_record_set (self, slot, record);
-    self->dense[self->count++] = slot;
+    if (self->dense)
+        self->dense[self->count] = slot;
+    else
+        assert (slot == self->count);
+    self->count++;
     s_index_insert (self, slot);
     if (slot != self->self_slot)
         s_order_insert (self, slot);
@@ -1110,14 +1147,14 @@ s_pick (shoal_membership_t *self, uint32_t states, const shoal_id_t *except, uin
     size_t found = 0;
     uint32_t except_slot = except ? s_lookup (self, except) : NONE;
     for (size_t attempt = 0; attempt < 4 * want + 8 && found < want && self->count; attempt++) {
-        uint32_t slot = self->dense[s_random_below (self, self->count)];
+        uint32_t slot = s_dense (self, s_random_below (self, self->count));
         if (s_eligible (self, slot, states, except_slot, picked, found))
             picked[found++] = slot;
     }
     //  Reservoir sampling over what the random picks did not take.
     size_t start = found, seen = 0;
     for (size_t i = 0; i < self->count && start < want; i++) {
-        uint32_t slot = self->dense[i];
+        uint32_t slot = s_dense (self, i);
         if (!s_eligible (self, slot, states, except_slot, picked, start))
             continue;
         seen++;
@@ -1786,7 +1823,7 @@ s_send_sync_reply (shoal_membership_t *self, uint64_t now, uint32_t slot, uint32
     size_t wanted_count = 0;
     for (size_t i = 0; i < self->count; i++)
         wanted_count +=
-            s_bucket_in (wanted, s_bucket (&self->members[self->dense[i]], bucket_count));
+            s_bucket_in (wanted, s_bucket (&self->members[s_dense (self, i)], bucket_count));
     if (wanted_count == 0) //  nothing here in those buckets: nothing to send
         return;
     s_hold (self, now, slot, S_HOLD_SYNC, now + self->config.probe_interval_ms);
@@ -1804,7 +1841,7 @@ s_send_sync_reply (shoal_membership_t *self, uint64_t now, uint32_t slot, uint32
     shoal_update_t *updates = self->out_updates + self->out_update_count;
     size_t count = 0, scanned = 0;
     for (; scanned < self->count; scanned++) {
-        uint32_t record = self->dense[(self->sync_cursor + scanned) % self->count];
+        uint32_t record = s_dense (self, (self->sync_cursor + scanned) % self->count);
         if (!s_bucket_in (wanted, s_bucket (&self->members[record], bucket_count)))
             continue;
         if (self->members[record].record->size > budget)
@@ -2427,11 +2464,10 @@ s_tombstone_tick (shoal_membership_t *self, uint64_t now)
     self->next_tombstone_ms = now + self->config.tombstone_probe_interval_ms;
     size_t i = 0;
     while (i < self->count) {
-        uint32_t slot = self->dense[i];
-        if (s_is_tombstone (self, slot) &&
-            now - s_stamp_ms (self, self->members[slot].since) >= self->config.tombstone_ms)
-            s_member_remove (self, slot); //  the last one moved into i
-        else
+        uint32_t slot = s_dense (self, i);
+        if (!s_is_tombstone (self, slot) ||
+            now - s_stamp_ms (self, self->members[slot].since) < self->config.tombstone_ms ||
+            s_member_remove (self, slot)) //  else the last one moved into i
             i++;
     }
     uint32_t slot;
@@ -2589,7 +2625,7 @@ shoal_membership_destroy (shoal_membership_t **self_p)
         return;
     s_begin (self);
     for (size_t i = 0; i < self->count; i++)
-        shoal_metapool_record_put (self->metas, self->members[self->dense[i]].record);
+        shoal_metapool_record_put (self->metas, self->members[s_dense (self, i)].record);
     if (self->own_metas)
         shoal_metapool_destroy (&self->metas);
     free (self->members);
@@ -2799,7 +2835,7 @@ shoal_membership_member_at (const shoal_membership_t *self, size_t index,
 {
     if (index >= self->count)
         return -1;
-    s_member_view (self, self->dense[index], member);
+    s_member_view (self, s_dense (self, index), member);
     return 0;
 }
 
@@ -2865,7 +2901,7 @@ shoal_membership_rtt (const shoal_membership_t *self, shoal_membership_rtt_t *rt
 static int
 s_check_member (const shoal_membership_t *self, size_t at, size_t *states, const char **reason)
 {
-    uint32_t slot = self->dense[at];
+    uint32_t slot = s_dense (self, at);
     if (slot >= self->slot_count || !self->members[slot].record)
         return shoal_check_broken (reason, "membership: the dense list names a slot not in use");
     const s_member_t *member = &self->members[slot];
@@ -2893,7 +2929,7 @@ shoal_membership_check (const shoal_membership_t *self, const char **reason)
     //  list names one twice in place of another.
     uint64_t named = 0, in_use = 0;
     for (size_t at = 0; at < self->count; at++)
-        named += self->dense[at];
+        named += s_dense (self, at);
     for (size_t slot = 0; slot < self->slot_count; slot++)
         if (self->members[slot].record) {
             used++;
