@@ -88,17 +88,37 @@ typedef struct {
     //  What gossip carries of it: the pool's copy, shared with every table of
     //  the pool that holds the same record; NULL while the slot is free.
     const shoal_record_t *record;
-    uint32_t since;      //  stamp of when the state began: a tombstone's age
-    uint32_t heard;      //  stamp of its last message to this node, of any layer; 0: never
-    uint32_t prev, next; //  dissemination queue; next also links free slots
-    uint32_t suspicion;  //  index in suspicions, NONE when not suspect
+    uint32_t since; //  stamp of when the state began: a tombstone's age
+    uint32_t heard; //  stamp of its last message to this node, of any layer; 0: never
+    //  Slots and indexes in 16 bits (s_narrow, s_wide), S_NIL for NONE.
+    uint16_t prev_16, next_16; //  dissemination queue; next also links free slots
+    uint16_t suspicion_16;     //  index in suspicions, NONE when not suspect
     uint8_t transmits;
     bool queued;
 } s_member_t;
 
 //  What a simulator's N tables of N members cost (docs/sim.md, "Size and
 //  speed"): keep it so.
-_Static_assert(sizeof (s_member_t) <= 32, "a member costs a table at most 32 bytes");
+_Static_assert(sizeof (s_member_t) <= 24, "a member costs a table at most 24 bytes");
+
+//  A slot, or an index among suspicions (at most one per member), fits in
+//  16 bits with room for S_NIL: the member table, its id index and its
+//  probe order hold them so.
+#define S_NIL 0xffff
+_Static_assert(SHOAL_MEMBERS_MAX < S_NIL, "slots fit in 16 bits, S_NIL apart");
+
+static uint32_t
+s_wide (uint16_t value)
+{
+    return value == S_NIL ? NONE : value;
+}
+
+static uint16_t
+s_narrow (uint32_t value)
+{
+    assert (value == NONE || value < S_NIL);
+    return value == NONE ? S_NIL : (uint16_t) value;
+}
 
 //  A running suspicion (Lifeguard): accusers[0] raised it, the others
 //  confirmed it; min, max and k are fixed when it starts.
@@ -194,11 +214,11 @@ struct _shoal_membership_t {
     size_t capacity;
     size_t slot_count; //  slots ever handed out
     uint32_t free_slot;
-    uint32_t *index; //  slot + 1, 0 when empty
+    uint16_t *index; //  slot + 1, 0 when empty
     size_t index_mask;
-    uint32_t *dense; //  NULL while it is 0, 1, .. count - 1 (no member removed yet)
+    uint16_t *dense; //  NULL while it is 0, 1, .. count - 1 (no member removed yet)
     size_t count;
-    uint32_t *order;
+    uint16_t *order;
     size_t order_count;
     size_t order_next;
     s_life_note_t *lives;
@@ -657,7 +677,7 @@ s_index_insert (shoal_membership_t *self, uint32_t slot)
     size_t i = s_home (self, &self->members[slot].record->node);
     while (self->index[i])
         i = (i + 1) & self->index_mask;
-    self->index[i] = slot + 1;
+    self->index[i] = (uint16_t) (slot + 1);
 }
 
 //  Removes slot and shifts back the entries after it that probed past it.
@@ -692,11 +712,11 @@ s_dense (const shoal_membership_t *self, size_t at)
 static int
 s_dense_make (shoal_membership_t *self)
 {
-    self->dense = malloc (self->capacity * sizeof (uint32_t));
+    self->dense = malloc (self->capacity * sizeof *self->dense);
     if (!self->dense)
         return -1;
     for (size_t at = 0; at < self->count; at++)
-        self->dense[at] = (uint32_t) at;
+        self->dense[at] = (uint16_t) at;
     return 0;
 }
 
@@ -713,10 +733,10 @@ s_grow (shoal_membership_t *self)
     size_t slots = 4;
     while (slots < capacity + capacity / 2)
         slots *= 2;
-    uint32_t *index = calloc (slots, sizeof (uint32_t));
+    uint16_t *index = calloc (slots, sizeof *index);
     if (!index)
         return -1;
-    size_t sizes[] = { sizeof (s_member_t), sizeof (uint32_t), sizeof (uint32_t) };
+    size_t sizes[] = { sizeof (s_member_t), sizeof *self->order, sizeof *self->dense };
     void **arrays[] = { (void **) &self->members, (void **) &self->order, (void **) &self->dense };
     size_t array_count = self->dense ? 3 : 2;
     for (size_t i = 0; i < array_count; i++) {
@@ -743,8 +763,8 @@ static void
 s_order_insert (shoal_membership_t *self, uint32_t slot)
 {
     size_t at = (size_t) s_random_below (self, self->order_count + 1);
-    self->order[self->order_count] = at < self->order_count ? self->order[at] : slot;
-    self->order[at] = slot;
+    self->order[self->order_count] = at < self->order_count ? self->order[at] : s_narrow (slot);
+    self->order[at] = s_narrow (slot);
     self->order_count++;
 }
 
@@ -754,7 +774,7 @@ s_order_remove (shoal_membership_t *self, uint32_t slot)
     for (size_t i = 0; i < self->order_count; i++)
         if (self->order[i] == slot) {
             memmove (self->order + i, self->order + i + 1,
-                     (self->order_count - i - 1) * sizeof (uint32_t));
+                     (self->order_count - i - 1) * sizeof *self->order);
             self->order_count--;
             if (i < self->order_next)
                 self->order_next--;
@@ -769,10 +789,10 @@ s_order_shuffle (shoal_membership_t *self)
     self->order_count = 0;
     for (size_t i = 0; i < self->count; i++)
         if (s_dense (self, i) != self->self_slot)
-            self->order[self->order_count++] = s_dense (self, i);
+            self->order[self->order_count++] = s_narrow (s_dense (self, i));
     for (size_t i = self->order_count; i > 1; i--) {
         size_t j = (size_t) s_random_below (self, i);
-        uint32_t swap = self->order[i - 1];
+        uint16_t swap = self->order[i - 1];
         self->order[i - 1] = self->order[j];
         self->order[j] = swap;
     }
@@ -794,14 +814,14 @@ s_queue_unlink (shoal_membership_t *self, uint32_t slot)
 {
     s_member_t *member = &self->members[slot];
     uint32_t bucket = member->transmits;
-    if (member->prev != NONE)
-        self->members[member->prev].next = member->next;
+    if (s_wide (member->prev_16) != NONE)
+        self->members[s_wide (member->prev_16)].next_16 = member->next_16;
     else
-        self->bucket_head[bucket] = member->next;
-    if (member->next != NONE)
-        self->members[member->next].prev = member->prev;
+        self->bucket_head[bucket] = s_wide (member->next_16);
+    if (s_wide (member->next_16) != NONE)
+        self->members[s_wide (member->next_16)].prev_16 = member->prev_16;
     else
-        self->bucket_tail[bucket] = member->prev;
+        self->bucket_tail[bucket] = s_wide (member->prev_16);
     member->queued = false;
     self->queued--;
 }
@@ -811,10 +831,10 @@ s_queue_append (shoal_membership_t *self, uint32_t slot)
 {
     s_member_t *member = &self->members[slot];
     uint32_t bucket = member->transmits;
-    member->prev = self->bucket_tail[bucket];
-    member->next = NONE;
-    if (member->prev != NONE)
-        self->members[member->prev].next = slot;
+    member->prev_16 = s_narrow (self->bucket_tail[bucket]);
+    member->next_16 = s_narrow (NONE);
+    if (s_wide (member->prev_16) != NONE)
+        self->members[s_wide (member->prev_16)].next_16 = s_narrow (slot);
     else
         self->bucket_head[bucket] = slot;
     self->bucket_tail[bucket] = slot;
@@ -830,10 +850,10 @@ s_queue_push (shoal_membership_t *self, uint32_t slot)
     if (member->queued)
         s_queue_unlink (self, slot);
     member->transmits = 0;
-    member->prev = NONE;
-    member->next = self->bucket_head[0];
-    if (member->next != NONE)
-        self->members[member->next].prev = slot;
+    member->prev_16 = s_narrow (NONE);
+    member->next_16 = s_narrow (self->bucket_head[0]);
+    if (s_wide (member->next_16) != NONE)
+        self->members[s_wide (member->next_16)].prev_16 = s_narrow (slot);
     else
         self->bucket_tail[0] = slot;
     self->bucket_head[0] = slot;
@@ -1032,7 +1052,7 @@ s_member_remove (shoal_membership_t *self, uint32_t slot)
     s_member_t *member = &self->members[slot];
     if (member->queued)
         s_queue_unlink (self, slot);
-    if (member->suspicion != NONE)
+    if (s_wide (member->suspicion_16) != NONE)
         s_suspicion_end (self, slot);
     s_order_remove (self, slot);
     s_index_remove (self, slot);
@@ -1048,7 +1068,7 @@ s_member_remove (shoal_membership_t *self, uint32_t slot)
     self->state_count[member->record->state]--;
     self->bucket_sums[member->record->bucket] -= member->record->hash;
     s_retire (self, member->record);
-    *member = (s_member_t){ .next = self->free_slot };
+    *member = (s_member_t){ .next_16 = s_narrow (self->free_slot) };
     self->free_slot = slot;
     return 0;
 }
@@ -1100,19 +1120,19 @@ s_member_add (shoal_membership_t *self, uint64_t now, const shoal_update_t *upda
     uint32_t slot;
     if (self->free_slot != NONE) {
         slot = self->free_slot;
-        self->free_slot = self->members[slot].next;
+        self->free_slot = s_wide (self->members[slot].next_16);
     } else
         slot = (uint32_t) self->slot_count++;
     s_member_t *member = &self->members[slot];
     *member = (s_member_t){
         .since = s_stamp (self, now),
-        .prev = NONE,
-        .next = NONE,
-        .suspicion = NONE,
+        .prev_16 = S_NIL,
+        .next_16 = S_NIL,
+        .suspicion_16 = S_NIL,
     };
     s_record_set (self, slot, record);
     if (self->dense)
-        self->dense[self->count] = slot;
+        self->dense[self->count] = s_narrow (slot);
     else
         assert (slot == self->count);
     self->count++;
@@ -1248,7 +1268,7 @@ s_suspicion_reserve (shoal_membership_t *self)
 static void
 s_confirm_maybe (shoal_membership_t *self, uint64_t now, uint32_t slot, const shoal_id_t *accuser)
 {
-    uint64_t k = self->suspicions[self->members[slot].suspicion].k;
+    uint64_t k = self->suspicions[s_wide (self->members[slot].suspicion_16)].k;
     size_t live = self->state_count[SHOAL_MEMBER_ALIVE] + self->state_count[SHOAL_MEMBER_SUSPECT];
     if (k == 0 || self->confirm_wanted || shoal_id_equal (accuser, &self->id) ||
         s_random_below (self, live) >= S_CONFIRM_PROBERS * k)
@@ -1275,19 +1295,19 @@ s_suspicion_start (shoal_membership_t *self, uint64_t now, uint32_t slot, const 
     suspicion->deadline_ms =
         now + s_suspicion_timeout (suspicion->min_ms, suspicion->max_ms, suspicion->k, 0);
     suspicion->accusers[0] = *accuser;
-    self->members[slot].suspicion = (uint32_t) self->suspicion_count++;
+    self->members[slot].suspicion_16 = s_narrow ((uint32_t) self->suspicion_count++);
 }
 
 static void
 s_suspicion_end (shoal_membership_t *self, uint32_t slot)
 {
-    uint32_t at = self->members[slot].suspicion;
+    uint32_t at = s_wide (self->members[slot].suspicion_16);
     s_suspicion_t last = self->suspicions[--self->suspicion_count];
     if (at != self->suspicion_count) {
         self->suspicions[at] = last;
-        self->members[last.slot].suspicion = at;
+        self->members[last.slot].suspicion_16 = s_narrow (at);
     }
-    self->members[slot].suspicion = NONE;
+    self->members[slot].suspicion_16 = s_narrow (NONE);
 }
 
 //  Another member suspects the same incarnation. Returns true when it is a
@@ -1295,7 +1315,7 @@ s_suspicion_end (shoal_membership_t *self, uint32_t slot)
 static bool
 s_suspicion_confirm (shoal_membership_t *self, uint32_t slot, const shoal_id_t *accuser)
 {
-    s_suspicion_t *suspicion = &self->suspicions[self->members[slot].suspicion];
+    s_suspicion_t *suspicion = &self->suspicions[s_wide (self->members[slot].suspicion_16)];
     if (s_id_zero (accuser) || suspicion->confirmations >= suspicion->k)
         return false;
     for (uint32_t i = 0; i <= suspicion->confirmations; i++)
@@ -1318,7 +1338,7 @@ s_suspicion_confirm (shoal_membership_t *self, uint32_t slot, const shoal_id_t *
 static bool
 s_retell (const shoal_membership_t *self, uint32_t slot, const shoal_update_t *update)
 {
-    const s_suspicion_t *suspicion = &self->suspicions[self->members[slot].suspicion];
+    const s_suspicion_t *suspicion = &self->suspicions[s_wide (self->members[slot].suspicion_16)];
     return shoal_id_equal (&update->by, &self->id) && suspicion->confirmations < suspicion->k;
 }
 
@@ -1465,8 +1485,8 @@ s_apply (shoal_membership_t *self, uint64_t now, const shoal_update_t *update)
         self->stats.updates_applied++;
         return;
     }
-    if (update->state == SHOAL_MEMBER_SUSPECT && self->members[slot].suspicion == NONE &&
-        s_suspicion_reserve (self) != 0) {
+    if (update->state == SHOAL_MEMBER_SUSPECT &&
+        s_wide (self->members[slot].suspicion_16) == NONE && s_suspicion_reserve (self) != 0) {
         self->stats.updates_refused++;
         return;
     }
@@ -1486,7 +1506,7 @@ s_apply (shoal_membership_t *self, uint64_t now, const shoal_update_t *update)
         return;
     }
     uint8_t was = member->record->state;
-    if (member->suspicion != NONE)
+    if (s_wide (member->suspicion_16) != NONE)
         s_suspicion_end (self, slot);
     self->state_count[was]--;
     self->state_count[update->state]++;
@@ -1623,7 +1643,7 @@ s_take_queued (shoal_membership_t *self, const s_held_t *held, uint32_t limit, u
     for (uint32_t bucket = 0; bucket < self->bucket_count; bucket++) {
         uint32_t next;
         for (uint32_t slot = self->bucket_head[bucket]; slot != NONE; slot = next) {
-            next = self->members[slot].next;
+            next = s_wide (self->members[slot].next_16);
             if (count == SHOAL_UPDATES_MAX || budget < S_UPDATE_MIN ||
                 scanned++ == S_PIGGYBACK_SCAN)
                 return count;
@@ -2908,8 +2928,9 @@ s_check_member (const shoal_membership_t *self, size_t at, size_t *states, const
     if (member->record->state > SHOAL_MEMBER_LEFT || !member->record->meta)
         return shoal_check_broken (reason, "membership: a member in no state, or without its meta");
     states[member->record->state]++;
-    if (member->suspicion != NONE && (member->suspicion >= self->suspicion_count ||
-                                      self->suspicions[member->suspicion].slot != slot))
+    if (s_wide (member->suspicion_16) != NONE &&
+        (s_wide (member->suspicion_16) >= self->suspicion_count ||
+         self->suspicions[s_wide (member->suspicion_16)].slot != slot))
         return shoal_check_broken (reason, "membership: a suspicion that is not its member's");
     return 0;
 }

@@ -102,11 +102,11 @@ the_check_finds_broken_states (void)
     core->life_count = 0;
 
     s_member_t *member = &core->members[core->dense[1]];
-    uint32_t suspicion = member->suspicion;
-    member->suspicion = (uint32_t) core->suspicion_count;
+    uint16_t suspicion = member->suspicion_16;
+    member->suspicion_16 = (uint16_t) core->suspicion_count;
     CHECK_EQ (shoal_membership_check (core, &why), -1);
     CHECK_CONTAINS (why, "suspicion");
-    member->suspicion = suspicion;
+    member->suspicion_16 = suspicion;
     CHECK_EQ (shoal_membership_check (core, &why), 0);
     shoal_membership_destroy (&core);
 }
