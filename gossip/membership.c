@@ -66,6 +66,16 @@
 //  next input begins.
 #define S_OUTPUTS_KEPT 256
 
+//  Times kept per member are 32-bit stamps: milliseconds since the table's
+//  epoch, plus one. When the clock is S_STAMP_REBASE past the epoch, the
+//  epoch moves to S_STAMP_KEEP before now; an older time becomes the epoch
+//  (a since) or never (a heard). The config keeps tombstone_ms and twice
+//  probe_interval_ms within S_STAMP_KEEP, so no decision changes: such a
+//  member was heard too long ago to count, and such a tombstone is past its
+//  time either way (only which of two of those goes first at members_max).
+#define S_STAMP_KEEP   (1ull << 31)
+#define S_STAMP_REBASE (3ull << 30)
+
 #define S_INDIRECT_MAX 16
 #define S_FANOUT_MAX   64
 
@@ -75,26 +85,40 @@ _Static_assert(SHOAL_MEMBERS_MAX < 100000, "S_DIGITS_MAX covers the largest tabl
 //  Types
 
 typedef struct {
-    shoal_id_t id;
-    shoal_id_t by; //  who suspected it or declared it dead
-    uint64_t incarnation;
-    uint64_t life;            //  highest life heard of, from meta or envelopes
-    uint64_t since_ms;        //  when the state began: a tombstone's age
-    uint64_t sync_allowed_ms; //  no SYNC-REPLY to it before this
-    uint64_t hint_allowed_ms; //  no hint about it taken before this
-    uint64_t heard_ms;        //  its last message to this node, of any layer; 0: never
-    uint64_t hash;            //  of its canonical record, summed into its digest bucket
-    shoal_meta_t *meta;       //  never NULL while used
-    uint32_t prev, next;      //  dissemination queue; next also links free slots
-    uint32_t suspicion;       //  index in suspicions, NONE when not suspect
-    uint32_t dense;           //  index in the dense list
-    uint16_t record_size;     //  encoded size of its record as gossip sends it
-    uint8_t bucket;           //  its digest bucket, shoal_membership_bucket
-    uint8_t state;
+    //  What gossip carries of it: the pool's copy, shared with every table of
+    //  the pool that holds the same record; NULL while the slot is free.
+    const shoal_record_t *record;
+    uint32_t since; //  stamp of when the state began: a tombstone's age
+    uint32_t heard; //  stamp of its last message to this node, of any layer; 0: never
+    //  Slots and indexes in 16 bits (s_narrow, s_wide), S_NIL for NONE.
+    uint16_t prev_16, next_16; //  dissemination queue; next also links free slots
+    uint16_t suspicion_16;     //  index in suspicions, NONE when not suspect
     uint8_t transmits;
-    bool used;
     bool queued;
 } s_member_t;
+
+//  What a simulator's N tables of N members cost (docs/sim.md, "Size and
+//  speed"): keep it so.
+_Static_assert(sizeof (s_member_t) <= 24, "a member costs a table at most 24 bytes");
+
+//  A slot, or an index among suspicions (at most one per member), fits in
+//  16 bits with room for S_NIL: the member table, its id index and its
+//  probe order hold them so.
+#define S_NIL 0xffff
+_Static_assert(SHOAL_MEMBERS_MAX < S_NIL, "slots fit in 16 bits, S_NIL apart");
+
+static uint32_t
+s_wide (uint16_t value)
+{
+    return value == S_NIL ? NONE : value;
+}
+
+static uint16_t
+s_narrow (uint32_t value)
+{
+    assert (value == NONE || value < S_NIL);
+    return value == NONE ? S_NIL : (uint16_t) value;
+}
 
 //  A running suspicion (Lifeguard): accusers[0] raised it, the others
 //  confirmed it; min, max and k are fixed when it starts.
@@ -147,6 +171,26 @@ typedef struct {
     uint64_t next_ms;
 } s_contact_t;
 
+//  Until when a member gets no SYNC-REPLY, or no hint about it is taken:
+//  set for a probe interval and for few members at once, so kept beside the
+//  table rather than in every member.
+typedef enum { S_HOLD_SYNC, S_HOLD_HINT } s_hold_kind_t;
+
+typedef struct {
+    uint32_t slot;
+    uint32_t kind; //  s_hold_kind_t
+    uint64_t until_ms;
+} s_hold_t;
+
+//  The highest life heard of a member, from its metas or envelopes, where
+//  it is not its record's meta's: an envelope of a new life came before
+//  the record of it. Few at once and for a short while, so kept beside the
+//  table rather than in every member.
+typedef struct {
+    uint32_t slot;
+    uint64_t life;
+} s_life_note_t;
+
 //  Where a message's updates lie in the outbox's update array.
 typedef struct {
     size_t first;
@@ -170,13 +214,19 @@ struct _shoal_membership_t {
     size_t capacity;
     size_t slot_count; //  slots ever handed out
     uint32_t free_slot;
-    uint32_t *index; //  slot + 1, 0 when empty
+    uint16_t *index; //  slot + 1, 0 when empty
     size_t index_mask;
-    uint32_t *dense;
+    uint16_t *dense; //  NULL while it is 0, 1, .. count - 1 (no member removed yet)
     size_t count;
-    uint32_t *order;
+    uint16_t *order;
     size_t order_count;
     size_t order_next;
+    s_life_note_t *lives;
+    size_t life_count;
+    size_t life_capacity;
+    s_hold_t *holds; //  the ones still running, as of the last set
+    size_t hold_count;
+    size_t hold_capacity;
     s_suspicion_t *suspicions; //  grown as suspicions start, not per member
     size_t suspicion_count;
     size_t suspicion_capacity;
@@ -195,6 +245,8 @@ struct _shoal_membership_t {
     uint64_t hint_next_ms; //  no hinted probe starts before this
     s_relay_t relays[SHOAL_MEMBERSHIP_RELAYS_MAX];
     s_contact_t contacts[SHOAL_MEMBERSHIP_CONTACTS_MAX];
+
+    uint64_t epoch_ms; //  of the members' stamps
 
     uint64_t next_probe_ms;
     uint64_t next_gossip_ms;
@@ -221,7 +273,7 @@ struct _shoal_membership_t {
     shoal_membership_event_t *events;
     size_t event_count;
     size_t event_capacity;
-    shoal_meta_t **retired;
+    const shoal_record_t **retired;
     size_t retired_count;
     size_t retired_capacity;
 
@@ -326,6 +378,42 @@ s_next_seq (shoal_membership_t *self)
     if (++self->seq == 0)
         self->seq = 1;
     return self->seq;
+}
+
+//  ---------------------------------------------------------------------
+//  Stamps: member times in 32 bits (S_STAMP_KEEP above)
+
+static void
+s_rebase (shoal_membership_t *self, uint64_t now)
+{
+    uint64_t epoch = now - S_STAMP_KEEP;
+    for (size_t slot = 0; slot < self->slot_count; slot++) {
+        s_member_t *member = &self->members[slot];
+        uint64_t since = self->epoch_ms + member->since - 1;
+        uint64_t heard = self->epoch_ms + member->heard - 1;
+        member->since = since > epoch ? (uint32_t) (since - epoch + 1) : 1;
+        member->heard = member->heard && heard > epoch ? (uint32_t) (heard - epoch + 1) : 0;
+    }
+    self->epoch_ms = epoch;
+}
+
+//  The stamp of now. Time never goes back; should it go back past the
+//  epoch, the stamp is the epoch's.
+static uint32_t
+s_stamp (shoal_membership_t *self, uint64_t now)
+{
+    if (now < self->epoch_ms)
+        return 1;
+    if (now - self->epoch_ms >= S_STAMP_REBASE)
+        s_rebase (self, now);
+    return (uint32_t) (now - self->epoch_ms + 1);
+}
+
+//  The time a stamp stands for; 0 for the stamp 0 (never).
+static uint64_t
+s_stamp_ms (const shoal_membership_t *self, uint32_t stamp)
+{
+    return stamp ? self->epoch_ms + stamp - 1 : 0;
 }
 
 //  ---------------------------------------------------------------------
@@ -469,6 +557,8 @@ shoal_membership_config_check (const shoal_membership_config_t *config)
     if (config->sync_interval_ms == 0 || config->tombstone_ms == 0 ||
         config->tombstone_probe_interval_ms == 0)
         return "sync_interval_ms, tombstone_ms and tombstone_probe_interval_ms must be > 0";
+    if (config->tombstone_ms > S_STAMP_KEEP / 2 || config->probe_interval_ms > S_STAMP_KEEP / 4)
+        return "tombstone_ms must be <= 1073741824 (12 days), probe_interval_ms <= 536870912";
     if (config->members_max < 2 || config->members_max > SHOAL_MEMBERS_MAX)
         return "members_max must be 2 to 16384 (SHOAL_MEMBERS_MAX)";
     if (config->meta_size_max < 16 || config->meta_size_max > SHOAL_MEMBERSHIP_META_MAX)
@@ -543,16 +633,17 @@ shoal_membership_meta_check (const shoal_membership_config_t *config, const shoa
 }
 
 //  ---------------------------------------------------------------------
-//  Metas: immutable copies from the pool, retired when replaced
+//  Records: immutable copies from the pool, retired when replaced
 
-//  Keeps meta held until the next input begins: outputs may point into it.
-//  If even that list cannot grow, the meta stays held rather than dangles.
+//  Keeps a record (and so its meta) held until the next input begins:
+//  outputs may point into it. If even that list cannot grow, the record
+//  stays held rather than dangles.
 static void
-s_retire (shoal_membership_t *self, shoal_meta_t *meta)
+s_retire (shoal_membership_t *self, const shoal_record_t *record)
 {
     if (s_reserve ((void **) &self->retired, &self->retired_capacity, self->retired_count + 1,
-                   sizeof (shoal_meta_t *)) == 0)
-        self->retired[self->retired_count++] = meta;
+                   sizeof (shoal_record_t *)) == 0)
+        self->retired[self->retired_count++] = record;
 }
 
 //  ---------------------------------------------------------------------
@@ -574,7 +665,7 @@ s_lookup (const shoal_membership_t *self, const shoal_id_t *id)
 {
     for (size_t i = s_home (self, id); self->index[i]; i = (i + 1) & self->index_mask) {
         uint32_t slot = self->index[i] - 1;
-        if (shoal_id_equal (&self->members[slot].id, id))
+        if (shoal_id_equal (&self->members[slot].record->node, id))
             return slot;
     }
     return NONE;
@@ -583,21 +674,21 @@ s_lookup (const shoal_membership_t *self, const shoal_id_t *id)
 static void
 s_index_insert (shoal_membership_t *self, uint32_t slot)
 {
-    size_t i = s_home (self, &self->members[slot].id);
+    size_t i = s_home (self, &self->members[slot].record->node);
     while (self->index[i])
         i = (i + 1) & self->index_mask;
-    self->index[i] = slot + 1;
+    self->index[i] = (uint16_t) (slot + 1);
 }
 
 //  Removes slot and shifts back the entries after it that probed past it.
 static void
 s_index_remove (shoal_membership_t *self, uint32_t slot)
 {
-    size_t hole = s_home (self, &self->members[slot].id);
+    size_t hole = s_home (self, &self->members[slot].record->node);
     while (self->index[hole] != slot + 1)
         hole = (hole + 1) & self->index_mask;
     for (size_t j = (hole + 1) & self->index_mask; self->index[j]; j = (j + 1) & self->index_mask) {
-        size_t home = s_home (self, &self->members[self->index[j] - 1].id);
+        size_t home = s_home (self, &self->members[self->index[j] - 1].record->node);
         bool stays = hole < j ? (home > hole && home <= j) : (home > hole || home <= j);
         if (!stays) {
             self->index[hole] = self->index[j];
@@ -605,6 +696,28 @@ s_index_remove (shoal_membership_t *self, uint32_t slot)
         }
     }
     self->index[hole] = 0;
+}
+
+//  The slot at place at of the dense list.
+static uint32_t
+s_dense (const shoal_membership_t *self, size_t at)
+{
+    assert (at < self->count);
+    return self->dense ? self->dense[at] : (uint32_t) at;
+}
+
+//  Writes the dense list out, before its first removal: until then it is
+//  the slots in order, and a simulator's thousands of tables need not hold
+//  it. Returns 0, or -1 when memory is short.
+static int
+s_dense_make (shoal_membership_t *self)
+{
+    self->dense = malloc (self->capacity * sizeof *self->dense);
+    if (!self->dense)
+        return -1;
+    for (size_t at = 0; at < self->count; at++)
+        self->dense[at] = (uint16_t) at;
+    return 0;
 }
 
 //  Grows every per-member array by half (a simulator holds thousands of
@@ -620,12 +733,13 @@ s_grow (shoal_membership_t *self)
     size_t slots = 4;
     while (slots < capacity + capacity / 2)
         slots *= 2;
-    uint32_t *index = calloc (slots, sizeof (uint32_t));
+    uint16_t *index = calloc (slots, sizeof *index);
     if (!index)
         return -1;
-    size_t sizes[] = { sizeof (s_member_t), sizeof (uint32_t), sizeof (uint32_t) };
-    void **arrays[] = { (void **) &self->members, (void **) &self->dense, (void **) &self->order };
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    size_t sizes[] = { sizeof (s_member_t), sizeof *self->order, sizeof *self->dense };
+    void **arrays[] = { (void **) &self->members, (void **) &self->order, (void **) &self->dense };
+    size_t array_count = self->dense ? 3 : 2;
+    for (size_t i = 0; i < array_count; i++) {
         void *bigger = realloc (*arrays[i], capacity * sizes[i]);
         if (!bigger) {
             free (index);
@@ -639,7 +753,7 @@ s_grow (shoal_membership_t *self)
     self->index = index;
     self->index_mask = slots - 1;
     for (size_t i = 0; i < self->count; i++)
-        s_index_insert (self, self->dense[i]);
+        s_index_insert (self, s_dense (self, i));
     return 0;
 }
 
@@ -649,8 +763,8 @@ static void
 s_order_insert (shoal_membership_t *self, uint32_t slot)
 {
     size_t at = (size_t) s_random_below (self, self->order_count + 1);
-    self->order[self->order_count] = at < self->order_count ? self->order[at] : slot;
-    self->order[at] = slot;
+    self->order[self->order_count] = at < self->order_count ? self->order[at] : s_narrow (slot);
+    self->order[at] = s_narrow (slot);
     self->order_count++;
 }
 
@@ -660,7 +774,7 @@ s_order_remove (shoal_membership_t *self, uint32_t slot)
     for (size_t i = 0; i < self->order_count; i++)
         if (self->order[i] == slot) {
             memmove (self->order + i, self->order + i + 1,
-                     (self->order_count - i - 1) * sizeof (uint32_t));
+                     (self->order_count - i - 1) * sizeof *self->order);
             self->order_count--;
             if (i < self->order_next)
                 self->order_next--;
@@ -674,11 +788,11 @@ s_order_shuffle (shoal_membership_t *self)
 {
     self->order_count = 0;
     for (size_t i = 0; i < self->count; i++)
-        if (self->dense[i] != self->self_slot)
-            self->order[self->order_count++] = self->dense[i];
+        if (s_dense (self, i) != self->self_slot)
+            self->order[self->order_count++] = s_narrow (s_dense (self, i));
     for (size_t i = self->order_count; i > 1; i--) {
         size_t j = (size_t) s_random_below (self, i);
-        uint32_t swap = self->order[i - 1];
+        uint16_t swap = self->order[i - 1];
         self->order[i - 1] = self->order[j];
         self->order[j] = swap;
     }
@@ -700,14 +814,14 @@ s_queue_unlink (shoal_membership_t *self, uint32_t slot)
 {
     s_member_t *member = &self->members[slot];
     uint32_t bucket = member->transmits;
-    if (member->prev != NONE)
-        self->members[member->prev].next = member->next;
+    if (s_wide (member->prev_16) != NONE)
+        self->members[s_wide (member->prev_16)].next_16 = member->next_16;
     else
-        self->bucket_head[bucket] = member->next;
-    if (member->next != NONE)
-        self->members[member->next].prev = member->prev;
+        self->bucket_head[bucket] = s_wide (member->next_16);
+    if (s_wide (member->next_16) != NONE)
+        self->members[s_wide (member->next_16)].prev_16 = member->prev_16;
     else
-        self->bucket_tail[bucket] = member->prev;
+        self->bucket_tail[bucket] = s_wide (member->prev_16);
     member->queued = false;
     self->queued--;
 }
@@ -717,10 +831,10 @@ s_queue_append (shoal_membership_t *self, uint32_t slot)
 {
     s_member_t *member = &self->members[slot];
     uint32_t bucket = member->transmits;
-    member->prev = self->bucket_tail[bucket];
-    member->next = NONE;
-    if (member->prev != NONE)
-        self->members[member->prev].next = slot;
+    member->prev_16 = s_narrow (self->bucket_tail[bucket]);
+    member->next_16 = s_narrow (NONE);
+    if (s_wide (member->prev_16) != NONE)
+        self->members[s_wide (member->prev_16)].next_16 = s_narrow (slot);
     else
         self->bucket_head[bucket] = slot;
     self->bucket_tail[bucket] = slot;
@@ -736,10 +850,10 @@ s_queue_push (shoal_membership_t *self, uint32_t slot)
     if (member->queued)
         s_queue_unlink (self, slot);
     member->transmits = 0;
-    member->prev = NONE;
-    member->next = self->bucket_head[0];
-    if (member->next != NONE)
-        self->members[member->next].prev = slot;
+    member->prev_16 = s_narrow (NONE);
+    member->next_16 = s_narrow (self->bucket_head[0]);
+    if (s_wide (member->next_16) != NONE)
+        self->members[s_wide (member->next_16)].prev_16 = s_narrow (slot);
     else
         self->bucket_tail[0] = slot;
     self->bucket_head[0] = slot;
@@ -767,31 +881,107 @@ s_record (const shoal_membership_t *self, uint32_t slot, shoal_update_t *update,
 {
     const s_member_t *member = &self->members[slot];
     *update = (shoal_update_t){
-        .node = member->id,
-        .incarnation = member->incarnation,
-        .state = member->state,
-        .by = canonical ? s_zero_id : member->by,
-        .meta = member->state == SHOAL_MEMBER_ALIVE ? member->meta : NULL,
+        .node = member->record->node,
+        .incarnation = member->record->incarnation,
+        .state = member->record->state,
+        .by = canonical ? s_zero_id : member->record->by,
+        .meta = member->record->state == SHOAL_MEMBER_ALIVE ? member->record->meta : NULL,
     };
 }
 
-//  A record changed: its size, its hash and its digest bucket's sum. The
-//  canonical form differs from what gossip sends only in by, which always
-//  takes 18 bytes, so its size is the size gossip sends.
+//  The highest life heard of slot.
+static uint64_t
+s_life (const shoal_membership_t *self, uint32_t slot)
+{
+    for (size_t i = 0; i < self->life_count; i++)
+        if (self->lives[i].slot == slot)
+            return self->lives[i].life;
+    return self->members[slot].record->meta->life;
+}
+
+//  Sets the highest life heard of slot; forget: slot is leaving the table.
+//  When memory is short it stays its meta's: at worst an envelope of the
+//  older life taken a while longer.
 static void
-s_record_changed (shoal_membership_t *self, uint32_t slot)
+s_life_note (shoal_membership_t *self, uint32_t slot, uint64_t life, bool forget)
+{
+    size_t at = 0;
+    while (at < self->life_count && self->lives[at].slot != slot)
+        at++;
+    if (forget || life == self->members[slot].record->meta->life) {
+        if (at < self->life_count)
+            self->lives[at] = self->lives[--self->life_count];
+    } else if (at < self->life_count)
+        self->lives[at].life = life;
+    else if (s_reserve ((void **) &self->lives, &self->life_capacity, self->life_count + 1,
+                        sizeof (s_life_note_t)) == 0)
+        self->lives[self->life_count++] = (s_life_note_t){ .slot = slot, .life = life };
+}
+
+static void
+s_life_set (shoal_membership_t *self, uint32_t slot, uint64_t life)
+{
+    s_life_note (self, slot, life, false);
+}
+
+//  The pool's record of this content, held by the caller; made with its
+//  size, hash and digest bucket when no table held it. The canonical form
+//  the hash covers differs from what gossip sends only in by, which always
+//  takes 18 bytes, so its size is the size gossip sends. NULL when memory
+//  is short.
+static const shoal_record_t *
+s_record_get (shoal_membership_t *self, const shoal_id_t *node, const shoal_id_t *by,
+              uint64_t incarnation, uint8_t state, shoal_meta_t *meta)
+{
+    shoal_record_t key = {
+        .node = *node, .by = *by, .incarnation = incarnation, .meta = meta, .state = state
+    };
+    bool made;
+    shoal_record_t *record = shoal_metapool_record (self->metas, &key, &made);
+    if (record && made) {
+        shoal_update_t update = { .node = *node,
+                                  .incarnation = incarnation,
+                                  .state = state,
+                                  .meta = state == SHOAL_MEMBER_ALIVE ? meta : NULL };
+        uint8_t buffer[S_RECORD_BUFFER];
+        long size = s_record_encode (&update, buffer, sizeof buffer);
+        assert (size > 0 && size <= UINT16_MAX);
+        record->size = (uint16_t) size;
+        record->hash = s_digest_hash (buffer + S_RECORD_HEAD, (size_t) size);
+        record->bucket = shoal_membership_bucket (node);
+    }
+    return record;
+}
+
+//  Gives slot record, which the caller held: the old one is retired and
+//  the digest bucket's sum follows.
+static void
+s_record_set (shoal_membership_t *self, uint32_t slot, const shoal_record_t *record)
 {
     s_member_t *member = &self->members[slot];
-    shoal_update_t update;
-    s_record (self, slot, &update, true);
-    uint8_t buffer[S_RECORD_BUFFER];
-    long size = s_record_encode (&update, buffer, sizeof buffer);
-    assert (size > 0);
-    member->record_size = (uint16_t) size;
-    uint64_t *sum = &self->bucket_sums[member->bucket];
-    *sum -= member->hash;
-    member->hash = s_digest_hash (buffer + S_RECORD_HEAD, (size_t) size);
-    *sum += member->hash;
+    uint64_t life = record->meta->life; //  a new member's
+    if (member->record) {
+        life = s_life (self, slot);
+        self->bucket_sums[member->record->bucket] -= member->record->hash;
+        s_retire (self, member->record);
+    }
+    member->record = record;
+    self->bucket_sums[record->bucket] += record->hash;
+    s_life_set (self, slot, life);
+}
+
+//  Gives slot the record of this content. Returns 0, or -1 when memory is
+//  short (the member is then unchanged).
+static int
+s_record_change (shoal_membership_t *self, uint32_t slot, const shoal_id_t *by,
+                 uint64_t incarnation, uint8_t state, shoal_meta_t *meta)
+{
+    const shoal_record_t *record =
+        s_record_get (self, &self->members[slot].record->node, by, incarnation, state, meta);
+    if (!record)
+        return -1;
+    s_record_set (self, slot, record);
+    return 0;
 }
 
 static void
@@ -801,38 +991,93 @@ s_event (shoal_membership_t *self, uint8_t type, uint32_t slot)
                    sizeof (shoal_membership_event_t)))
         return;
     const s_member_t *member = &self->members[slot];
-    self->events[self->event_count++] = (shoal_membership_event_t){
-        .type = type, .node = member->id, .incarnation = member->incarnation, .meta = member->meta
-    };
+    self->events[self->event_count++] =
+        (shoal_membership_event_t){ .type = type,
+                                    .node = member->record->node,
+                                    .incarnation = member->record->incarnation,
+                                    .meta = member->record->meta };
 }
 
 static void s_suspicion_end (shoal_membership_t *self, uint32_t slot);
 
+//  ---------------------------------------------------------------------
+//  Holds: no SYNC-REPLY to a member, or no hint about it, before a time
+
+//  Whether slot is on hold from kind at now.
+static bool
+s_on_hold (const shoal_membership_t *self, uint64_t now, uint32_t slot, s_hold_kind_t kind)
+{
+    for (size_t i = 0; i < self->hold_count; i++)
+        if (self->holds[i].slot == slot && self->holds[i].kind == kind)
+            return now < self->holds[i].until_ms;
+    return false;
+}
+
+//  Drops the holds over by now (time only goes on) or of slot (NONE: none).
 static void
+s_holds_drop (shoal_membership_t *self, uint64_t now, uint32_t slot)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < self->hold_count; i++)
+        if (self->holds[i].until_ms > now && self->holds[i].slot != slot)
+            self->holds[kept++] = self->holds[i];
+    self->hold_count = kept;
+}
+
+//  Holds slot from kind until until_ms. When memory is short it is not
+//  held: at worst a reply or a hint more.
+static void
+s_hold (shoal_membership_t *self, uint64_t now, uint32_t slot, s_hold_kind_t kind,
+        uint64_t until_ms)
+{
+    s_holds_drop (self, now, NONE);
+    for (size_t i = 0; i < self->hold_count; i++)
+        if (self->holds[i].slot == slot && self->holds[i].kind == kind) {
+            self->holds[i].until_ms = until_ms;
+            return;
+        }
+    if (s_reserve ((void **) &self->holds, &self->hold_capacity, self->hold_count + 1,
+                   sizeof (s_hold_t)) == 0)
+        self->holds[self->hold_count++] =
+            (s_hold_t){ .slot = slot, .kind = kind, .until_ms = until_ms };
+}
+
+//  Removes slot from the table. Returns 0, or -1 when memory is short for
+//  the dense list's first removal (the member then stays).
+static int
 s_member_remove (shoal_membership_t *self, uint32_t slot)
 {
+    if (!self->dense && s_dense_make (self))
+        return -1;
     s_member_t *member = &self->members[slot];
     if (member->queued)
         s_queue_unlink (self, slot);
-    if (member->suspicion != NONE)
+    if (s_wide (member->suspicion_16) != NONE)
         s_suspicion_end (self, slot);
     s_order_remove (self, slot);
     s_index_remove (self, slot);
-    uint32_t moved = self->dense[--self->count];
-    self->dense[member->dense] = moved;
-    self->members[moved].dense = member->dense;
-    self->state_count[member->state]--;
-    s_retire (self, member->meta);
-    self->bucket_sums[member->bucket] -= member->hash;
-    *member = (s_member_t){ .next = self->free_slot };
+    s_holds_drop (self, 0, slot);
+    s_life_note (self, slot, 0, true);
+    //  A scan, as the probe order's: removals are rare (a tombstone's end)
+    //  and an index per member would cost every table 4 bytes a member.
+    size_t at = 0;
+    while (self->dense[at] != slot)
+        at++;
+    assert (at < self->count);
+    self->dense[at] = self->dense[--self->count];
+    self->state_count[member->record->state]--;
+    self->bucket_sums[member->record->bucket] -= member->record->hash;
+    s_retire (self, member->record);
+    *member = (s_member_t){ .next_16 = s_narrow (self->free_slot) };
     self->free_slot = slot;
+    return 0;
 }
 
 //  A dead or left member, never this node (which is left once it leaves).
 static bool
 s_is_tombstone (const shoal_membership_t *self, uint32_t slot)
 {
-    uint8_t state = self->members[slot].state;
+    uint8_t state = self->members[slot].record->state;
     return slot != self->self_slot && (state == SHOAL_MEMBER_DEAD || state == SHOAL_MEMBER_LEFT);
 }
 
@@ -842,9 +1087,9 @@ s_oldest_tombstone (const shoal_membership_t *self)
 {
     uint32_t oldest = NONE;
     for (size_t i = 0; i < self->count; i++) {
-        uint32_t slot = self->dense[i];
+        uint32_t slot = s_dense (self, i);
         if (s_is_tombstone (self, slot) &&
-            (oldest == NONE || self->members[slot].since_ms < self->members[oldest].since_ms))
+            (oldest == NONE || self->members[slot].since < self->members[oldest].since))
             oldest = slot;
     }
     return oldest;
@@ -859,40 +1104,42 @@ s_member_add (shoal_membership_t *self, uint64_t now, const shoal_update_t *upda
         uint32_t oldest = s_oldest_tombstone (self);
         if (oldest == NONE)
             return NONE;
-        s_member_remove (self, oldest);
+        if (s_member_remove (self, oldest))
+            return NONE;
     }
     if (self->free_slot == NONE && self->slot_count == self->capacity && s_grow (self))
         return NONE;
     shoal_meta_t *meta = shoal_metapool_get (self->metas, update->meta);
     if (!meta)
         return NONE;
+    const shoal_record_t *record = s_record_get (self, &update->node, &s_zero_id,
+                                                 update->incarnation, SHOAL_MEMBER_ALIVE, meta);
+    shoal_metapool_put (self->metas, meta); //  the record holds it
+    if (!record)
+        return NONE;
     uint32_t slot;
     if (self->free_slot != NONE) {
         slot = self->free_slot;
-        self->free_slot = self->members[slot].next;
+        self->free_slot = s_wide (self->members[slot].next_16);
     } else
         slot = (uint32_t) self->slot_count++;
     s_member_t *member = &self->members[slot];
     *member = (s_member_t){
-        .id = update->node,
-        .incarnation = update->incarnation,
-        .life = meta->life,
-        .since_ms = now,
-        .meta = meta,
-        .prev = NONE,
-        .next = NONE,
-        .suspicion = NONE,
-        .dense = (uint32_t) self->count,
-        .bucket = shoal_membership_bucket (&update->node),
-        .state = SHOAL_MEMBER_ALIVE,
-        .used = true,
+        .since = s_stamp (self, now),
+        .prev_16 = S_NIL,
+        .next_16 = S_NIL,
+        .suspicion_16 = S_NIL,
     };
-    self->dense[self->count++] = slot;
+    s_record_set (self, slot, record);
+    if (self->dense)
+        self->dense[self->count] = s_narrow (slot);
+    else
+        assert (slot == self->count);
+    self->count++;
     s_index_insert (self, slot);
     if (slot != self->self_slot)
         s_order_insert (self, slot);
     self->state_count[SHOAL_MEMBER_ALIVE]++;
-    s_record_changed (self, slot);
     return slot;
 }
 
@@ -901,7 +1148,7 @@ s_eligible (const shoal_membership_t *self, uint32_t slot, uint32_t states, uint
             const uint32_t *picked, size_t picked_count)
 {
     if (slot == self->self_slot || slot == except_slot ||
-        !((states >> self->members[slot].state) & 1))
+        !((states >> self->members[slot].record->state) & 1))
         return false;
     for (size_t i = 0; i < picked_count; i++)
         if (picked[i] == slot)
@@ -920,14 +1167,14 @@ s_pick (shoal_membership_t *self, uint32_t states, const shoal_id_t *except, uin
     size_t found = 0;
     uint32_t except_slot = except ? s_lookup (self, except) : NONE;
     for (size_t attempt = 0; attempt < 4 * want + 8 && found < want && self->count; attempt++) {
-        uint32_t slot = self->dense[s_random_below (self, self->count)];
+        uint32_t slot = s_dense (self, s_random_below (self, self->count));
         if (s_eligible (self, slot, states, except_slot, picked, found))
             picked[found++] = slot;
     }
     //  Reservoir sampling over what the random picks did not take.
     size_t start = found, seen = 0;
     for (size_t i = 0; i < self->count && start < want; i++) {
-        uint32_t slot = self->dense[i];
+        uint32_t slot = s_dense (self, i);
         if (!s_eligible (self, slot, states, except_slot, picked, start))
             continue;
         seen++;
@@ -1021,12 +1268,12 @@ s_suspicion_reserve (shoal_membership_t *self)
 static void
 s_confirm_maybe (shoal_membership_t *self, uint64_t now, uint32_t slot, const shoal_id_t *accuser)
 {
-    uint64_t k = self->suspicions[self->members[slot].suspicion].k;
+    uint64_t k = self->suspicions[s_wide (self->members[slot].suspicion_16)].k;
     size_t live = self->state_count[SHOAL_MEMBER_ALIVE] + self->state_count[SHOAL_MEMBER_SUSPECT];
     if (k == 0 || self->confirm_wanted || shoal_id_equal (accuser, &self->id) ||
         s_random_below (self, live) >= S_CONFIRM_PROBERS * k)
         return;
-    self->confirm = self->members[slot].id;
+    self->confirm = self->members[slot].record->node;
     self->confirm_wanted = true;
     if (self->health == 0)
         self->next_probe_ms = s_min (self->next_probe_ms, now);
@@ -1048,19 +1295,19 @@ s_suspicion_start (shoal_membership_t *self, uint64_t now, uint32_t slot, const 
     suspicion->deadline_ms =
         now + s_suspicion_timeout (suspicion->min_ms, suspicion->max_ms, suspicion->k, 0);
     suspicion->accusers[0] = *accuser;
-    self->members[slot].suspicion = (uint32_t) self->suspicion_count++;
+    self->members[slot].suspicion_16 = s_narrow ((uint32_t) self->suspicion_count++);
 }
 
 static void
 s_suspicion_end (shoal_membership_t *self, uint32_t slot)
 {
-    uint32_t at = self->members[slot].suspicion;
+    uint32_t at = s_wide (self->members[slot].suspicion_16);
     s_suspicion_t last = self->suspicions[--self->suspicion_count];
     if (at != self->suspicion_count) {
         self->suspicions[at] = last;
-        self->members[last.slot].suspicion = at;
+        self->members[last.slot].suspicion_16 = s_narrow (at);
     }
-    self->members[slot].suspicion = NONE;
+    self->members[slot].suspicion_16 = s_narrow (NONE);
 }
 
 //  Another member suspects the same incarnation. Returns true when it is a
@@ -1068,7 +1315,7 @@ s_suspicion_end (shoal_membership_t *self, uint32_t slot)
 static bool
 s_suspicion_confirm (shoal_membership_t *self, uint32_t slot, const shoal_id_t *accuser)
 {
-    s_suspicion_t *suspicion = &self->suspicions[self->members[slot].suspicion];
+    s_suspicion_t *suspicion = &self->suspicions[s_wide (self->members[slot].suspicion_16)];
     if (s_id_zero (accuser) || suspicion->confirmations >= suspicion->k)
         return false;
     for (uint32_t i = 0; i <= suspicion->confirmations; i++)
@@ -1091,7 +1338,7 @@ s_suspicion_confirm (shoal_membership_t *self, uint32_t slot, const shoal_id_t *
 static bool
 s_retell (const shoal_membership_t *self, uint32_t slot, const shoal_update_t *update)
 {
-    const s_suspicion_t *suspicion = &self->suspicions[self->members[slot].suspicion];
+    const s_suspicion_t *suspicion = &self->suspicions[s_wide (self->members[slot].suspicion_16)];
     return shoal_id_equal (&update->by, &self->id) && suspicion->confirmations < suspicion->k;
 }
 
@@ -1111,14 +1358,17 @@ static void
 s_refute (shoal_membership_t *self, uint64_t seen)
 {
     s_member_t *me = &self->members[self->self_slot];
-    uint64_t top = s_max (seen, me->incarnation);
+    uint64_t top = s_max (seen, me->record->incarnation);
     if (top == UINT64_MAX) {
         //  Nothing can override it: a hostile or broken peer. Counted.
         self->stats.updates_refused++;
         return;
     }
-    me->incarnation = top + 1;
-    s_record_changed (self, self->self_slot);
+    if (s_record_change (self, self->self_slot, &me->record->by, top + 1, me->record->state,
+                         me->record->meta)) {
+        self->stats.updates_refused++;
+        return;
+    }
     s_queue_push (self, self->self_slot);
     s_health_add (self, 1);
     self->stats.refutations++;
@@ -1132,11 +1382,11 @@ s_about_self (shoal_membership_t *self, const shoal_update_t *update)
     const s_member_t *me = &self->members[self->self_slot];
     bool news;
     if (update->state == SHOAL_MEMBER_ALIVE)
-        news = update->incarnation > me->incarnation ||
-               (update->incarnation == me->incarnation && update->meta &&
-                !shoal_meta_equal (update->meta, me->meta));
+        news = update->incarnation > me->record->incarnation ||
+               (update->incarnation == me->record->incarnation && update->meta &&
+                !shoal_meta_equal (update->meta, me->record->meta));
     else
-        news = update->incarnation >= me->incarnation;
+        news = update->incarnation >= me->record->incarnation;
     if (news && !self->leaving)
         s_refute (self, update->incarnation);
     else
@@ -1175,9 +1425,10 @@ s_doubt (const shoal_membership_t *self, uint64_t now, uint32_t slot, const shoa
         shoal_id_equal (&update->by, &self->id))
         return false;
     const s_member_t *member = &self->members[slot];
-    return member->heard_ms != 0 &&
-           now - member->heard_ms <= 2 * (uint64_t) self->config.probe_interval_ms &&
-           (member->state == SHOAL_MEMBER_ALIVE || member->state == SHOAL_MEMBER_SUSPECT);
+    uint64_t heard_ms = s_stamp_ms (self, member->heard);
+    return heard_ms != 0 && now - heard_ms <= 2 * (uint64_t) self->config.probe_interval_ms &&
+           (member->record->state == SHOAL_MEMBER_ALIVE ||
+            member->record->state == SHOAL_MEMBER_SUSPECT);
 }
 
 static void
@@ -1201,16 +1452,18 @@ s_apply (shoal_membership_t *self, uint64_t now, const shoal_update_t *update)
         update = &doubted;
         self->stats.dead_doubted++;
     }
-    if (slot != NONE && !s_newer (update->incarnation, update->state,
-                                  self->members[slot].incarnation, self->members[slot].state)) {
+    if (slot != NONE &&
+        !s_newer (update->incarnation, update->state, self->members[slot].record->incarnation,
+                  self->members[slot].record->state)) {
         s_member_t *member = &self->members[slot];
-        if (update->state == SHOAL_MEMBER_SUSPECT && member->state == SHOAL_MEMBER_SUSPECT &&
-            update->incarnation == member->incarnation &&
+        if (update->state == SHOAL_MEMBER_SUSPECT &&
+            member->record->state == SHOAL_MEMBER_SUSPECT &&
+            update->incarnation == member->record->incarnation &&
             (s_suspicion_confirm (self, slot, &update->by) || s_retell (self, slot, update))) {
             //  Passed on, so that others count the confirmation too.
-            member->by = update->by;
-            s_record_changed (self, slot);
-            s_queue_push (self, slot);
+            if (s_record_change (self, slot, &update->by, member->record->incarnation,
+                                 member->record->state, member->record->meta) == 0)
+                s_queue_push (self, slot);
             self->stats.updates_applied++;
         } else
             self->stats.updates_stale++;
@@ -1232,38 +1485,39 @@ s_apply (shoal_membership_t *self, uint64_t now, const shoal_update_t *update)
         self->stats.updates_applied++;
         return;
     }
-    if (update->state == SHOAL_MEMBER_SUSPECT && self->members[slot].suspicion == NONE &&
-        s_suspicion_reserve (self) != 0) {
+    if (update->state == SHOAL_MEMBER_SUSPECT &&
+        s_wide (self->members[slot].suspicion_16) == NONE && s_suspicion_reserve (self) != 0) {
         self->stats.updates_refused++;
         return;
     }
     s_member_t *member = &self->members[slot];
-    bool meta_changed = alive && !shoal_meta_equal (member->meta, update->meta);
-    shoal_meta_t *meta = meta_changed ? shoal_metapool_get (self->metas, update->meta) : NULL;
-    if (meta_changed && !meta) {
+    bool meta_changed = alive && !shoal_meta_equal (member->record->meta, update->meta);
+    shoal_meta_t *meta =
+        meta_changed ? shoal_metapool_get (self->metas, update->meta) : member->record->meta;
+    const shoal_record_t *record =
+        meta ? s_record_get (self, &update->node,
+                             alive || update->state == SHOAL_MEMBER_LEFT ? &s_zero_id : &update->by,
+                             update->incarnation, update->state, meta)
+             : NULL;
+    if (meta_changed && meta)
+        shoal_metapool_put (self->metas, meta); //  the record holds it
+    if (!record) {
         self->stats.updates_refused++;
         return;
     }
-    uint8_t was = member->state;
-    if (member->suspicion != NONE)
+    uint8_t was = member->record->state;
+    if (s_wide (member->suspicion_16) != NONE)
         s_suspicion_end (self, slot);
     self->state_count[was]--;
     self->state_count[update->state]++;
-    member->incarnation = update->incarnation;
-    member->state = update->state;
-    member->by = alive || update->state == SHOAL_MEMBER_LEFT ? s_zero_id : update->by;
-    member->since_ms = now;
-    if (meta) {
-        s_retire (self, member->meta);
-        member->meta = meta;
-    }
+    s_record_set (self, slot, record);
+    member->since = s_stamp (self, now);
     if (alive)
-        member->life = s_max (member->life, member->meta->life);
+        s_life_set (self, slot, s_max (s_life (self, slot), member->record->meta->life));
     if (update->state == SHOAL_MEMBER_SUSPECT) {
         s_suspicion_start (self, now, slot, &update->by);
         s_confirm_maybe (self, now, slot, &update->by);
     }
-    s_record_changed (self, slot);
     s_queue_push (self, slot);
     uint8_t event = s_event_type (was, update->state, meta_changed);
     if (event)
@@ -1283,8 +1537,8 @@ static void
 s_accuse (shoal_membership_t *self, uint64_t now, uint32_t slot, uint8_t state)
 {
     shoal_update_t update = {
-        .node = self->members[slot].id,
-        .incarnation = self->members[slot].incarnation,
+        .node = self->members[slot].record->node,
+        .incarnation = self->members[slot].record->incarnation,
         .state = state,
         .by = self->id,
     };
@@ -1334,8 +1588,9 @@ s_held (const s_held_t *held, const s_member_t *member)
 {
     for (uint32_t i = 0; held && i < held->count; i++) {
         const shoal_update_t *update = &held->updates[i];
-        if (shoal_id_equal (&update->node, &member->id) &&
-            !s_newer (member->incarnation, member->state, update->incarnation, update->state))
+        if (shoal_id_equal (&update->node, &member->record->node) &&
+            !s_newer (member->record->incarnation, member->record->state, update->incarnation,
+                      update->state))
             return true;
     }
     return false;
@@ -1365,8 +1620,8 @@ s_send (shoal_membership_t *self, uint8_t type, const shoal_life_t *to, const ch
 static shoal_life_t
 s_member_life (const shoal_membership_t *self, uint32_t slot)
 {
-    shoal_life_t life = { .life = self->members[slot].life };
-    memcpy (life.id, self->members[slot].id.bytes, SHOAL_ID_SIZE);
+    shoal_life_t life = { .life = s_life (self, slot) };
+    memcpy (life.id, self->members[slot].record->node.bytes, SHOAL_ID_SIZE);
     return life;
 }
 
@@ -1374,7 +1629,7 @@ static shoal_membership_send_t *
 s_send_to (shoal_membership_t *self, uint8_t type, uint32_t slot)
 {
     shoal_life_t to = s_member_life (self, slot);
-    return s_send (self, type, &to, self->members[slot].meta->addr);
+    return s_send (self, type, &to, self->members[slot].record->meta->addr);
 }
 
 //  Adds to chosen (holding count) queued records, least-sent first, while
@@ -1388,7 +1643,7 @@ s_take_queued (shoal_membership_t *self, const s_held_t *held, uint32_t limit, u
     for (uint32_t bucket = 0; bucket < self->bucket_count; bucket++) {
         uint32_t next;
         for (uint32_t slot = self->bucket_head[bucket]; slot != NONE; slot = next) {
-            next = self->members[slot].next;
+            next = s_wide (self->members[slot].next_16);
             if (count == SHOAL_UPDATES_MAX || budget < S_UPDATE_MIN ||
                 scanned++ == S_PIGGYBACK_SCAN)
                 return count;
@@ -1399,8 +1654,8 @@ s_take_queued (shoal_membership_t *self, const s_held_t *held, uint32_t limit, u
             bool taken = s_held (held, &self->members[slot]);
             for (size_t i = 0; i < count && !taken; i++)
                 taken = chosen[i] == slot;
-            if (!taken && self->members[slot].record_size <= budget) {
-                budget -= self->members[slot].record_size;
+            if (!taken && self->members[slot].record->size <= budget) {
+                budget -= self->members[slot].record->size;
                 chosen[count++] = slot;
             }
         }
@@ -1429,15 +1684,15 @@ s_piggyback (shoal_membership_t *self, shoal_membership_send_t *send, const uint
     size_t count = 0;
     //  A leaving node tells everyone it talks to.
     if (self->leaving) {
-        budget -= self->members[self->self_slot].record_size;
+        budget -= self->members[self->self_slot].record->size;
         chosen[count++] = self->self_slot;
     }
     for (size_t i = 0; i < forced_count && count < SHOAL_UPDATES_MAX; i++) {
         bool taken = false;
         for (size_t j = 0; j < count && !taken; j++)
             taken = chosen[j] == forced[i];
-        if (!taken && self->members[forced[i]].record_size <= budget) {
-            budget -= self->members[forced[i]].record_size;
+        if (!taken && self->members[forced[i]].record->size <= budget) {
+            budget -= self->members[forced[i]].record->size;
             chosen[count++] = forced[i];
         }
     }
@@ -1466,8 +1721,8 @@ s_ping (shoal_membership_t *self, uint32_t seq, uint32_t slot)
     if (!send)
         return;
     send->msg.u.ping.seq = seq;
-    send->msg.u.ping.target = self->members[slot].id;
-    bool buddy = self->members[slot].state != SHOAL_MEMBER_ALIVE;
+    send->msg.u.ping.target = self->members[slot].record->node;
+    bool buddy = self->members[slot].record->state != SHOAL_MEMBER_ALIVE;
     s_piggyback (self, send, &slot, buddy ? 1 : 0, NULL);
 }
 
@@ -1505,7 +1760,7 @@ s_nack (shoal_membership_t *self, const shoal_life_t *to, const char *addr, uint
         const shoal_id_t *target)
 {
     uint32_t slot = s_lookup (self, target);
-    bool tell = slot != NONE && self->members[slot].state != SHOAL_MEMBER_ALIVE;
+    bool tell = slot != NONE && self->members[slot].record->state != SHOAL_MEMBER_ALIVE;
     s_answer (self, SHOAL_MSG_NACK, to, addr, seq, &slot, tell ? 1 : 0, NULL);
 }
 
@@ -1529,7 +1784,7 @@ shoal_membership_bucket (const shoal_id_t *id)
 static uint32_t
 s_bucket (const s_member_t *member, uint32_t bucket_count)
 {
-    return (uint32_t) member->bucket * bucket_count / SHOAL_DIGEST_BUCKETS_MAX;
+    return (uint32_t) member->record->bucket * bucket_count / SHOAL_DIGEST_BUCKETS_MAX;
 }
 
 static bool
@@ -1583,15 +1838,15 @@ static void
 s_send_sync_reply (shoal_membership_t *self, uint64_t now, uint32_t slot, uint32_t bucket_count,
                    const shoal_bucket_set_t *wanted)
 {
-    if (now < self->members[slot].sync_allowed_ms)
+    if (s_on_hold (self, now, slot, S_HOLD_SYNC))
         return;
     size_t wanted_count = 0;
     for (size_t i = 0; i < self->count; i++)
         wanted_count +=
-            s_bucket_in (wanted, s_bucket (&self->members[self->dense[i]], bucket_count));
+            s_bucket_in (wanted, s_bucket (&self->members[s_dense (self, i)], bucket_count));
     if (wanted_count == 0) //  nothing here in those buckets: nothing to send
         return;
-    self->members[slot].sync_allowed_ms = now + self->config.probe_interval_ms;
+    s_hold (self, now, slot, S_HOLD_SYNC, now + self->config.probe_interval_ms);
     if (s_reserve ((void **) &self->out_updates, &self->out_update_capacity,
                    self->out_update_count + wanted_count, sizeof (shoal_update_t)))
         return;
@@ -1606,12 +1861,12 @@ s_send_sync_reply (shoal_membership_t *self, uint64_t now, uint32_t slot, uint32
     shoal_update_t *updates = self->out_updates + self->out_update_count;
     size_t count = 0, scanned = 0;
     for (; scanned < self->count; scanned++) {
-        uint32_t record = self->dense[(self->sync_cursor + scanned) % self->count];
+        uint32_t record = s_dense (self, (self->sync_cursor + scanned) % self->count);
         if (!s_bucket_in (wanted, s_bucket (&self->members[record], bucket_count)))
             continue;
-        if (self->members[record].record_size > budget)
+        if (self->members[record].record->size > budget)
             break;
-        budget -= self->members[record].record_size;
+        budget -= self->members[record].record->size;
         s_record (self, record, &updates[count++], false);
     }
     self->sync_cursor = (self->sync_cursor + scanned) % self->count;
@@ -1633,15 +1888,16 @@ s_probe_target (shoal_membership_t *self)
     if (self->confirm_wanted) {
         self->confirm_wanted = false;
         uint32_t slot = s_lookup (self, &self->confirm);
-        if (slot != NONE && self->members[slot].state == SHOAL_MEMBER_SUSPECT)
+        if (slot != NONE && self->members[slot].record->state == SHOAL_MEMBER_SUSPECT)
             return slot;
     }
     for (int pass = 0; pass < 2; pass++) {
         while (self->order_next < self->order_count) {
             uint32_t slot = self->order[self->order_next++];
             const s_member_t *member = &self->members[slot];
-            if (member->used && slot != self->self_slot &&
-                (member->state == SHOAL_MEMBER_ALIVE || member->state == SHOAL_MEMBER_SUSPECT))
+            if (member->record && slot != self->self_slot &&
+                (member->record->state == SHOAL_MEMBER_ALIVE ||
+                 member->record->state == SHOAL_MEMBER_SUSPECT))
                 return slot;
         }
         s_order_shuffle (self);
@@ -1657,7 +1913,7 @@ s_probe_begin (shoal_membership_t *self, uint64_t now, uint32_t slot, uint64_t e
     self->probe = (s_probe_t){
         .active = true,
         .slot = slot,
-        .target = self->members[slot].id,
+        .target = self->members[slot].record->node,
         .seq = s_next_seq (self),
         .sent_ms = now,
         .timeout_ms = now + s_scaled (self, self->config.probe_timeout_ms),
@@ -1677,8 +1933,8 @@ s_probe_hinted (shoal_membership_t *self, uint64_t now)
     self->hint_wanted = false;
     uint32_t slot = s_lookup (self, &self->hint);
     if (slot == NONE || slot == self->self_slot ||
-        (self->members[slot].state != SHOAL_MEMBER_ALIVE &&
-         self->members[slot].state != SHOAL_MEMBER_SUSPECT))
+        (self->members[slot].record->state != SHOAL_MEMBER_ALIVE &&
+         self->members[slot].record->state != SHOAL_MEMBER_SUSPECT))
         return;
     self->hint_next_ms = now + s_scaled (self, self->config.probe_timeout_ms);
     self->stats.probes_hinted++;
@@ -1699,7 +1955,7 @@ s_probe_start (shoal_membership_t *self, uint64_t now)
     //  for this check. It is the same probe (a direct PING and
     //  indirect_checks relays, each NACK saying it heard nothing), only
     //  sooner, and it costs extra messages only when the suspect answers.
-    if (confirming && self->members[slot].state == SHOAL_MEMBER_SUSPECT)
+    if (confirming && self->members[slot].record->state == SHOAL_MEMBER_SUSPECT)
         s_probe_indirect (self);
 }
 
@@ -1707,8 +1963,9 @@ static bool
 s_probe_target_holds (const shoal_membership_t *self)
 {
     const s_member_t *member = &self->members[self->probe.slot];
-    return member->used && shoal_id_equal (&member->id, &self->probe.target) &&
-           (member->state == SHOAL_MEMBER_ALIVE || member->state == SHOAL_MEMBER_SUSPECT);
+    return member->record && shoal_id_equal (&member->record->node, &self->probe.target) &&
+           (member->record->state == SHOAL_MEMBER_ALIVE ||
+            member->record->state == SHOAL_MEMBER_SUSPECT);
 }
 
 //  No ACK in time: ask indirect_checks alive members to relay.
@@ -1728,9 +1985,9 @@ s_probe_indirect (shoal_membership_t *self)
             continue;
         send->msg.u.ping_req.seq = probe->seq;
         send->msg.u.ping_req.target = probe->target;
-        send->msg.u.ping_req.addr = self->members[probe->slot].meta->addr;
+        send->msg.u.ping_req.addr = self->members[probe->slot].record->meta->addr;
         s_piggyback (self, send, NULL, 0, NULL);
-        probe->relays[probe->relay_count++] = self->members[picked[i]].id;
+        probe->relays[probe->relay_count++] = self->members[picked[i]].record->node;
     }
 }
 
@@ -1776,7 +2033,7 @@ static int
 s_contact_add (shoal_membership_t *self, uint64_t now, const shoal_life_t *node, const char *addr)
 {
     if (self->leaving || !s_addr_valid (addr) ||
-        strcmp (addr, self->members[self->self_slot].meta->addr) == 0)
+        strcmp (addr, self->members[self->self_slot].record->meta->addr) == 0)
         return -1;
     s_contact_t *free_contact = NULL;
     for (size_t i = 0; i < SHOAL_MEMBERSHIP_CONTACTS_MAX; i++) {
@@ -1821,8 +2078,8 @@ s_sender_slot (const shoal_membership_t *self, const s_incoming_t *in)
 static bool
 s_is_live (const shoal_membership_t *self, uint32_t slot)
 {
-    return slot != NONE && (self->members[slot].state == SHOAL_MEMBER_ALIVE ||
-                            self->members[slot].state == SHOAL_MEMBER_SUSPECT);
+    return slot != NONE && (self->members[slot].record->state == SHOAL_MEMBER_ALIVE ||
+                            self->members[slot].record->state == SHOAL_MEMBER_SUSPECT);
 }
 
 //  Where to answer the sender: its address in the table, or the one the
@@ -1832,7 +2089,7 @@ s_reply_addr (const shoal_membership_t *self, const s_incoming_t *in)
 {
     uint32_t slot = s_sender_slot (self, in);
     if (slot != NONE)
-        return self->members[slot].meta->addr;
+        return self->members[slot].record->meta->addr;
     return s_addr_valid (in->from_addr) ? in->from_addr : NULL;
 }
 
@@ -1847,8 +2104,9 @@ s_corrections (const shoal_membership_t *self, const shoal_update_t *updates, ui
         uint32_t slot = shoal_id_equal (&updates[i].node, &self->id)
                             ? self->self_slot
                             : s_lookup (self, &updates[i].node);
-        if (slot == NONE || !s_newer (self->members[slot].incarnation, self->members[slot].state,
-                                      updates[i].incarnation, updates[i].state))
+        if (slot == NONE ||
+            !s_newer (self->members[slot].record->incarnation, self->members[slot].record->state,
+                      updates[i].incarnation, updates[i].state))
             continue;
         bool taken = false;
         for (size_t j = 0; j < count + added && !taken; j++)
@@ -1875,7 +2133,7 @@ s_on_ping (shoal_membership_t *self, uint64_t now, const s_incoming_t *in, const
     if (!in->was_live || !in->addressed)
         forced[count++] = self->self_slot;
     uint32_t slot = s_sender_slot (self, in);
-    if (slot != NONE && self->members[slot].state != SHOAL_MEMBER_ALIVE)
+    if (slot != NONE && self->members[slot].record->state != SHOAL_MEMBER_ALIVE)
         forced[count++] = slot;
     count += s_corrections (self, ping->updates, ping->update_count, forced, count,
                             count + S_CORRECTIONS_MAX);
@@ -1887,7 +2145,7 @@ s_on_ping (shoal_membership_t *self, uint64_t now, const s_incoming_t *in, const
     //  than its own, so it has nothing to refute, and only a tombstone probe
     //  would ever tell this node (the simulator found a member held dead
     //  for 17 s so, while it kept probing the node that held it dead).
-    bool behind = slot == NONE || self->members[slot].state == SHOAL_MEMBER_DEAD;
+    bool behind = slot == NONE || self->members[slot].record->state == SHOAL_MEMBER_DEAD;
     if (in->addressed && behind && now >= self->stranger_digest_ms && !self->leaving) {
         self->stranger_digest_ms = now + self->config.probe_interval_ms;
         s_send_digest (self, &in->envelope->sender, addr);
@@ -1932,7 +2190,7 @@ s_on_ack (shoal_membership_t *self, uint64_t now, const s_incoming_t *in, const 
     uint32_t slot = s_sender_slot (self, in);
     if (s_is_live (self, slot) && (!in->was_live || contacted) && !self->leaving) {
         shoal_life_t to = s_member_life (self, slot);
-        s_send_digest (self, &to, self->members[slot].meta->addr);
+        s_send_digest (self, &to, self->members[slot].record->meta->addr);
     }
 }
 
@@ -2034,16 +2292,16 @@ s_receive (shoal_membership_t *self, uint64_t now, const shoal_envelope_t *envel
         shoal_id_equal (&in.sender, &self->id))
         return -1;
     if (in.addressed && (!shoal_id_equal (&recipient, &self->id) ||
-                         envelope->recipient.life != self->members[self->self_slot].life))
+                         envelope->recipient.life != s_life (self, self->self_slot)))
         return -1;
     if (!in.addressed && msg->type != SHOAL_MSG_PING)
         return -1; //  only a first contact comes unaddressed
     uint32_t slot = s_sender_slot (self, &in);
     if (slot != NONE) {
-        if (envelope->sender.life < self->members[slot].life)
+        if (envelope->sender.life < s_life (self, slot))
             return -1; //  from an earlier run of the sender
-        self->members[slot].life = envelope->sender.life;
-        self->members[slot].heard_ms = now;
+        s_life_set (self, slot, envelope->sender.life);
+        self->members[slot].heard = s_stamp (self, now);
     }
     in.was_live = s_is_live (self, slot);
     switch (msg->type) {
@@ -2093,8 +2351,8 @@ shoal_membership_heard (shoal_membership_t *self, uint64_t now_ms, const shoal_l
 {
     shoal_id_t id = s_life_id (sender);
     uint32_t slot = s_lookup (self, &id);
-    if (slot != NONE && sender->life >= self->members[slot].life)
-        self->members[slot].heard_ms = now_ms;
+    if (slot != NONE && sender->life >= s_life (self, slot))
+        self->members[slot].heard = s_stamp (self, now_ms);
 }
 
 //  ---------------------------------------------------------------------
@@ -2194,7 +2452,7 @@ s_sync_tick (shoal_membership_t *self, uint64_t now)
     uint32_t slot;
     if (!self->leaving && s_pick (self, 1u << SHOAL_MEMBER_ALIVE, NULL, &slot, 1)) {
         shoal_life_t to = s_member_life (self, slot);
-        s_send_digest (self, &to, self->members[slot].meta->addr);
+        s_send_digest (self, &to, self->members[slot].record->meta->addr);
     }
 }
 
@@ -2207,11 +2465,11 @@ static void
 s_ping_tombstone (shoal_membership_t *self, uint32_t seq, uint32_t slot)
 {
     shoal_membership_send_t *send =
-        s_send (self, SHOAL_MSG_PING, NULL, self->members[slot].meta->addr);
+        s_send (self, SHOAL_MSG_PING, NULL, self->members[slot].record->meta->addr);
     if (!send)
         return;
     send->msg.u.ping.seq = seq;
-    send->msg.u.ping.target = self->members[slot].id;
+    send->msg.u.ping.target = self->members[slot].record->node;
     uint32_t forced[2] = { slot, self->self_slot };
     s_piggyback (self, send, forced, 2, NULL);
 }
@@ -2226,11 +2484,10 @@ s_tombstone_tick (shoal_membership_t *self, uint64_t now)
     self->next_tombstone_ms = now + self->config.tombstone_probe_interval_ms;
     size_t i = 0;
     while (i < self->count) {
-        uint32_t slot = self->dense[i];
-        if (s_is_tombstone (self, slot) &&
-            now - self->members[slot].since_ms >= self->config.tombstone_ms)
-            s_member_remove (self, slot); //  the last one moved into i
-        else
+        uint32_t slot = s_dense (self, i);
+        if (!s_is_tombstone (self, slot) ||
+            now - s_stamp_ms (self, self->members[slot].since) < self->config.tombstone_ms ||
+            s_member_remove (self, slot)) //  else the last one moved into i
             i++;
     }
     uint32_t slot;
@@ -2292,7 +2549,7 @@ static void
 s_begin (shoal_membership_t *self)
 {
     for (size_t i = 0; i < self->retired_count; i++)
-        shoal_metapool_put (self->metas, self->retired[i]);
+        shoal_metapool_record_put (self->metas, self->retired[i]);
     self->retired_count = 0;
     //  The room of a large output (a sync reply's updates, the events of a
     //  merged table) is not kept: a simulator holds thousands of these
@@ -2342,6 +2599,7 @@ shoal_membership_new (const shoal_membership_config_t *config, const shoal_id_t 
     self->config = *config;
     self->id = *id;
     self->rng = seed;
+    self->epoch_ms = now_ms;
     for (size_t i = 0; i < sizeof self->index_key; i += 8) {
         uint64_t word = s_random (self);
         memcpy (self->index_key + i, &word, sizeof word);
@@ -2387,7 +2645,7 @@ shoal_membership_destroy (shoal_membership_t **self_p)
         return;
     s_begin (self);
     for (size_t i = 0; i < self->count; i++)
-        shoal_metapool_put (self->metas, self->members[self->dense[i]].meta);
+        shoal_metapool_record_put (self->metas, self->members[s_dense (self, i)].record);
     if (self->own_metas)
         shoal_metapool_destroy (&self->metas);
     free (self->members);
@@ -2395,6 +2653,8 @@ shoal_membership_destroy (shoal_membership_t **self_p)
     free (self->dense);
     free (self->order);
     free (self->suspicions);
+    free (self->holds);
+    free (self->lives);
     free (self->bucket_head);
     free (self->bucket_tail);
     free (self->out);
@@ -2433,12 +2693,12 @@ s_hint_taken (shoal_membership_t *self, uint64_t now, uint32_t slot)
         self->health > 0)
         return false;
     s_member_t *member = &self->members[slot];
-    if (member->state != SHOAL_MEMBER_ALIVE || now < member->hint_allowed_ms)
+    if (member->record->state != SHOAL_MEMBER_ALIVE || s_on_hold (self, now, slot, S_HOLD_HINT))
         return false;
     const s_probe_t *probe = &self->probe;
-    if (probe->active && !probe->acked && shoal_id_equal (&probe->target, &member->id))
+    if (probe->active && !probe->acked && shoal_id_equal (&probe->target, &member->record->node))
         return false;
-    member->hint_allowed_ms = now + s_scaled (self, self->config.probe_interval_ms);
+    s_hold (self, now, slot, S_HOLD_HINT, now + s_scaled (self, self->config.probe_interval_ms));
     return true;
 }
 
@@ -2490,7 +2750,7 @@ shoal_membership_introduce (shoal_membership_t *self, uint64_t now_ms, const sho
     int rc = -1;
     shoal_id_t id = s_life_id (node);
     uint32_t slot = s_lookup (self, &id);
-    bool news = slot == NONE || (!s_is_live (self, slot) && node->life >= self->members[slot].life);
+    bool news = slot == NONE || (!s_is_live (self, slot) && node->life >= s_life (self, slot));
     if (!(flags & SHOAL_BEACON_LEAVING) && !s_id_zero (&id) && !shoal_id_equal (&id, &self->id) &&
         node->life > 0 && news)
         rc = s_contact_add (self, now_ms, node, addr);
@@ -2503,14 +2763,16 @@ void
 shoal_membership_leave (shoal_membership_t *self, uint64_t now_ms)
 {
     s_begin (self);
-    if (!self->leaving) {
-        s_member_t *me = &self->members[self->self_slot];
+    s_member_t *me = &self->members[self->self_slot];
+    uint8_t was = me->record->state;
+    //  When memory is short the node is not leaving yet: leave_done says so.
+    if (!self->leaving &&
+        s_record_change (self, self->self_slot, &me->record->by, me->record->incarnation,
+                         SHOAL_MEMBER_LEFT, me->record->meta) == 0) {
         self->leaving = true;
-        self->state_count[me->state]--;
+        self->state_count[was]--;
         self->state_count[SHOAL_MEMBER_LEFT]++;
-        me->state = SHOAL_MEMBER_LEFT;
-        me->since_ms = now_ms;
-        s_record_changed (self, self->self_slot);
+        me->since = s_stamp (self, now_ms);
         s_queue_push (self, self->self_slot);
         self->probe.active = false;
         memset (self->contacts, 0, sizeof self->contacts);
@@ -2531,15 +2793,15 @@ shoal_membership_set_meta (shoal_membership_t *self, uint64_t now_ms, const shoa
     s_member_t *me = &self->members[self->self_slot];
     int rc = -1;
     shoal_meta_t *copy = NULL;
-    if (!self->leaving && me->incarnation < UINT64_MAX &&
-        !shoal_membership_meta_check (&self->config, meta) && meta->life == me->life &&
+    if (!self->leaving && me->record->incarnation < UINT64_MAX &&
+        !shoal_membership_meta_check (&self->config, meta) &&
+        meta->life == s_life (self, self->self_slot) &&
         (copy = shoal_metapool_get (self->metas, meta))) {
-        s_retire (self, me->meta);
-        me->meta = copy;
-        me->incarnation++;
-        s_record_changed (self, self->self_slot);
-        s_queue_push (self, self->self_slot);
-        rc = 0;
+        rc = s_record_change (self, self->self_slot, &me->record->by, me->record->incarnation + 1,
+                              me->record->state, copy);
+        shoal_metapool_put (self->metas, copy); //  the record holds it
+        if (rc == 0)
+            s_queue_push (self, self->self_slot);
     }
     s_finish (self, now_ms);
     return rc;
@@ -2573,11 +2835,11 @@ s_member_view (const shoal_membership_t *self, uint32_t slot, shoal_membership_m
 {
     const s_member_t *member = &self->members[slot];
     *view = (shoal_membership_member_t){
-        .node = member->id,
-        .state = member->state,
-        .incarnation = member->incarnation,
-        .life = member->life,
-        .meta = member->meta,
+        .node = member->record->node,
+        .state = member->record->state,
+        .incarnation = member->record->incarnation,
+        .life = s_life (self, slot),
+        .meta = member->record->meta,
     };
 }
 
@@ -2593,7 +2855,7 @@ shoal_membership_member_at (const shoal_membership_t *self, size_t index,
 {
     if (index >= self->count)
         return -1;
-    s_member_view (self, self->dense[index], member);
+    s_member_view (self, s_dense (self, index), member);
     return 0;
 }
 
@@ -2617,7 +2879,7 @@ shoal_membership_live (const shoal_membership_t *self)
 uint64_t
 shoal_membership_incarnation (const shoal_membership_t *self)
 {
-    return self->members[self->self_slot].incarnation;
+    return self->members[self->self_slot].record->incarnation;
 }
 
 uint32_t
@@ -2659,17 +2921,16 @@ shoal_membership_rtt (const shoal_membership_t *self, shoal_membership_rtt_t *rt
 static int
 s_check_member (const shoal_membership_t *self, size_t at, size_t *states, const char **reason)
 {
-    uint32_t slot = self->dense[at];
-    if (slot >= self->slot_count || !self->members[slot].used)
+    uint32_t slot = s_dense (self, at);
+    if (slot >= self->slot_count || !self->members[slot].record)
         return shoal_check_broken (reason, "membership: the dense list names a slot not in use");
     const s_member_t *member = &self->members[slot];
-    if (member->dense != at)
-        return shoal_check_broken (reason, "membership: a member's dense index is not its place");
-    if (member->state > SHOAL_MEMBER_LEFT || !member->meta)
+    if (member->record->state > SHOAL_MEMBER_LEFT || !member->record->meta)
         return shoal_check_broken (reason, "membership: a member in no state, or without its meta");
-    states[member->state]++;
-    if (member->suspicion != NONE && (member->suspicion >= self->suspicion_count ||
-                                      self->suspicions[member->suspicion].slot != slot))
+    states[member->record->state]++;
+    if (s_wide (member->suspicion_16) != NONE &&
+        (s_wide (member->suspicion_16) >= self->suspicion_count ||
+         self->suspicions[s_wide (member->suspicion_16)].slot != slot))
         return shoal_check_broken (reason, "membership: a suspicion that is not its member's");
     return 0;
 }
@@ -2685,10 +2946,27 @@ shoal_membership_check (const shoal_membership_t *self, const char **reason)
     for (size_t at = 0; at < self->count; at++)
         if (s_check_member (self, at, states, reason))
             return -1;
+    //  The sums of the slots named and of the slots in use differ when the
+    //  list names one twice in place of another.
+    uint64_t named = 0, in_use = 0;
+    for (size_t at = 0; at < self->count; at++)
+        named += s_dense (self, at);
     for (size_t slot = 0; slot < self->slot_count; slot++)
-        used += self->members[slot].used;
+        if (self->members[slot].record) {
+            used++;
+            in_use += slot;
+        }
     if (used != self->count)
         return shoal_check_broken (reason, "membership: slots in use are not the members counted");
+    if (named != in_use)
+        return shoal_check_broken (reason, "membership: the dense list names a member twice");
+    for (size_t i = 0; i < self->life_count; i++) {
+        const s_life_note_t *note = &self->lives[i];
+        if (note->slot >= self->slot_count || !self->members[note->slot].record ||
+            note->life == self->members[note->slot].record->meta->life)
+            return shoal_check_broken (reason,
+                                       "membership: a life noted for no member, or its own");
+    }
     for (int state = 0; state <= SHOAL_MEMBER_LEFT; state++)
         if (states[state] != self->state_count[state])
             return shoal_check_broken (reason, "membership: a count per state is not true");

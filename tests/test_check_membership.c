@@ -85,20 +85,28 @@ the_check_finds_broken_states (void)
     CHECK_CONTAINS (why, "count per state");
     core->state_count[SHOAL_MEMBER_ALIVE]--;
 
-    uint32_t first = core->dense[0];
-    core->dense[0] = core->dense[1];
-    core->dense[1] = first;
-    CHECK_EQ (shoal_membership_check (core, &why), -1);
-    CHECK_CONTAINS (why, "dense index");
+    //  The dense list, written out as at a first removal, names a slot twice.
+    if (!core->dense)
+        CHECK_EQ (s_dense_make (core), 0);
+    uint32_t second = core->dense[1];
     core->dense[1] = core->dense[0];
-    core->dense[0] = first;
+    CHECK_EQ (shoal_membership_check (core, &why), -1);
+    CHECK_CONTAINS (why, "twice");
+    core->dense[1] = second;
+
+    s_life_set (core, core->dense[1], s_life (core, core->dense[1]) + 1);
+    CHECK_EQ (shoal_membership_check (core, &why), 0);
+    core->lives[0].life--;
+    CHECK_EQ (shoal_membership_check (core, &why), -1);
+    CHECK_CONTAINS (why, "life noted");
+    core->life_count = 0;
 
     s_member_t *member = &core->members[core->dense[1]];
-    uint32_t suspicion = member->suspicion;
-    member->suspicion = (uint32_t) core->suspicion_count;
+    uint16_t suspicion = member->suspicion_16;
+    member->suspicion_16 = (uint16_t) core->suspicion_count;
     CHECK_EQ (shoal_membership_check (core, &why), -1);
     CHECK_CONTAINS (why, "suspicion");
-    member->suspicion = suspicion;
+    member->suspicion_16 = suspicion;
     CHECK_EQ (shoal_membership_check (core, &why), 0);
     shoal_membership_destroy (&core);
 }

@@ -1054,6 +1054,36 @@ a_leaving_node_never_forgets_itself (void)
     s_net_destroy (&net);
 }
 
+//  A table keeps its members' times in 32-bit stamps from an epoch it moves
+//  on: twice 40 days without an input (more than 2^32 ms in all), and a
+//  crash is still found and its tombstone forgotten after its time, not at
+//  once nor never.
+static void
+tombstones_keep_their_time_across_months (void)
+{
+    shoal_membership_config_t config = s_loopback ();
+    config.tombstone_ms = 20000;
+    s_net_t *net = s_cluster (&config, 4, 13);
+    const uint64_t days40 = 40ull * 24 * 3600 * 1000;
+    for (int leap = 0; leap < 2; leap++) {
+        net->now += days40;
+        s_run_until (net, net->now + 30000);
+        CHECK (s_converged (net));
+    }
+    net->nodes[3].crashed = true;
+    s_run_until (net, net->now + 5000);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ (s_state (net, i, 3), SHOAL_MEMBER_DEAD);
+    uint64_t dead_at = s_seen_at (net, 0, SHOAL_MEMBERSHIP_DEAD, 3);
+    CHECK (dead_at > 2 * days40);
+    s_run_until (net, dead_at + config.tombstone_ms - 1000);
+    CHECK_EQ (s_state (net, 0, 3), SHOAL_MEMBER_DEAD);
+    s_run_until (net, dead_at + config.tombstone_ms + 1000);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ (s_state (net, i, 3), -1);
+    s_net_destroy (&net);
+}
+
 static void
 tombstones_are_forgotten_after_their_time (void)
 {
@@ -2274,13 +2304,23 @@ strange_messages_are_handled_without_harm (void)
     CHECK_EQ (shoal_membership_receive (core, net->now, &envelope, &ack, NULL), 0);
     envelope.sender.life = 4;
     CHECK_EQ (shoal_membership_receive (core, net->now, &envelope, &ack, NULL), -1);
+    //  The life heard outlives a change of the member's record.
+    shoal_membership_member_t view;
+    shoal_id_t peer = s_node_id (1);
+    CHECK_EQ (shoal_membership_member (core, &peer, &view), 0);
+    CHECK_EQ (view.life, 5);
+    s_suspect (net, 1, 2);
+    CHECK_EQ (shoal_membership_member (core, &peer, &view), 0);
+    CHECK_EQ (view.state, SHOAL_MEMBER_SUSPECT);
+    CHECK_EQ (view.life, 5);
+    CHECK_EQ (shoal_membership_receive (core, net->now, &envelope, &ack, NULL), -1);
     //  From itself, or from nobody.
     envelope.sender = s_life (&net->nodes[0]);
     CHECK_EQ (shoal_membership_receive (core, net->now, &envelope, &ack, NULL), -1);
     memset (&envelope.sender, 0, sizeof envelope.sender);
     CHECK_EQ (shoal_membership_receive (core, net->now, &envelope, &ack, NULL), -1);
     shoal_membership_stats (core, &after);
-    CHECK_EQ (after.dropped - before.dropped, 5);
+    CHECK_EQ (after.dropped - before.dropped, 6);
     s_net_destroy (&net);
 }
 
@@ -2397,6 +2437,7 @@ main (void)
     RUN (graceful_leave_reaches_everyone_as_left);
     RUN (a_leaving_node_never_forgets_itself);
     RUN (tombstones_are_forgotten_after_their_time);
+    RUN (tombstones_keep_their_time_across_months);
     RUN (a_healed_partition_merges_by_itself);
     RUN (a_healed_partition_merges_with_members_that_restarted);
     RUN (a_probe_from_a_member_held_dead_brings_its_news);

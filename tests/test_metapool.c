@@ -1,8 +1,8 @@
-/*  tests/test_metapool.c: member metas kept once per content.
+/*  tests/test_metapool.c: member metas and records kept once per content.
 
     The pool must hand out one copy per content, count its holders, free it
-    with the last one, and never mix up two metas that differ in any field,
-    through the growth of its table.
+    with the last one, and never mix up two metas (or records) that differ in
+    any field, through the growth of its table. A record holds its meta.
 */
 #include "wire/metapool.h"
 #include "tests/test.h"
@@ -113,10 +113,100 @@ many_metas_through_growth (void)
     shoal_metapool_destroy (&pool);
 }
 
+//  A record is one copy per (node, by, incarnation, state, meta); made once,
+//  its derived fields as its maker set them; it holds its meta until the
+//  last holder of the record puts it back.
+static void
+records_are_one_copy_per_content_and_hold_their_meta (void)
+{
+    shoal_metapool_t *pool = shoal_metapool_new (3);
+    shoal_meta_t source = { .name = "n1", .addr = "sim:1", .life = 2 };
+    shoal_meta_t *meta = shoal_metapool_get (pool, &source);
+    CHECK (meta);
+    shoal_record_t key = { .incarnation = 5, .state = 1, .meta = meta };
+    key.node.bytes[0] = 1;
+    key.by.bytes[0] = 2;
+    bool made = false;
+    shoal_record_t *first = shoal_metapool_record (pool, &key, &made);
+    CHECK (first && made);
+    CHECK (first->meta == meta && first->incarnation == 5 && first->state == 1);
+    first->hash = 77;
+    first->size = 40;
+    //  The meta is the record's too: the caller's hold can go.
+    shoal_metapool_put (pool, meta);
+    CHECK_EQ (shoal_metapool_size (pool), 1);
+    shoal_record_t *second = shoal_metapool_record (pool, &key, &made);
+    CHECK (second == first && !made && second->hash == 77 && second->size == 40);
+    CHECK_EQ (shoal_metapool_records (pool), 1);
+    //  Any field that differs makes another record.
+    shoal_record_t changes[5];
+    for (int i = 0; i < 5; i++)
+        changes[i] = key;
+    changes[0].node.bytes[15] = 9;
+    changes[1].by.bytes[15] = 9;
+    changes[2].incarnation = 6;
+    changes[3].state = 2;
+    shoal_meta_t other_source = { .name = "n1", .addr = "sim:1", .life = 3 };
+    changes[4].meta = shoal_metapool_get (pool, &other_source);
+    CHECK (changes[4].meta);
+    shoal_record_t *others[5];
+    for (int i = 0; i < 5; i++) {
+        others[i] = shoal_metapool_record (pool, &changes[i], &made);
+        CHECK (others[i] && made && others[i] != first);
+    }
+    CHECK_EQ (shoal_metapool_records (pool), 6);
+    shoal_metapool_put (pool, changes[4].meta);
+    for (int i = 0; i < 5; i++)
+        shoal_metapool_record_put (pool, others[i]);
+    CHECK_EQ (shoal_metapool_records (pool), 1);
+    CHECK_EQ (shoal_metapool_size (pool), 1);
+    //  Held twice: the first put keeps it, the last frees it and its meta.
+    shoal_metapool_record_put (pool, first);
+    CHECK_EQ (shoal_metapool_records (pool), 1);
+    shoal_metapool_record_put (pool, second);
+    CHECK_EQ (shoal_metapool_records (pool), 0);
+    CHECK_EQ (shoal_metapool_size (pool), 0);
+    shoal_metapool_destroy (&pool);
+}
+
+//  Thousands of records through the growth of their chains, each found
+//  again; the pool destroyed with records left in it.
+static void
+many_records_through_growth (void)
+{
+    shoal_metapool_t *pool = shoal_metapool_new (9);
+    shoal_meta_t source = { .name = "n", .addr = "sim:1", .life = 1 };
+    shoal_meta_t *meta = shoal_metapool_get (pool, &source);
+    enum { S_COUNT = 5000 };
+    static shoal_record_t *records[S_COUNT];
+    bool made = true, found = true;
+    for (int i = 0; i < S_COUNT; i++) {
+        shoal_record_t key = { .incarnation = (uint64_t) i, .meta = meta };
+        records[i] = shoal_metapool_record (pool, &key, &made);
+        CHECK (records[i] && made);
+    }
+    for (int i = 0; i < S_COUNT; i++) {
+        shoal_record_t key = { .incarnation = (uint64_t) i, .meta = meta };
+        found &= shoal_metapool_record (pool, &key, &made) == records[i] && !made;
+    }
+    CHECK (found);
+    CHECK_EQ (shoal_metapool_records (pool), S_COUNT);
+    for (int i = 0; i < S_COUNT; i += 2) {
+        shoal_metapool_record_put (pool, records[i]);
+        shoal_metapool_record_put (pool, records[i]);
+    }
+    CHECK_EQ (shoal_metapool_records (pool), S_COUNT / 2);
+    shoal_metapool_put (pool, meta);
+    CHECK_EQ (shoal_metapool_size (pool), 1);
+    shoal_metapool_destroy (&pool);
+}
+
 int
 main (void)
 {
     RUN (the_same_content_is_one_copy_until_the_last_holder_puts_it);
     RUN (many_metas_through_growth);
+    RUN (records_are_one_copy_per_content_and_hold_their_meta);
+    RUN (many_records_through_growth);
     return TEST_DONE ();
 }

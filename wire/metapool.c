@@ -5,13 +5,16 @@
     its strings. A put finds the header from the meta's address, so giving
     back costs no lookup but the walk of one short chain to unlink it.
     Chains hang from a power-of-two array that doubles when the pool holds
-    more metas than it has chains.
+    more metas than it has chains. Records keep to the same scheme in chains
+    of their own, keyed by their fields and their meta's address (a meta of
+    this pool is the only copy of its content).
 */
 
 #include "wire/metapool.h"
 
 #include "wire/splitmix.h"
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -24,11 +27,21 @@ typedef struct s_entry {
     shoal_meta_t meta; //  then labels, handles and strings
 } s_entry_t;
 
+typedef struct s_held {
+    struct s_held *next;
+    uint64_t hash;
+    size_t holders;
+    shoal_record_t record;
+} s_held_t;
+
 struct _shoal_metapool_t {
     uint64_t key;
     s_entry_t **chains;
     size_t mask;
     size_t count;
+    s_held_t **records;
+    size_t record_mask;
+    size_t record_count;
 };
 
 static const char *
@@ -151,6 +164,13 @@ s_entry_new (const shoal_meta_t *source, uint64_t hash)
     return entry;
 }
 
+//  The entry that holds a meta of the pool.
+static s_entry_t *
+s_entry_of (shoal_meta_t *meta)
+{
+    return (s_entry_t *) ((char *) meta - offsetof (s_entry_t, meta));
+}
+
 //  ---------------------------------------------------------------------
 //  The pool
 
@@ -163,7 +183,11 @@ shoal_metapool_new (uint64_t seed)
     self->key = splitmix_next (&seed);
     self->mask = 15;
     self->chains = calloc (self->mask + 1, sizeof (s_entry_t *));
-    if (!self->chains) {
+    self->record_mask = 15;
+    self->records = calloc (self->record_mask + 1, sizeof (s_held_t *));
+    if (!self->chains || !self->records) {
+        free (self->chains);
+        free (self->records);
         free (self);
         return NULL;
     }
@@ -181,7 +205,13 @@ shoal_metapool_destroy (shoal_metapool_t **self_p)
             next = entry->next;
             free (entry);
         }
+    for (size_t i = 0; i <= self->record_mask; i++)
+        for (s_held_t *held = self->records[i], *next; held; held = next) {
+            next = held->next;
+            free (held);
+        }
     free (self->chains);
+    free (self->records);
     free (self);
     *self_p = NULL;
 }
@@ -229,7 +259,7 @@ shoal_metapool_get (shoal_metapool_t *self, const shoal_meta_t *meta)
 void
 shoal_metapool_put (shoal_metapool_t *self, shoal_meta_t *meta)
 {
-    s_entry_t *entry = (s_entry_t *) ((char *) meta - offsetof (s_entry_t, meta));
+    s_entry_t *entry = s_entry_of (meta);
     if (--entry->holders > 0)
         return;
     for (s_entry_t **link = &self->chains[entry->hash & self->mask]; *link; link = &(*link)->next)
@@ -239,6 +269,104 @@ shoal_metapool_put (shoal_metapool_t *self, shoal_meta_t *meta)
         }
     self->count--;
     free (entry);
+}
+
+//  ---------------------------------------------------------------------
+//  Records
+
+static uint64_t
+s_record_hash (const shoal_metapool_t *self, const shoal_record_t *key)
+{
+    uint64_t words[4];
+    memcpy (words, key->node.bytes, SHOAL_ID_SIZE);
+    memcpy (words + 2, key->by.bytes, SHOAL_ID_SIZE);
+    uint64_t hash = self->key;
+    for (size_t i = 0; i < 4; i++)
+        hash = s_mix (hash, words[i]);
+    hash = s_mix (hash, key->incarnation);
+    return s_mix (hash, (uint64_t) (uintptr_t) key->meta ^ (uint64_t) key->state << 56);
+}
+
+static bool
+s_record_equal (const shoal_record_t *a, const shoal_record_t *b)
+{
+    return a->incarnation == b->incarnation && a->state == b->state && a->meta == b->meta &&
+           memcmp (a->node.bytes, b->node.bytes, SHOAL_ID_SIZE) == 0 &&
+           memcmp (a->by.bytes, b->by.bytes, SHOAL_ID_SIZE) == 0;
+}
+
+//  As s_grow, for the records' chains.
+static void
+s_records_grow (shoal_metapool_t *self)
+{
+    size_t mask = self->record_mask * 2 + 1;
+    s_held_t **chains = calloc (mask + 1, sizeof (s_held_t *));
+    if (!chains)
+        return;
+    for (size_t i = 0; i <= self->record_mask; i++)
+        for (s_held_t *held = self->records[i], *next; held; held = next) {
+            next = held->next;
+            held->next = chains[held->hash & mask];
+            chains[held->hash & mask] = held;
+        }
+    free (self->records);
+    self->records = chains;
+    self->record_mask = mask;
+}
+
+shoal_record_t *
+shoal_metapool_record (shoal_metapool_t *self, const shoal_record_t *key, bool *made)
+{
+    assert (key->meta);
+    uint64_t hash = s_record_hash (self, key);
+    *made = false;
+    for (s_held_t *held = self->records[hash & self->record_mask]; held; held = held->next)
+        if (held->hash == hash && s_record_equal (&held->record, key)) {
+            held->holders++;
+            return &held->record;
+        }
+    s_held_t *held = malloc (sizeof *held);
+    if (!held)
+        return NULL;
+    if (self->record_count > self->record_mask)
+        s_records_grow (self);
+    *held = (s_held_t){ .next = self->records[hash & self->record_mask],
+                        .hash = hash,
+                        .holders = 1,
+                        .record = { .node = key->node,
+                                    .by = key->by,
+                                    .incarnation = key->incarnation,
+                                    .meta = key->meta,
+                                    .state = key->state } };
+    s_entry_of (key->meta)->holders++;
+    self->records[hash & self->record_mask] = held;
+    self->record_count++;
+    *made = true;
+    return &held->record;
+}
+
+void
+shoal_metapool_record_put (shoal_metapool_t *self, const shoal_record_t *record)
+{
+    //  The pool's own record: it may change what it made.
+    s_held_t *held = (s_held_t *) ((const char *) record - offsetof (s_held_t, record));
+    if (--held->holders > 0)
+        return;
+    for (s_held_t **link = &self->records[held->hash & self->record_mask]; *link;
+         link = &(*link)->next)
+        if (*link == held) {
+            *link = held->next;
+            break;
+        }
+    self->record_count--;
+    shoal_metapool_put (self, held->record.meta);
+    free (held);
+}
+
+size_t
+shoal_metapool_records (const shoal_metapool_t *self)
+{
+    return self->record_count;
 }
 
 size_t
