@@ -49,8 +49,10 @@ go vet ./... >"$work/vet.log" 2>&1 || { fail "go vet of the example"; cat "$work
 go build -o "$work/go-counter" . || { fail "the example builds"; exit 1; }
 counter=$work/go-counter
 
-# Ports no other test takes: this script's own, from its process id.
-port_a=$((30000 + ($$ % 5000) * 2))
+# Ports no other test takes: this script's own, from its process id, and
+# below Linux's ephemeral range (32768 up), where outgoing connections and
+# port-0 binds land; above tests/example.sh's.
+port_a=$((30000 + ($$ % 1300) * 2))
 port_b=$((port_a + 1))
 pids=()
 trap 'for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null; done; rm -rf "$work"' EXIT
