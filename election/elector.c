@@ -159,6 +159,19 @@ shoal_elector_config_lan (shoal_elector_config_t *config)
 }
 
 void
+shoal_elector_config_wan (shoal_elector_config_t *config)
+{
+    shoal_elector_config_lan (config);
+    config->settle_ms *= 5;
+    config->heartbeat_ms *= 5;
+    config->lease_ms *= 5;
+    config->answer_timeout_ms *= 5;
+    config->coordinator_timeout_ms *= 5;
+    config->stable_ms *= 5;
+    config->down_after_ms *= 5;
+}
+
+void
 shoal_elector_config_loopback (shoal_elector_config_t *config)
 {
     shoal_elector_config_lan (config);

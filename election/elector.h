@@ -82,6 +82,8 @@ typedef struct {
 //  faster. Both in quorum mode, without preempt, expect 0.
 void shoal_elector_config_lan (shoal_elector_config_t *config);
 void shoal_elector_config_loopback (shoal_elector_config_t *config);
+//  Every time five times the LAN's (a WAN, or many nodes on few cores).
+void shoal_elector_config_wan (shoal_elector_config_t *config);
 
 //  NULL when config is usable, else why not.
 const char *shoal_elector_config_check (const shoal_elector_config_t *config);

@@ -520,6 +520,17 @@ shoal_membership_config_lan (shoal_membership_config_t *config)
 }
 
 void
+shoal_membership_config_wan (shoal_membership_config_t *config)
+{
+    shoal_membership_config_lan (config);
+    config->probe_interval_ms *= 5;
+    config->probe_timeout_ms *= 5;
+    config->gossip_interval_ms *= 5;
+    config->sync_interval_ms *= 5;
+    config->tombstone_probe_interval_ms *= 5;
+}
+
+void
 shoal_membership_config_loopback (shoal_membership_config_t *config)
 {
     shoal_membership_config_lan (config);

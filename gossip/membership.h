@@ -131,6 +131,8 @@ typedef struct {
 
 void shoal_membership_config_lan (shoal_membership_config_t *config);
 void shoal_membership_config_loopback (shoal_membership_config_t *config);
+//  Every interval five times the LAN's (a WAN, or many nodes on few cores).
+void shoal_membership_config_wan (shoal_membership_config_t *config);
 
 //  NULL when config can be used; otherwise what is wrong with it.
 const char *shoal_membership_config_check (const shoal_membership_config_t *config);

@@ -469,6 +469,12 @@ s_profile (shoal_actor_t *self)
         shoal_tasks_config_loopback (&config->node_tasks);
         shoal_handoff_config_loopback (&config->handoff);
         shoal_jobs_config_loopback (&config->jobs);
+    } else if (options->profile == SHOAL_PROFILE_WAN) {
+        shoal_membership_config_wan (&config->membership);
+        shoal_elector_config_wan (&config->elector);
+        shoal_tasks_config_wan (&config->node_tasks);
+        shoal_handoff_config_wan (&config->handoff);
+        shoal_jobs_config_wan (&config->jobs);
     } else {
         shoal_membership_config_lan (&config->membership);
         shoal_elector_config_lan (&config->elector);

@@ -137,8 +137,9 @@ static const s_option_t s_options[] = {
         "the first leader waits until it sees this many members, its first voters; 0: none "
         "(but a node given seeds waits for one); 1: it may lead alone" },
       NUMBER (expect, 0, 16384) },
-    { { "profile", "choice", "lan", "lan|loopback",
-        "timing profile: a LAN, or one machine's loopback (ten times faster)" },
+    { { "profile", "choice", "lan", "lan|loopback|wan",
+        "timing profile: a LAN; one machine's loopback (ten times faster); a WAN, or "
+        "many nodes on few cores (five times slower)" },
       CHOICE (profile) },
     { { "standbys", "uint32", "0", "0..16", "hot standby replicas per stateful task" },
       NUMBER (standbys, 0, 16) },

@@ -99,6 +99,7 @@ typedef enum {
 typedef enum {
     SHOAL_PROFILE_LAN = 0,
     SHOAL_PROFILE_LOOPBACK = 1,
+    SHOAL_PROFILE_WAN = 2,
 } shoal_profile_t;
 
 typedef enum {

@@ -176,6 +176,16 @@ shoal_handoff_config_lan (shoal_handoff_config_t *config)
 }
 
 void
+shoal_handoff_config_wan (shoal_handoff_config_t *config)
+{
+    shoal_handoff_config_lan (config);
+    config->lease_ms *= 5;
+    config->status_ms *= 5;
+    config->join_settle_ms *= 5;
+    config->leave_settle_ms *= 5;
+}
+
+void
 shoal_handoff_config_loopback (shoal_handoff_config_t *config)
 {
     shoal_handoff_config_lan (config);

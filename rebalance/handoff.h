@@ -81,6 +81,8 @@ typedef struct {
 
 void shoal_handoff_config_lan (shoal_handoff_config_t *config);
 void shoal_handoff_config_loopback (shoal_handoff_config_t *config);
+//  Every time five times the LAN's (a WAN, or many nodes on few cores).
+void shoal_handoff_config_wan (shoal_handoff_config_t *config);
 const char *shoal_handoff_config_check (const shoal_handoff_config_t *config);
 
 typedef struct {

@@ -458,6 +458,14 @@ shoal_jobs_config_lan (shoal_jobs_config_t *config)
 }
 
 void
+shoal_jobs_config_wan (shoal_jobs_config_t *config)
+{
+    shoal_jobs_config_lan (config);
+    config->retry_ms *= 5;
+    config->forward_ms *= 5;
+}
+
+void
 shoal_jobs_config_loopback (shoal_jobs_config_t *config)
 {
     shoal_jobs_config_lan (config);

@@ -83,6 +83,8 @@ typedef struct {
 //  10 min. Loopback: the times ten times shorter (not the rescale cap).
 void shoal_jobs_config_lan (shoal_jobs_config_t *config);
 void shoal_jobs_config_loopback (shoal_jobs_config_t *config);
+//  Every time five times the LAN's (a WAN, or many nodes on few cores).
+void shoal_jobs_config_wan (shoal_jobs_config_t *config);
 const char *shoal_jobs_config_check (const shoal_jobs_config_t *config);
 
 //  What a node persists, and restores at start: specs sorted by name.

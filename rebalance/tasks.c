@@ -154,6 +154,14 @@ shoal_tasks_config_lan (shoal_tasks_config_t *config)
 }
 
 void
+shoal_tasks_config_wan (shoal_tasks_config_t *config)
+{
+    shoal_tasks_config_lan (config);
+    config->lease_ms *= 5;
+    config->status_ms *= 5;
+}
+
+void
 shoal_tasks_config_loopback (shoal_tasks_config_t *config)
 {
     shoal_tasks_config_lan (config);

@@ -127,6 +127,9 @@ typedef struct {
 //  loopback (timings 10x faster).
 void shoal_tasks_config_lan (shoal_tasks_config_t *config);
 void shoal_tasks_config_loopback (shoal_tasks_config_t *config);
+//  The lease and the status period five times the LAN's (a WAN, or many
+//  nodes on few cores); a failed task's restarts, a process's matter, as the LAN's.
+void shoal_tasks_config_wan (shoal_tasks_config_t *config);
 //  NULL when the config is usable, else why not.
 const char *shoal_tasks_config_check (const shoal_tasks_config_t *config);
 

@@ -300,6 +300,12 @@ configs_are_checked (void)
     CHECK (shoal_elector_config_check (&config) == NULL);
     shoal_elector_config_lan (&config);
     CHECK (shoal_elector_config_check (&config) == NULL);
+    shoal_elector_config_t wan;
+    shoal_elector_config_wan (&wan);
+    CHECK (shoal_elector_config_check (&wan) == NULL);
+    CHECK_EQ (wan.heartbeat_ms, 5 * config.heartbeat_ms);
+    CHECK_EQ (wan.lease_ms, 5 * config.lease_ms);
+    CHECK_EQ (wan.settle_ms, 5 * config.settle_ms);
     config.lease_ms = config.heartbeat_ms;
     CHECK (strstr (shoal_elector_config_check (&config), "lease_ms") != NULL);
     shoal_id_t id = shoal_sample_index_id (0);

@@ -215,6 +215,11 @@ configs_are_checked (void)
     CHECK (shoal_handoff_config_check (&config) == NULL);
     shoal_handoff_config_lan (&config);
     CHECK (shoal_handoff_config_check (&config) == NULL);
+    shoal_handoff_config_t wan;
+    shoal_handoff_config_wan (&wan);
+    CHECK (shoal_handoff_config_check (&wan) == NULL);
+    CHECK_EQ (wan.lease_ms, 5 * config.lease_ms);
+    CHECK_EQ (wan.status_ms, 5 * config.status_ms);
     config.lease_ms = config.status_ms;
     CHECK (shoal_handoff_config_check (&config) != NULL);
     config = s_config ();

@@ -715,6 +715,11 @@ saved_specs_come_back (void)
     CHECK (shoal_jobs_new (&config, &id, &saved, 0) == NULL);
     config.retry_ms = 0;
     CHECK (shoal_jobs_config_check (&config) != NULL);
+    shoal_jobs_config_t wan;
+    shoal_jobs_config_wan (&wan);
+    CHECK (shoal_jobs_config_check (&wan) == NULL);
+    shoal_jobs_config_lan (&config);
+    CHECK_EQ (wan.retry_ms, 5 * config.retry_ms);
 }
 
 int

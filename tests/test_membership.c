@@ -701,11 +701,18 @@ probes_go_round_robin_and_indirect_on_silence (void)
 static void
 profiles_are_valid_and_bad_configs_say_why (void)
 {
-    shoal_membership_config_t lan, loopback;
+    shoal_membership_config_t lan, loopback, wan;
     shoal_membership_config_lan (&lan);
     shoal_membership_config_loopback (&loopback);
+    shoal_membership_config_wan (&wan);
     CHECK (shoal_membership_config_check (&lan) == NULL);
     CHECK (shoal_membership_config_check (&loopback) == NULL);
+    CHECK (shoal_membership_config_check (&wan) == NULL);
+    CHECK_EQ (wan.probe_interval_ms, 5 * lan.probe_interval_ms);
+    CHECK_EQ (wan.probe_timeout_ms, 5 * lan.probe_timeout_ms);
+    CHECK_EQ (wan.gossip_interval_ms, 5 * lan.gossip_interval_ms);
+    CHECK_EQ (wan.sync_interval_ms, 5 * lan.sync_interval_ms);
+    CHECK_EQ (wan.suspicion_mult, lan.suspicion_mult); //  counted in probe intervals
     CHECK_EQ (lan.probe_interval_ms, 1000);
     CHECK_EQ (lan.probe_timeout_ms, 400);
     CHECK_EQ (lan.suspicion_mult, 2);

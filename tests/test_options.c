@@ -341,7 +341,11 @@ static void
 choices_take_their_words_only (void)
 {
     s_refused ("partition-mode", "Quorum", "'Quorum' is not one of quorum|available");
-    s_refused ("profile", "wan", "is not one of lan|loopback");
+    s_refused ("profile", "WAN", "is not one of lan|loopback|wan");
+    shoal_options_t *options = s_new ();
+    s_set (options, "profile", "wan");
+    CHECK_EQ (options->profile, SHOAL_PROFILE_WAN);
+    shoal_options_destroy (&options);
     s_refused ("log-level", "", "is not one of error|warn|info|debug");
     s_refused ("log-format", "text|json", "is not one of text|json");
     s_refused ("log-level", "inf", "is not one of");

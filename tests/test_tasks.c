@@ -215,6 +215,12 @@ configs_are_checked (void)
     CHECK_EQ (loopback.lease_ms, 500);
     CHECK_EQ (loopback.status_ms, 100);
     CHECK_EQ (loopback.restart_backoff_ms, 100);
+    shoal_tasks_config_t wan;
+    shoal_tasks_config_wan (&wan);
+    CHECK (shoal_tasks_config_check (&wan) == NULL);
+    CHECK_EQ (wan.lease_ms, 25000);
+    CHECK_EQ (wan.status_ms, 5000);
+    CHECK_EQ (wan.restart_backoff_ms, lan.restart_backoff_ms); //  a process's, not the network's
     CHECK (shoal_tasks_config_check (NULL) != NULL);
 
     config = lan;
