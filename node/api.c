@@ -7,6 +7,7 @@
 #include "node/node.h"
 
 #include "node/key.h"
+#include "node/sockets.h"
 #include "node/why.h"
 
 #include <errno.h>
@@ -278,12 +279,14 @@ shoal_node_start (shoal_node_t *self, char *why, size_t why_size)
         //  application's signals: it inherits the mask in force here.
         sigset_t old;
         s_signals_block (&old);
-        self->actor = zactor_new (shoal_actor_run, self);
+        char refused[SHOAL_REASON_TEXT] = "cannot start the node's thread";
+        if (shoal_sockets_available (2, refused, sizeof refused)) //  the actor's pipe
+            self->actor = zactor_new (shoal_actor_run, self);
         char *reason = self->actor ? zstr_recv (self->actor) : NULL;
         if (reason && !reason[0])
             rc = 0;
         else {
-            s_reason (why, why_size, reason ? reason : "cannot start the node's thread");
+            s_reason (why, why_size, reason ? reason : refused);
             zactor_destroy (&self->actor);
         }
         s_signals_restore (&old);

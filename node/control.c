@@ -2,6 +2,7 @@
     DEALER, each message in an envelope.
 */
 #include "node/control.h"
+#include "node/sockets.h"
 #include "node/why.h"
 
 #include <czmq.h>
@@ -56,7 +57,7 @@ struct _shoal_control_server_t {
 static zsock_t *
 s_socket (int type)
 {
-    zsock_t *socket = zsock_new (type);
+    zsock_t *socket = shoal_sockets_new (type, NULL, 0);
     if (socket) {
         zsock_set_maxmsgsize (socket, (int64_t) SHOAL_FRAME_MAX);
         zsock_set_linger (socket, 0);

@@ -673,6 +673,10 @@ s_render_links (FILE *out, const shoal_transport_stats_t *stats)
              (unsigned long long) stats->links_closed_idle);
     fprintf (out, "shoal_links_closed_total{reason=\"cap\"} %llu\n",
              (unsigned long long) stats->links_evicted);
+    s_family (out, "shoal_links_refused_total", "counter",
+              "Links not made: ZeroMQ gave no socket (its max_sockets, or descriptors); "
+              "their frames are dropped.");
+    fprintf (out, "shoal_links_refused_total %llu\n", (unsigned long long) stats->links_refused);
     s_family (out, "shoal_frames_routed_total", "counter",
               "Frames sent over a member's own connection to this node's ROUTER.");
     fprintf (out, "shoal_frames_routed_total %llu\n", (unsigned long long) stats->frames_routed);

@@ -3,6 +3,7 @@
 */
 
 #include "node/transport.h"
+#include "node/sockets.h"
 #include "node/why.h"
 
 #include <arpa/inet.h>
@@ -50,9 +51,12 @@ typedef struct {
 } s_pending_t;
 
 //  A DEALER to one peer, the address it connects to, when it was made and
-//  the frames that wait for its connection.
+//  the frames that wait for its connection. The DEALER is ZeroMQ's own
+//  socket, not czmq's: czmq's constructor aborts when ZeroMQ refuses one
+//  (node/sockets.h), and a node that links many members, or whose ZeroMQ
+//  reaper thread lags behind the sockets it closed, must go on without.
 typedef struct {
-    zsock_t *dealer;
+    void *dealer;
     char addr[SHOAL_ADDR_MAX + 1];
     int64_t made_ms;
     int64_t used_ms; //  when it last took a frame
@@ -170,7 +174,7 @@ s_link_destroy (void **item)
 {
     s_link_t *link = *item;
     if (link) {
-        zsock_destroy (&link->dealer);
+        zmq_close (link->dealer);
         for (size_t i = 0; i < link->pending_count; i++)
             free (link->pending[i].bytes);
         free (link);
@@ -188,7 +192,7 @@ s_route_destroy (void **item)
 //  Options every ZeroMQ socket here takes: no message above a frame, no
 //  lingering at close.
 static void
-s_socket_limits (zsock_t *socket)
+s_socket_limits (void *socket)
 {
     zsock_set_maxmsgsize (socket, (int) SHOAL_FRAME_MAX);
     zsock_set_linger (socket, 0);
@@ -219,7 +223,7 @@ s_socket_limits (zsock_t *socket)
 //  it.
 #define S_LINK_PING_FACTOR 5
 static void
-s_link_liveness (zsock_t *dealer, uint32_t timeout_ms)
+s_link_liveness (void *dealer, uint32_t timeout_ms)
 {
     int timeout = (int) timeout_ms;
     zsock_set_heartbeat_ivl (dealer, S_LINK_PING_FACTOR * timeout);
@@ -266,9 +270,10 @@ s_bind (shoal_transport_t *self, const char *bind_addr, bool *retry, char *why, 
         self->port = ntohs (((struct sockaddr_in6 *) &bound)->sin6_port);
         inet_ntop (AF_INET6, &((struct sockaddr_in6 *) &address)->sin6_addr, ip, sizeof ip);
     }
-    self->router = zsock_new (ZMQ_ROUTER);
+    char refused[128] = "";
+    self->router = shoal_sockets_new (ZMQ_ROUTER, refused, sizeof refused);
     if (!self->router)
-        return shoal_why (why, why_size, "bind: %s", "no ZeroMQ socket");
+        return shoal_why (why, why_size, "bind: %s", refused);
     s_socket_limits (self->router);
     //  The accepted connections: the DEALERs' pings carry the time to live
     //  that closes a silent one; the kernel closes one whose bytes (the
@@ -459,6 +464,9 @@ shoal_transport_beacons_start (shoal_transport_t *self, uint16_t port, const cha
     if (self->beacons || port == 0)
         return shoal_why (why, why_size, "beacons: %s", port ? "already on" : "port 0");
     interface_name = interface_name ? interface_name : "";
+    char refused[128] = "";
+    if (!shoal_sockets_available (2, refused, sizeof refused)) //  the actor's pipe
+        return shoal_why (why, why_size, "beacons: %s", refused);
     self->beacons = zactor_new (zbeacon, NULL);
     if (!self->beacons)
         return shoal_why (why, why_size, "beacons: %s", "no beacon actor");
@@ -607,12 +615,14 @@ s_link_room (shoal_transport_t *self)
 
 //  A new DEALER connected to host:port, named by this node's id, so that
 //  the peer's ROUTER can send back over its connection.
-static zsock_t *
+static void *
 s_dealer (shoal_transport_t *self, const char *host, uint16_t port)
 {
-    zsock_t *dealer = zsock_new (ZMQ_DEALER);
-    if (!dealer)
+    void *dealer = zmq_socket (zsys_init (), ZMQ_DEALER);
+    if (!dealer) {
+        self->stats.links_refused++;
         return NULL;
+    }
     char name[33];
     shoal_id_format (self->self.id, false, name);
     zsock_set_identity (dealer, name);
@@ -623,9 +633,13 @@ s_dealer (shoal_transport_t *self, const char *host, uint16_t port)
     s_link_liveness (dealer, self->link_timeout_ms);
     if (strchr (host, ':'))
         zsock_set_ipv6 (dealer, 1);
-    const char *format = strchr (host, ':') ? "tcp://[%s]:%u" : "tcp://%s:%u";
-    if (zsock_connect (dealer, format, host, port) < 0)
-        zsock_destroy (&dealer);
+    char endpoint[SHOAL_ADDR_MAX + 16];
+    snprintf (endpoint, sizeof endpoint, strchr (host, ':') ? "tcp://[%s]:%u" : "tcp://%s:%u", host,
+              port);
+    if (zmq_connect (dealer, endpoint) != 0) {
+        zmq_close (dealer);
+        dealer = NULL;
+    }
     return dealer;
 }
 
@@ -674,8 +688,7 @@ s_link_flush (shoal_transport_t *self, s_link_t *link, int64_t now)
     size_t sent = 0;
     while (sent < link->pending_count) {
         s_pending_t *frame = &link->pending[sent];
-        if (zmq_send (zsock_resolve (link->dealer), frame->bytes, frame->size, ZMQ_DONTWAIT) !=
-            (int) frame->size)
+        if (zmq_send (link->dealer, frame->bytes, frame->size, ZMQ_DONTWAIT) != (int) frame->size)
             break;
         s_count_sent (self, SHOAL_PURPOSE_FRAME, frame->type, (long) frame->size);
         self->pending_bytes -= frame->size;
@@ -730,8 +743,8 @@ s_link_send (shoal_transport_t *self, s_link_t *link, uint8_t type, long sealed,
     link->used_ms = now;
     if (link->pending_count)
         s_link_flush (self, link, now);
-    if (link->pending_count == 0 && zmq_send (zsock_resolve (link->dealer), self->sealed,
-                                              (size_t) sealed, ZMQ_DONTWAIT) == sealed) {
+    if (link->pending_count == 0 &&
+        zmq_send (link->dealer, self->sealed, (size_t) sealed, ZMQ_DONTWAIT) == sealed) {
         s_count_sent (self, SHOAL_PURPOSE_FRAME, type, sealed);
         return 0;
     }
@@ -1025,8 +1038,8 @@ s_receive_link (shoal_transport_t *self, shoal_arena_t *arena, shoal_transport_i
 {
     for (s_link_t *link = zhashx_first (self->links); link; link = zhashx_next (self->links)) {
         size_t size = 0, none = 0;
-        int parts = s_recv_two (zsock_resolve (link->dealer), self->sealed, SHOAL_FRAME_MAX, &size,
-                                NULL, 0, &none, in->from, sizeof in->from);
+        int parts = s_recv_two (link->dealer, self->sealed, SHOAL_FRAME_MAX, &size, NULL, 0, &none,
+                                in->from, sizeof in->from);
         if (parts == 0)
             continue;
         if (parts != 1 || size > SHOAL_FRAME_MAX) {
@@ -1046,7 +1059,7 @@ shoal_transport_links (const shoal_transport_t *self, void **sockets, size_t max
     size_t count = 0;
     for (s_link_t *link = zhashx_first (self->links); link && count < max;
          link = zhashx_next (self->links))
-        sockets[count++] = zsock_resolve (link->dealer);
+        sockets[count++] = link->dealer;
     return count;
 }
 

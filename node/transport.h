@@ -83,6 +83,7 @@ typedef struct {
     uint64_t links_routed;
     uint64_t links_closed_idle;
     uint64_t links_evicted;
+    uint64_t links_refused; //  ZeroMQ gave no socket for a new link (docs/node.md)
     uint64_t frames_routed;
     //  By message type (the wire's type byte): messages sent and accepted,
     //  and their bytes as sealed on the wire (for the node's metrics).
@@ -175,7 +176,8 @@ bool shoal_transport_flush (shoal_transport_t *self);
 //  Makes the DEALER to the node id at addr now, ahead of its first frame
 //  (or marks it used, when there). The node itself makes links on first
 //  use, the first frames held until they connect. Returns 0, or -1 when
-//  addr is malformed or memory is short.
+//  addr is malformed, memory is short, or ZeroMQ gives no socket (counted
+//  in links_refused: node/sockets.h).
 int shoal_transport_link (shoal_transport_t *self, const uint8_t id[16], const char *addr);
 
 //  Makes the DEALER to the node id at addr anew, closing the one there and

@@ -1,0 +1,43 @@
+/*  node/sockets.c: ZeroMQ sockets that may be refused without aborting. */
+
+#include "node/sockets.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define S_PROBE_MAX 4
+
+bool
+shoal_sockets_available (int count, char *why, size_t why_size)
+{
+    assert (count > 0 && count <= S_PROBE_MAX);
+    void *context = zsys_init ();
+    void *probes[S_PROBE_MAX] = { NULL };
+    int made = 0, error = 0;
+    if (!context)
+        error = errno ? errno : ENOMEM;
+    while (!error && made < count) {
+        probes[made] = zmq_socket (context, ZMQ_PAIR);
+        if (probes[made])
+            made++;
+        else
+            error = zmq_errno ();
+    }
+    for (int i = 0; i < made; i++)
+        zmq_close (probes[i]);
+    if (error && why && why_size)
+        snprintf (why, why_size, "no ZeroMQ socket: %s", zmq_strerror (error));
+    return !error;
+}
+
+zsock_t *
+shoal_sockets_new (int type, char *why, size_t why_size)
+{
+    if (!shoal_sockets_available (1, why, why_size))
+        return NULL;
+    zsock_t *socket = zsock_new (type);
+    if (!socket && why && why_size)
+        snprintf (why, why_size, "no ZeroMQ socket: out of memory");
+    return socket;
+}
