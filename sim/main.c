@@ -49,14 +49,21 @@ s_set_jobs (sim_run_t *run)
 //  Starts nodes 0 .. count - 1, node n joining through node 0 at a random
 //  moment of its share of the first two seconds (so that even 10,000 nodes
 //  arrive a few per millisecond, not all at once), and waits for one view
-//  everywhere.
+//  everywhere. With --settled, they all start at once and hold every other
+//  as old news (shoal_sim_settle): no joins.
 static bool
 s_settle (sim_run_t *run, uint32_t count)
 {
     shoal_sim_t *sim = run->sim;
     uint64_t start = shoal_sim_now (sim);
     shoal_sim_start (sim, 0, SHOAL_SIM_NONE);
-    for (uint32_t n = 1; n < count; n++) {
+    if (run->options->settled) {
+        for (uint32_t n = 1; n < count; n++)
+            shoal_sim_start (sim, n, SHOAL_SIM_NONE);
+        if (shoal_sim_settle (sim) != 0)
+            return false;
+    }
+    for (uint32_t n = 1; n < count && !run->options->settled; n++) {
         uint64_t share = SIM_JOIN_MS / count;
         shoal_sim_run (sim, start + (uint64_t) n * SIM_JOIN_MS / count +
                                 (share ? splitmix_next (&run->random) % share : 0));
@@ -216,6 +223,8 @@ s_report (sim_run_t *run, double wall)
                                 "nodes", (int) options->nodes, "seed", (json_int_t) options->seed,
                                 "loss", options->loss_ppm / 1000000.0, "profile",
                                 options->loopback ? "loopback" : "lan");
+    if (options->settled)
+        json_object_set_new (report, "start", json_string ("settled"));
     json_object_update (report, run->measures);
     s_report_network (run, &stats, report);
     json_object_set_new (report, "simulated_s", json_real (seconds));
