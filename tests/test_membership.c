@@ -2389,11 +2389,14 @@ seeds_and_beacons_introduce_but_never_prove (void)
 //  ---------------------------------------------------------------------
 //  Determinism
 
-//  Gives every node of net the alive records of all, as old news
-//  (shoal_membership_settle): a cluster that has been up for a while.
-static void
-s_settle_all (s_net_t *net)
+//  A net of count real nodes, each given the alive records of all as old
+//  news (shoal_membership_settle): a cluster that has been up for a while.
+static s_net_t *
+s_settled (const shoal_membership_config_t *config, int count, uint64_t seed)
 {
+    s_net_t *net = s_net_new (config, seed);
+    for (int i = 0; i < count; i++)
+        s_net_add (net, true);
     shoal_update_t updates[NODES_MAX];
     for (int i = 0; i < net->count; i++)
         updates[i] = s_update (net, i, SHOAL_MEMBER_ALIVE, net->nodes[i].incarnation, -1);
@@ -2406,16 +2409,14 @@ s_settle_all (s_net_t *net)
         s_collect (net, i);
         CHECK_EQ (shoal_membership_check (net->nodes[i].core, NULL), 0);
     }
+    return net;
 }
 
 static void
 a_settled_start_holds_everyone_and_gossips_nothing_old (void)
 {
     shoal_membership_config_t config = s_loopback ();
-    s_net_t *net = s_net_new (&config, 61);
-    for (int i = 0; i < 16; i++)
-        s_net_add (net, true);
-    s_settle_all (net);
+    s_net_t *net = s_settled (&config, 16, 61);
     CHECK (s_converged (net));
     for (int i = 0; i < 16; i++)
         for (int j = 0; j < 16; j++)
@@ -2453,12 +2454,9 @@ static void
 a_settled_start_still_sends_news (void)
 {
     shoal_membership_config_t config = s_loopback ();
-    s_net_t *net = s_net_new (&config, 62);
-    for (int i = 0; i < 3; i++)
-        s_net_add (net, true);
+    s_net_t *net = s_settled (&config, 3, 62);
     CHECK_EQ (shoal_membership_settle (net->nodes[0].core, net->now, NULL, 1), -1);
     CHECK_EQ (shoal_membership_settle (net->nodes[0].core, net->now, NULL, 0), 0);
-    s_settle_all (net);
     //  Node 1 learns node 2 at incarnation 2 (which node 2 will refute),
     //  then hears incarnation 1 as old news: incarnation 2 is still to be
     //  told.
