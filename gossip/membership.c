@@ -2770,6 +2770,34 @@ shoal_membership_introduce (shoal_membership_t *self, uint64_t now_ms, const sho
     return rc;
 }
 
+//  Drops slot's record from the dissemination queue when it is update's:
+//  old news, sent its retransmits already.
+static void
+s_settle_one (shoal_membership_t *self, const shoal_update_t *update)
+{
+    uint32_t slot = shoal_id_equal (&update->node, &self->id) ? self->self_slot
+                                                              : s_lookup (self, &update->node);
+    if (slot == NONE || !self->members[slot].queued)
+        return;
+    const shoal_record_t *record = self->members[slot].record;
+    if (record->incarnation == update->incarnation && record->state == update->state)
+        s_queue_unlink (self, slot);
+}
+
+int
+shoal_membership_settle (shoal_membership_t *self, uint64_t now_ms, const shoal_update_t *updates,
+                         uint32_t count)
+{
+    if (!updates && count)
+        return -1;
+    s_begin (self);
+    s_apply_all (self, now_ms, updates, count);
+    for (uint32_t i = 0; i < count; i++)
+        s_settle_one (self, &updates[i]);
+    s_finish (self, now_ms);
+    return 0;
+}
+
 void
 shoal_membership_leave (shoal_membership_t *self, uint64_t now_ms)
 {

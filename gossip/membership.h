@@ -289,6 +289,18 @@ int shoal_membership_join (shoal_membership_t *self, uint64_t now_ms, const char
 int shoal_membership_introduce (shoal_membership_t *self, uint64_t now_ms, const shoal_life_t *node,
                                 uint64_t incarnation, uint8_t flags, const char *addr);
 
+//  Records this node takes as old news: every member holds them already,
+//  and each has been sent all its retransmits (a table as a node's that
+//  has been up for a while; the simulator's settled start, docs/sim.md).
+//  Each is applied by the precedence rules, as a SYNC-REPLY's records are,
+//  with the same events; then no record that matches one of them (node,
+//  incarnation and state) waits in the dissemination queue, this node's
+//  own included (an update that would override it is refuted, and the
+//  refutation is news). Returns 0, or -1 when updates is NULL and count is
+//  not 0.
+int shoal_membership_settle (shoal_membership_t *self, uint64_t now_ms,
+                             const shoal_update_t *updates, uint32_t count);
+
 //  Leaves gracefully: this node's record becomes left and is disseminated;
 //  it stops probing but still answers and gossips. Keep feeding it until
 //  shoal_membership_leave_done.

@@ -709,6 +709,16 @@ shoal_peer_introduce (shoal_peer_t *self, uint64_t now_ms, const shoal_life_t *n
 }
 
 int
+shoal_peer_settle (shoal_peer_t *self, uint64_t now_ms, const shoal_update_t *updates,
+                   uint32_t count)
+{
+    self->now = now_ms;
+    int rc = shoal_membership_settle (self->membership, self->now, updates, count);
+    s_outputs (self);
+    return rc;
+}
+
+int
 shoal_peer_leave (shoal_peer_t *self, uint64_t now_ms)
 {
     if (self->draining)

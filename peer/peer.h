@@ -132,6 +132,11 @@ int shoal_peer_join (shoal_peer_t *self, uint64_t now_ms, const char *addr);
 int shoal_peer_introduce (shoal_peer_t *self, uint64_t now_ms, const shoal_life_t *node,
                           uint64_t incarnation, uint8_t flags, const char *addr);
 
+//  Records every member holds already, as shoal_membership_settle: the
+//  membership's events go to every core, as after any input.
+int shoal_peer_settle (shoal_peer_t *self, uint64_t now_ms, const shoal_update_t *updates,
+                       uint32_t count);
+
 //  Ends the wait of election_waits: the shell found that the node need not
 //  wait for a seed (every seed is this node itself).
 void shoal_peer_election_release (shoal_peer_t *self, uint64_t now_ms);

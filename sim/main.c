@@ -46,22 +46,46 @@ s_set_jobs (sim_run_t *run)
     return shoal_sim_set_jobs (run->sim, jobs, run->job_count);
 }
 
-//  Starts nodes 0 .. count - 1, node n joining through node 0 at a random
+//  Starts nodes 1 .. count - 1, node n joining through node 0 at a random
 //  moment of its share of the first two seconds (so that even 10,000 nodes
-//  arrive a few per millisecond, not all at once), and waits for one view
-//  everywhere.
-static bool
-s_settle (sim_run_t *run, uint32_t count)
+//  arrive a few per millisecond, not all at once).
+static void
+s_start_joining (sim_run_t *run, uint32_t count)
 {
     shoal_sim_t *sim = run->sim;
     uint64_t start = shoal_sim_now (sim);
-    shoal_sim_start (sim, 0, SHOAL_SIM_NONE);
     for (uint32_t n = 1; n < count; n++) {
         uint64_t share = SIM_JOIN_MS / count;
         shoal_sim_run (sim, start + (uint64_t) n * SIM_JOIN_MS / count +
                                 (share ? splitmix_next (&run->random) % share : 0));
         shoal_sim_start (sim, n, 0);
     }
+}
+
+//  --settled: starts nodes 1 .. count - 1 at once, every node holding every
+//  other as old news (shoal_sim_settle). False when memory is short.
+static bool
+s_start_settled (sim_run_t *run, uint32_t count)
+{
+    for (uint32_t n = 1; n < count; n++)
+        shoal_sim_start (run->sim, n, SHOAL_SIM_NONE);
+    if (shoal_sim_settle (run->sim) == 0)
+        return true;
+    sim_violation (run, "out of memory for a settled start");
+    return false;
+}
+
+//  Starts nodes 0 .. count - 1, joining or settled, and waits for one view
+//  everywhere.
+static bool
+s_settle (sim_run_t *run, uint32_t count)
+{
+    shoal_sim_t *sim = run->sim;
+    shoal_sim_start (sim, 0, SHOAL_SIM_NONE);
+    if (!run->options->settled)
+        s_start_joining (run, count);
+    else if (!s_start_settled (run, count))
+        return false;
     return sim_run_until (run, shoal_sim_now (sim) + SIM_SETTLE_LIMIT_MS, sim_settled);
 }
 
@@ -216,6 +240,8 @@ s_report (sim_run_t *run, double wall)
                                 "nodes", (int) options->nodes, "seed", (json_int_t) options->seed,
                                 "loss", options->loss_ppm / 1000000.0, "profile",
                                 options->loopback ? "loopback" : "lan");
+    if (options->settled)
+        json_object_set_new (report, "start", json_string ("settled"));
     json_object_update (report, run->measures);
     s_report_network (run, &stats, report);
     json_object_set_new (report, "simulated_s", json_real (seconds));

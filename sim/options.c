@@ -11,7 +11,8 @@
 
 static const char s_usage_head[] =
     "usage: shoal-sim --scenario NAME [--nodes N] [--seed S] [--loss P] [--duration SECONDS]\n"
-    "                 [--stall K] [--profile lan|loopback] [--available] [--json]\n"
+    "                 [--stall K] [--profile lan|loopback] [--available] [--settled]\n"
+    "                 [--json]\n"
     "\n"
     "Runs the membership protocol (SWIM with Lifeguard), and for the leader\n"
     "scenarios the election, on N simulated nodes, on a virtual clock and\n"
@@ -33,6 +34,9 @@ static const char s_usage_tail[] =
     "  --backlog N        messages a paused node's socket keeps (default 256)\n"
     "  --silent-crash     a crashed node's kernel sends no port unreachable (a\n"
     "                     machine lost, not a process): senders get no hint\n"
+    "  --settled          start from steady state: every node already holds every\n"
+    "                     other alive, as old news no queue still sends (as in a\n"
+    "                     cluster up for a while), instead of joining through node 0\n"
     "  --fail P           task scenarios: starts of a task that fail, as a\n"
     "                     fraction or a percentage (default 0)\n"
     "  --stateless        task scenarios: the job keeps no state (default: it\n"
@@ -180,6 +184,8 @@ s_option_value (int option, const char *arg, sim_options_t *options)
     }
 }
 
+//  One option a line (clang-format packs a table of over 20 into columns).
+// clang-format off
 static const struct option s_longs[] = {
     { "scenario", required_argument, NULL, 's' },
     { "nodes", required_argument, NULL, 'n' },
@@ -199,8 +205,10 @@ static const struct option s_longs[] = {
     { "submit", no_argument, NULL, 'J' },
     { "help", no_argument, NULL, 'h' },
     { "silent-crash", no_argument, NULL, 'C' },
+    { "settled", no_argument, NULL, 'Z' },
     { NULL, 0, NULL, 0 },
 };
+// clang-format on
 
 //  One option; returns 0 or 2.
 static int
@@ -224,6 +232,9 @@ s_option (int option, char **argv, sim_options_t *options)
         return 0;
     case 'C':
         options->silent_crash = true;
+        return 0;
+    case 'Z':
+        options->settled = true;
         return 0;
     case 'h':
         s_usage ();

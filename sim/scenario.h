@@ -84,6 +84,7 @@ typedef struct {
     bool fenced;       //  the job is fenced: its tasks move at failure detection
     bool submit;       //  random-tasks: a job submitted at each fault
     bool silent_crash; //  no port unreachable from crashed nodes
+    bool settled;      //  the cluster starts settled (shoal_sim_settle), no joins
     bool json;
 } sim_options_t;
 

@@ -9,7 +9,9 @@
 typedef struct {
     uint64_t done_ms;          //  when the last node knew, or had it dead
     uint64_t first_suspect_ms; //  crash: UINT64_MAX until then
+    uint64_t first_dead_ms;    //  crash: UINT64_MAX until then
     uint32_t count;            //  nodes that know the subject (join), have it dead (crash)
+    uint32_t others_dead;      //  crash: dead verdicts on any other node
     uint8_t *seen;             //  which (join, crash)
     uint8_t *suspected;        //  steady: ever suspected, once counting
     uint8_t *declared_dead;    //  steady: ever declared dead, once counting
@@ -24,6 +26,7 @@ s_setup (sim_run_t *run, shoal_sim_config_t *config, sim_watch_fn *watch)
     if (!state)
         return -1;
     state->first_suspect_ms = UINT64_MAX;
+    state->first_dead_ms = UINT64_MAX;
     state->seen = (uint8_t *) (state + 1);
     state->suspected = state->seen + nodes;
     state->declared_dead = state->suspected + nodes;
@@ -91,7 +94,11 @@ s_crash_watch (sim_run_t *run, uint64_t now_ms, uint32_t observer, uint32_t subj
     if (event->type == SHOAL_MEMBERSHIP_SUSPECT && subject == run->subject &&
         state->first_suspect_ms == UINT64_MAX)
         state->first_suspect_ms = now_ms;
+    if (event->type == SHOAL_MEMBERSHIP_DEAD && subject != run->subject)
+        state->others_dead++;
     if (event->type == SHOAL_MEMBERSHIP_DEAD && subject == run->subject && !state->seen[observer]) {
+        if (state->first_dead_ms == UINT64_MAX)
+            state->first_dead_ms = now_ms;
         state->seen[observer] = 1;
         if (++state->count + 1 == shoal_sim_size (run->sim))
             state->done_ms = now_ms;
@@ -131,6 +138,12 @@ s_crash_measure (sim_run_t *run)
             : json_integer ((json_int_t) (state->first_suspect_ms - run->start_ms)));
     sim_measure (run, "ms_all_dead", ms);
     sim_measure (run, "nodes_with_it_dead", state->count);
+    //  (Only from a settled start, so that the reports of the runs from
+    //  scratch stay as they were.)
+    if (run->options->settled && state->first_dead_ms != UINT64_MAX)
+        sim_measure (run, "ms_first_dead", state->first_dead_ms - run->start_ms);
+    if (run->options->settled)
+        sim_measure (run, "others_dead", state->others_dead);
 }
 
 //  --------------------------------------------------------------------

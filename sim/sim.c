@@ -1244,6 +1244,39 @@ shoal_sim_start (shoal_sim_t *self, uint32_t n, uint32_t seed)
     return 0;
 }
 
+//  Records a node takes per input at a settled start.
+#define S_SETTLE_PIECE 256
+
+int
+shoal_sim_settle (shoal_sim_t *self)
+{
+    shoal_update_t *updates = calloc (self->size ? self->size : 1, sizeof *updates);
+    if (!updates)
+        return -1;
+    uint32_t count = 0;
+    for (uint32_t n = 0; n < self->size; n++) {
+        shoal_membership_member_t member;
+        shoal_id_t id;
+        shoal_sim_id (n, &id);
+        if (!self->nodes[n].peer ||
+            shoal_membership_member (shoal_peer_membership (self->nodes[n].peer), &id, &member))
+            continue;
+        updates[count++] = (shoal_update_t){ .node = member.node,
+                                             .incarnation = member.incarnation,
+                                             .state = member.state,
+                                             .meta = (shoal_meta_t *) member.meta };
+    }
+    //  In pieces: each input's events (one per member learnt) stay with the
+    //  core until its next input, which frees them past a few hundred; all
+    //  at once, 10,000 nodes would hold 10,000 events each.
+    for (uint32_t n = 0; n < self->size; n++)
+        for (uint32_t i = 0; i < count && self->nodes[n].peer; i += S_SETTLE_PIECE)
+            shoal_peer_settle (self->nodes[n].peer, self->now, updates + i,
+                               count - i < S_SETTLE_PIECE ? count - i : S_SETTLE_PIECE);
+    free (updates);
+    return 0;
+}
+
 void
 shoal_sim_crash (shoal_sim_t *self, uint32_t n)
 {

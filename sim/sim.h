@@ -154,6 +154,14 @@ void shoal_sim_observe_steps (shoal_sim_t *self, shoal_sim_step_fn *observer, vo
 //  address. Returns 0, or -1 when node is up already or out of range.
 int shoal_sim_start (shoal_sim_t *self, uint32_t node, uint32_t seed);
 
+//  Every node that is up learns every other node that is up, alive at its
+//  incarnation now, as old news (shoal_peer_settle): the tables of a
+//  cluster that has run long enough for every record to have been sent its
+//  retransmits, with nothing left in any dissemination queue. Call it once
+//  the nodes are started, before they have exchanged anything. Returns 0,
+//  or -1 when memory is short.
+int shoal_sim_settle (shoal_sim_t *self);
+
 //  Stops node at once, as a crash: it sends nothing more, and what is sent
 //  to it is lost.
 void shoal_sim_crash (shoal_sim_t *self, uint32_t node);

@@ -45,6 +45,18 @@ for seed in 1 2 3; do
     run "crash, $small nodes, seed $seed" --scenario crash --nodes "$small" --seed "$seed"
     at_most "crash, seed $seed" ms_all_dead 30000
 done
+# From a settled start (every node holds every other as old news, nothing
+# queued): the crashed node is dead at every other node, no other node is
+# ever declared dead, and the suspicion's floor (2 x log10 N s) holds.
+for seed in 1 2; do
+    run "settled crash, $large nodes, seed $seed" --scenario crash --nodes "$large" \
+        --seed "$seed" --settled
+    [ "$(field start)" = '"settled"' ] || fail "settled crash, seed $seed: start is $(field start)"
+    [ "$(field nodes_with_it_dead)" = "$((large - 1))" ] ||
+        fail "settled crash, seed $seed: nodes_with_it_dead is $(field nodes_with_it_dead)"
+    at_most "settled crash, seed $seed" others_dead 0
+    at_most "settled crash, seed $seed" ms_all_dead 15000
+done
 run "join, $large nodes, 10% loss" --scenario join --nodes "$large" --seed 4 --loss 10%
 at_most "join at 10% loss" rounds_to_all 20
 run "crash, $large nodes" --scenario crash --nodes "$large" --seed 5

@@ -2396,6 +2396,102 @@ seeds_and_beacons_introduce_but_never_prove (void)
 //  ---------------------------------------------------------------------
 //  Determinism
 
+//  A net of count real nodes, each given the alive records of all as old
+//  news (shoal_membership_settle): a cluster that has been up for a while.
+static s_net_t *
+s_settled (const shoal_membership_config_t *config, int count, uint64_t seed)
+{
+    s_net_t *net = s_net_new (config, seed);
+    for (int i = 0; i < count; i++)
+        s_net_add (net, true);
+    shoal_update_t updates[NODES_MAX];
+    for (int i = 0; i < net->count; i++)
+        updates[i] = s_update (net, i, SHOAL_MEMBER_ALIVE, net->nodes[i].incarnation, -1);
+    for (int i = 0; i < net->count; i++) {
+        CHECK_EQ (
+            shoal_membership_settle (net->nodes[i].core, net->now, updates, (uint32_t) net->count),
+            0);
+        const shoal_membership_send_t *sends;
+        CHECK_EQ (shoal_membership_outbox (net->nodes[i].core, &sends), 0);
+        s_collect (net, i);
+        CHECK_EQ (shoal_membership_check (net->nodes[i].core, NULL), 0);
+    }
+    return net;
+}
+
+static void
+a_settled_start_holds_everyone_and_gossips_nothing_old (void)
+{
+    shoal_membership_config_t config = s_loopback ();
+    s_net_t *net = s_settled (&config, 16, 61);
+    CHECK (s_converged (net));
+    for (int i = 0; i < 16; i++)
+        for (int j = 0; j < 16; j++)
+            CHECK_EQ (s_seen (net, i, SHOAL_MEMBERSHIP_UP, j), i == j ? 0 : 1);
+    //  Probes go round and digests agree, but no record is old enough to
+    //  be sent, nor is anything news: not one update on a datagram, and
+    //  no anti-entropy reply.
+    size_t seen = net->seen_count;
+    s_run_until (net, net->now + 2 * config.sync_interval_ms);
+    CHECK (net->datagrams >= 16 * 50);
+    CHECK_EQ (net->updates_per_datagram_max, 0);
+    CHECK_EQ (net->seen_count, seen);
+    for (int i = 0; i < 16; i++) {
+        shoal_membership_stats_t stats;
+        shoal_membership_stats (net->nodes[i].core, &stats);
+        CHECK_EQ (stats.syncs, 0);
+        CHECK_EQ (stats.updates_applied, 15);
+    }
+    //  News still spreads: a crash is dead everywhere, and no one else.
+    int victim = 9;
+    net->nodes[victim].crashed = true;
+    s_run_until (net, net->now + 5000);
+    for (int i = 0; i < 16; i++)
+        for (int j = 0; j < 16; j++)
+            if (i != victim)
+                CHECK_EQ (s_state (net, i, j),
+                          j == victim ? SHOAL_MEMBER_DEAD : SHOAL_MEMBER_ALIVE);
+    CHECK (net->updates_per_datagram_max > 0);
+    s_net_destroy (&net);
+}
+
+//  Only records matching those given leave the queue: this node's own
+//  refutation, and a member's newer record, are news and go out.
+static void
+a_settled_start_still_sends_news (void)
+{
+    shoal_membership_config_t config = s_loopback ();
+    s_net_t *net = s_settled (&config, 3, 62);
+    CHECK_EQ (shoal_membership_settle (net->nodes[0].core, net->now, NULL, 1), -1);
+    CHECK_EQ (shoal_membership_settle (net->nodes[0].core, net->now, NULL, 0), 0);
+    //  Node 1 learns node 2 at incarnation 2 (which node 2 will refute),
+    //  then hears incarnation 1 as old news: incarnation 2 is still to be
+    //  told.
+    shoal_update_t newer = s_update (net, 2, SHOAL_MEMBER_ALIVE, 2, -1);
+    shoal_msg_t msg = { .type = SHOAL_MSG_SYNC_REPLY };
+    msg.u.sync_reply.parts = SHOAL_SYNC_MEMBERS;
+    msg.u.sync_reply.members = &newer;
+    msg.u.sync_reply.member_count = 1;
+    s_inject (net, 0, 1, &msg);
+    shoal_update_t older = s_update (net, 2, SHOAL_MEMBER_ALIVE, 1, -1);
+    CHECK_EQ (shoal_membership_settle (net->nodes[1].core, net->now, &older, 1), 0);
+    s_collect (net, 1);
+    CHECK_EQ (s_incarnation (net, 1, 2), 2);
+    //  Node 0 is told it is suspect: it refutes, and says so.
+    shoal_update_t accused = s_update (net, 0, SHOAL_MEMBER_SUSPECT, 1, 1);
+    CHECK_EQ (shoal_membership_settle (net->nodes[0].core, net->now, &accused, 1), 0);
+    s_collect (net, 0);
+    CHECK_EQ (shoal_membership_incarnation (net->nodes[0].core), 2);
+    net->watch = net->nodes[2].id;
+    net->watch_incarnation = 2;
+    net->watch_state = SHOAL_MEMBER_ALIVE;
+    s_run_until (net, net->now + 10 * config.gossip_interval_ms);
+    CHECK (net->watched[1] > 0);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ (s_incarnation (net, i, 0), 2);
+    s_net_destroy (&net);
+}
+
 static void
 s_trace_of (uint64_t seed, uint8_t hash[32])
 {
@@ -2475,6 +2571,8 @@ main (void)
     RUN (strange_messages_are_handled_without_harm);
     RUN (a_seed_that_starts_late_is_found);
     RUN (seeds_and_beacons_introduce_but_never_prove);
+    RUN (a_settled_start_holds_everyone_and_gossips_nothing_old);
+    RUN (a_settled_start_still_sends_news);
     RUN (the_same_seed_gives_the_same_run);
     return TEST_DONE ();
 }

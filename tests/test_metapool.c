@@ -83,33 +83,73 @@ the_same_content_is_one_copy_until_the_last_holder_puts_it (void)
     CHECK (pool == NULL);
 }
 
-//  Thousands of metas through the table's growth: each found again, each
-//  freed with its last holder, and the pool destroyed with metas left in it.
+//  The meta every record of the growth test holds.
+static shoal_meta_t *s_record_meta;
+
+//  A hold on the i-th of many metas, or of many records (of s_record_meta);
+//  made: the pool held none.
+static void *
+s_get (shoal_metapool_t *pool, bool records, int i, bool *made)
+{
+    if (records) {
+        shoal_record_t key = { .incarnation = (uint64_t) i, .meta = s_record_meta };
+        return shoal_metapool_record (pool, &key, made);
+    }
+    char name[16];
+    snprintf (name, sizeof name, "node-%d", i);
+    shoal_meta_t meta = { .name = name, .addr = "sim:1", .life = 1 };
+    size_t before = shoal_metapool_size (pool);
+    shoal_meta_t *copy = shoal_metapool_get (pool, &meta);
+    *made = shoal_metapool_size (pool) > before;
+    return copy;
+}
+
+static void
+s_put (shoal_metapool_t *pool, bool records, void *block)
+{
+    if (records)
+        shoal_metapool_record_put (pool, block);
+    else
+        shoal_metapool_put (pool, block);
+}
+
+static size_t
+s_count (const shoal_metapool_t *pool, bool records)
+{
+    return records ? shoal_metapool_records (pool) : shoal_metapool_size (pool);
+}
+
+//  Thousands of metas, or records, through the growth of their chains:
+//  each made once and found again, each freed with its last holder; the
+//  caller then destroys the pool with blocks left in it.
+static void
+s_through_growth (shoal_metapool_t *pool, bool records)
+{
+    enum { S_COUNT = 5000 };
+    static void *blocks[S_COUNT];
+    size_t before = s_count (pool, records);
+    bool made = true, found = true;
+    for (int i = 0; i < S_COUNT; i++) {
+        blocks[i] = s_get (pool, records, i, &made);
+        CHECK (blocks[i] && made);
+    }
+    CHECK_EQ (s_count (pool, records), before + S_COUNT);
+    for (int i = 0; i < S_COUNT; i++)
+        found &= s_get (pool, records, i, &made) == blocks[i] && !made;
+    CHECK (found);
+    for (int i = 0; i < S_COUNT; i++)
+        s_put (pool, records, blocks[i]);
+    CHECK_EQ (s_count (pool, records), before + S_COUNT);
+    for (int i = 0; i < S_COUNT; i += 2)
+        s_put (pool, records, blocks[i]);
+    CHECK_EQ (s_count (pool, records), before + S_COUNT / 2);
+}
+
 static void
 many_metas_through_growth (void)
 {
     shoal_metapool_t *pool = shoal_metapool_new (7);
-    enum { S_COUNT = 5000 };
-    static char names[S_COUNT][16];
-    static shoal_meta_t metas[S_COUNT];
-    static shoal_meta_t *copies[S_COUNT];
-    for (int i = 0; i < S_COUNT; i++) {
-        snprintf (names[i], sizeof names[i], "node-%d", i);
-        metas[i] = (shoal_meta_t){ .name = names[i], .addr = "sim:1", .life = 1 };
-        copies[i] = shoal_metapool_get (pool, &metas[i]);
-        CHECK (copies[i]);
-    }
-    CHECK_EQ (shoal_metapool_size (pool), S_COUNT);
-    bool found = true;
-    for (int i = 0; i < S_COUNT; i++)
-        found &= shoal_metapool_get (pool, &metas[i]) == copies[i];
-    CHECK (found);
-    for (int i = 0; i < S_COUNT; i++)
-        shoal_metapool_put (pool, copies[i]);
-    CHECK_EQ (shoal_metapool_size (pool), S_COUNT);
-    for (int i = 0; i < S_COUNT; i += 2)
-        shoal_metapool_put (pool, copies[i]);
-    CHECK_EQ (shoal_metapool_size (pool), S_COUNT / 2);
+    s_through_growth (pool, false);
     shoal_metapool_destroy (&pool);
 }
 
@@ -169,34 +209,16 @@ records_are_one_copy_per_content_and_hold_their_meta (void)
     shoal_metapool_destroy (&pool);
 }
 
-//  Thousands of records through the growth of their chains, each found
-//  again; the pool destroyed with records left in it.
 static void
 many_records_through_growth (void)
 {
     shoal_metapool_t *pool = shoal_metapool_new (9);
     shoal_meta_t source = { .name = "n", .addr = "sim:1", .life = 1 };
-    shoal_meta_t *meta = shoal_metapool_get (pool, &source);
-    enum { S_COUNT = 5000 };
-    static shoal_record_t *records[S_COUNT];
-    bool made = true, found = true;
-    for (int i = 0; i < S_COUNT; i++) {
-        shoal_record_t key = { .incarnation = (uint64_t) i, .meta = meta };
-        records[i] = shoal_metapool_record (pool, &key, &made);
-        CHECK (records[i] && made);
-    }
-    for (int i = 0; i < S_COUNT; i++) {
-        shoal_record_t key = { .incarnation = (uint64_t) i, .meta = meta };
-        found &= shoal_metapool_record (pool, &key, &made) == records[i] && !made;
-    }
-    CHECK (found);
-    CHECK_EQ (shoal_metapool_records (pool), S_COUNT);
-    for (int i = 0; i < S_COUNT; i += 2) {
-        shoal_metapool_record_put (pool, records[i]);
-        shoal_metapool_record_put (pool, records[i]);
-    }
-    CHECK_EQ (shoal_metapool_records (pool), S_COUNT / 2);
-    shoal_metapool_put (pool, meta);
+    s_record_meta = shoal_metapool_get (pool, &source);
+    CHECK (s_record_meta);
+    s_through_growth (pool, true);
+    //  The records left hold their meta.
+    shoal_metapool_put (pool, s_record_meta);
     CHECK_EQ (shoal_metapool_size (pool), 1);
     shoal_metapool_destroy (&pool);
 }

@@ -5,9 +5,10 @@
     its strings. A put finds the header from the meta's address, so giving
     back costs no lookup but the walk of one short chain to unlink it.
     Chains hang from a power-of-two array that doubles when the pool holds
-    more metas than it has chains. Records keep to the same scheme in chains
-    of their own, keyed by their fields and their meta's address (a meta of
-    this pool is the only copy of its content).
+    more metas than it has chains. Records keep to the same scheme in a
+    table of their own, keyed by their fields and their meta's address (a
+    meta of this pool is the only copy of its content): both tables chain
+    the same header (s_link_t), so one grows, links and unlinks them.
 */
 
 #include "wire/metapool.h"
@@ -20,28 +21,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct s_entry {
-    struct s_entry *next;
+//  What every chained block begins with: a meta's or a record's.
+typedef struct s_link {
+    struct s_link *next;
     uint64_t hash;
     size_t holders;
+} s_link_t;
+
+typedef struct {
+    s_link_t link;     //  first: the block's address
     shoal_meta_t meta; //  then labels, handles and strings
 } s_entry_t;
 
-typedef struct s_held {
-    struct s_held *next;
-    uint64_t hash;
-    size_t holders;
+typedef struct {
+    s_link_t link; //  first: the block's address
     shoal_record_t record;
 } s_held_t;
 
-struct _shoal_metapool_t {
-    uint64_t key;
-    s_entry_t **chains;
+//  Chains of blocks by hash, as many as a power of two.
+typedef struct {
+    s_link_t **chains;
     size_t mask;
     size_t count;
-    s_held_t **records;
-    size_t record_mask;
-    size_t record_count;
+} s_table_t;
+
+struct _shoal_metapool_t {
+    uint64_t key;
+    s_table_t metas;
+    s_table_t records;
 };
 
 static const char *
@@ -143,9 +150,7 @@ s_entry_new (const shoal_meta_t *source, uint64_t hash)
     s_entry_t *entry = malloc (size);
     if (!entry)
         return NULL;
-    entry->next = NULL;
-    entry->hash = hash;
-    entry->holders = 1;
+    entry->link = (s_link_t){ .hash = hash, .holders = 1 };
     shoal_meta_t *meta = &entry->meta;
     *meta = *source;
     shoal_label_t *labels = (shoal_label_t *) (entry + 1);
@@ -172,6 +177,85 @@ s_entry_of (shoal_meta_t *meta)
 }
 
 //  ---------------------------------------------------------------------
+//  The tables
+
+static int
+s_table_init (s_table_t *table)
+{
+    table->mask = 15;
+    table->count = 0;
+    table->chains = calloc (table->mask + 1, sizeof (s_link_t *));
+    return table->chains ? 0 : -1;
+}
+
+//  Frees every block left in the table, and the table.
+static void
+s_table_free (s_table_t *table)
+{
+    for (size_t i = 0; table->chains && i <= table->mask; i++)
+        for (s_link_t *link = table->chains[i], *next; link; link = next) {
+            next = link->next;
+            free (link);
+        }
+    free (table->chains);
+}
+
+//  Doubles the chains; when memory is short they stay as they are, only
+//  longer.
+static void
+s_table_grow (s_table_t *table)
+{
+    size_t mask = table->mask * 2 + 1;
+    s_link_t **chains = calloc (mask + 1, sizeof (s_link_t *));
+    if (!chains)
+        return;
+    for (size_t i = 0; i <= table->mask; i++)
+        for (s_link_t *link = table->chains[i], *next; link; link = next) {
+            next = link->next;
+            link->next = chains[link->hash & mask];
+            chains[link->hash & mask] = link;
+        }
+    free (table->chains);
+    table->chains = chains;
+    table->mask = mask;
+}
+
+//  The first block of hash's chain.
+static s_link_t *
+s_table_chain (const s_table_t *table, uint64_t hash)
+{
+    return table->chains[hash & table->mask];
+}
+
+//  Adds a new block, growing the chains once they hold as many blocks.
+static void
+s_table_add (s_table_t *table, s_link_t *link)
+{
+    if (table->count > table->mask)
+        s_table_grow (table);
+    link->next = table->chains[link->hash & table->mask];
+    table->chains[link->hash & table->mask] = link;
+    table->count++;
+}
+
+//  One holder less; the last one takes the block out of the table.
+//  Returns true when it did: the caller frees the block.
+static bool
+s_table_put (s_table_t *table, s_link_t *block)
+{
+    assert (block->holders > 0);
+    if (--block->holders > 0)
+        return false;
+    for (s_link_t **link = &table->chains[block->hash & table->mask]; *link; link = &(*link)->next)
+        if (*link == block) {
+            *link = block->next;
+            break;
+        }
+    table->count--;
+    return true;
+}
+
+//  ---------------------------------------------------------------------
 //  The pool
 
 shoal_metapool_t *
@@ -181,14 +265,8 @@ shoal_metapool_new (uint64_t seed)
     if (!self)
         return NULL;
     self->key = splitmix_next (&seed);
-    self->mask = 15;
-    self->chains = calloc (self->mask + 1, sizeof (s_entry_t *));
-    self->record_mask = 15;
-    self->records = calloc (self->record_mask + 1, sizeof (s_held_t *));
-    if (!self->chains || !self->records) {
-        free (self->chains);
-        free (self->records);
-        free (self);
+    if (s_table_init (&self->metas) || s_table_init (&self->records)) {
+        shoal_metapool_destroy (&self);
         return NULL;
     }
     return self;
@@ -200,59 +278,27 @@ shoal_metapool_destroy (shoal_metapool_t **self_p)
     shoal_metapool_t *self = *self_p;
     if (!self)
         return;
-    for (size_t i = 0; i <= self->mask; i++)
-        for (s_entry_t *entry = self->chains[i], *next; entry; entry = next) {
-            next = entry->next;
-            free (entry);
-        }
-    for (size_t i = 0; i <= self->record_mask; i++)
-        for (s_held_t *held = self->records[i], *next; held; held = next) {
-            next = held->next;
-            free (held);
-        }
-    free (self->chains);
-    free (self->records);
+    s_table_free (&self->metas);
+    s_table_free (&self->records);
     free (self);
     *self_p = NULL;
-}
-
-//  Doubles the chains; when memory is short they stay as they are, only
-//  longer.
-static void
-s_grow (shoal_metapool_t *self)
-{
-    size_t mask = self->mask * 2 + 1;
-    s_entry_t **chains = calloc (mask + 1, sizeof (s_entry_t *));
-    if (!chains)
-        return;
-    for (size_t i = 0; i <= self->mask; i++)
-        for (s_entry_t *entry = self->chains[i], *next; entry; entry = next) {
-            next = entry->next;
-            entry->next = chains[entry->hash & mask];
-            chains[entry->hash & mask] = entry;
-        }
-    free (self->chains);
-    self->chains = chains;
-    self->mask = mask;
 }
 
 shoal_meta_t *
 shoal_metapool_get (shoal_metapool_t *self, const shoal_meta_t *meta)
 {
     uint64_t hash = s_hash (self, meta);
-    for (s_entry_t *entry = self->chains[hash & self->mask]; entry; entry = entry->next)
-        if (entry->hash == hash && shoal_meta_equal (&entry->meta, meta)) {
-            entry->holders++;
+    for (s_link_t *link = s_table_chain (&self->metas, hash); link; link = link->next) {
+        s_entry_t *entry = (s_entry_t *) link;
+        if (link->hash == hash && shoal_meta_equal (&entry->meta, meta)) {
+            link->holders++;
             return &entry->meta;
         }
+    }
     s_entry_t *entry = s_entry_new (meta, hash);
     if (!entry)
         return NULL;
-    if (self->count > self->mask)
-        s_grow (self);
-    entry->next = self->chains[hash & self->mask];
-    self->chains[hash & self->mask] = entry;
-    self->count++;
+    s_table_add (&self->metas, &entry->link);
     return &entry->meta;
 }
 
@@ -260,15 +306,8 @@ void
 shoal_metapool_put (shoal_metapool_t *self, shoal_meta_t *meta)
 {
     s_entry_t *entry = s_entry_of (meta);
-    if (--entry->holders > 0)
-        return;
-    for (s_entry_t **link = &self->chains[entry->hash & self->mask]; *link; link = &(*link)->next)
-        if (*link == entry) {
-            *link = entry->next;
-            break;
-        }
-    self->count--;
-    free (entry);
+    if (s_table_put (&self->metas, &entry->link))
+        free (entry);
 }
 
 //  ---------------------------------------------------------------------
@@ -295,52 +334,30 @@ s_record_equal (const shoal_record_t *a, const shoal_record_t *b)
            memcmp (a->by.bytes, b->by.bytes, SHOAL_ID_SIZE) == 0;
 }
 
-//  As s_grow, for the records' chains.
-static void
-s_records_grow (shoal_metapool_t *self)
-{
-    size_t mask = self->record_mask * 2 + 1;
-    s_held_t **chains = calloc (mask + 1, sizeof (s_held_t *));
-    if (!chains)
-        return;
-    for (size_t i = 0; i <= self->record_mask; i++)
-        for (s_held_t *held = self->records[i], *next; held; held = next) {
-            next = held->next;
-            held->next = chains[held->hash & mask];
-            chains[held->hash & mask] = held;
-        }
-    free (self->records);
-    self->records = chains;
-    self->record_mask = mask;
-}
-
 shoal_record_t *
 shoal_metapool_record (shoal_metapool_t *self, const shoal_record_t *key, bool *made)
 {
     assert (key->meta);
     uint64_t hash = s_record_hash (self, key);
     *made = false;
-    for (s_held_t *held = self->records[hash & self->record_mask]; held; held = held->next)
-        if (held->hash == hash && s_record_equal (&held->record, key)) {
-            held->holders++;
+    for (s_link_t *link = s_table_chain (&self->records, hash); link; link = link->next) {
+        s_held_t *held = (s_held_t *) link;
+        if (link->hash == hash && s_record_equal (&held->record, key)) {
+            link->holders++;
             return &held->record;
         }
+    }
     s_held_t *held = malloc (sizeof *held);
     if (!held)
         return NULL;
-    if (self->record_count > self->record_mask)
-        s_records_grow (self);
-    *held = (s_held_t){ .next = self->records[hash & self->record_mask],
-                        .hash = hash,
-                        .holders = 1,
+    *held = (s_held_t){ .link = { .hash = hash, .holders = 1 },
                         .record = { .node = key->node,
                                     .by = key->by,
                                     .incarnation = key->incarnation,
                                     .meta = key->meta,
                                     .state = key->state } };
-    s_entry_of (key->meta)->holders++;
-    self->records[hash & self->record_mask] = held;
-    self->record_count++;
+    s_entry_of (key->meta)->link.holders++;
+    s_table_add (&self->records, &held->link);
     *made = true;
     return &held->record;
 }
@@ -350,15 +367,8 @@ shoal_metapool_record_put (shoal_metapool_t *self, const shoal_record_t *record)
 {
     //  The pool's own record: it may change what it made.
     s_held_t *held = (s_held_t *) ((const char *) record - offsetof (s_held_t, record));
-    if (--held->holders > 0)
+    if (!s_table_put (&self->records, &held->link))
         return;
-    for (s_held_t **link = &self->records[held->hash & self->record_mask]; *link;
-         link = &(*link)->next)
-        if (*link == held) {
-            *link = held->next;
-            break;
-        }
-    self->record_count--;
     shoal_metapool_put (self, held->record.meta);
     free (held);
 }
@@ -366,11 +376,11 @@ shoal_metapool_record_put (shoal_metapool_t *self, const shoal_record_t *record)
 size_t
 shoal_metapool_records (const shoal_metapool_t *self)
 {
-    return self->record_count;
+    return self->records.count;
 }
 
 size_t
 shoal_metapool_size (const shoal_metapool_t *self)
 {
-    return self->count;
+    return self->metas.count;
 }
