@@ -31,7 +31,10 @@
 #   bench/scale.sh [--nodes N] [--tasks T] [--kill PERCENT] [--profile P]
 #       [--child-nice N] [--build DIR] [--keep]
 #
-# Defaults: 50 nodes, 500 tasks, 10 %, lan, build/plain, --child-nice 0
+# Defaults: 50 nodes, 500 tasks, 10 %, lan, build/plain, --child-nice 0.
+# More than about 50 workers, or 500 tasks, on 2 cores need --profile wan:
+# starting the children starves the node threads past the LAN's 2 s lease
+# (docs/benchmarks.md, "Many workers on one machine")
 # (the workers' option: the tasks' commands that much lower in CPU
 # priority than the workers; docs/benchmarks.md has what it changed).
 set -u
