@@ -158,30 +158,31 @@ shoal_elector_config_lan (shoal_elector_config_t *config)
     };
 }
 
+//  The LAN's times, each times mul and then divided by div: every profile
+//  scales the same ones.
+static void
+s_config_scaled (shoal_elector_config_t *config, uint32_t mul, uint32_t div)
+{
+    shoal_elector_config_lan (config);
+    uint32_t *times[] = {
+        &config->settle_ms,         &config->heartbeat_ms,           &config->lease_ms,
+        &config->answer_timeout_ms, &config->coordinator_timeout_ms, &config->stable_ms,
+        &config->down_after_ms
+    };
+    for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
+        *times[i] = *times[i] * mul / div;
+}
+
 void
 shoal_elector_config_wan (shoal_elector_config_t *config)
 {
-    shoal_elector_config_lan (config);
-    config->settle_ms *= 5;
-    config->heartbeat_ms *= 5;
-    config->lease_ms *= 5;
-    config->answer_timeout_ms *= 5;
-    config->coordinator_timeout_ms *= 5;
-    config->stable_ms *= 5;
-    config->down_after_ms *= 5;
+    s_config_scaled (config, 5, 1);
 }
 
 void
 shoal_elector_config_loopback (shoal_elector_config_t *config)
 {
-    shoal_elector_config_lan (config);
-    config->settle_ms /= 10;
-    config->heartbeat_ms /= 10;
-    config->lease_ms /= 10;
-    config->answer_timeout_ms /= 10;
-    config->coordinator_timeout_ms /= 10;
-    config->stable_ms /= 10;
-    config->down_after_ms /= 10;
+    s_config_scaled (config, 1, 10);
 }
 
 const char *

@@ -175,24 +175,28 @@ shoal_handoff_config_lan (shoal_handoff_config_t *config)
     };
 }
 
+//  The LAN's times, each times mul and then divided by div: every profile
+//  scales the same ones.
+static void
+s_config_scaled (shoal_handoff_config_t *config, uint32_t mul, uint32_t div)
+{
+    shoal_handoff_config_lan (config);
+    uint32_t *times[] = { &config->lease_ms, &config->status_ms, &config->join_settle_ms,
+                          &config->leave_settle_ms };
+    for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
+        *times[i] = *times[i] * mul / div;
+}
+
 void
 shoal_handoff_config_wan (shoal_handoff_config_t *config)
 {
-    shoal_handoff_config_lan (config);
-    config->lease_ms *= 5;
-    config->status_ms *= 5;
-    config->join_settle_ms *= 5;
-    config->leave_settle_ms *= 5;
+    s_config_scaled (config, 5, 1);
 }
 
 void
 shoal_handoff_config_loopback (shoal_handoff_config_t *config)
 {
-    shoal_handoff_config_lan (config);
-    config->lease_ms /= 10;
-    config->status_ms /= 10;
-    config->join_settle_ms /= 10;
-    config->leave_settle_ms /= 10;
+    s_config_scaled (config, 1, 10);
 }
 
 const char *
