@@ -137,6 +137,7 @@ typedef struct {
     bool active;
     bool acked;
     bool indirect; //  PING-REQs went out
+    bool hastened; //  a hint cut its wait short (s_hint_answers)
     uint32_t slot;
     shoal_id_t target;
     uint32_t seq;
@@ -2713,17 +2714,51 @@ s_hint_taken (shoal_membership_t *self, uint64_t now, uint32_t slot)
     return true;
 }
 
+//  A hint about a member this node is waiting to hear from already: the
+//  kernel's answer is the one the wait was for. The probe waiting for its
+//  ACK asks its relays at once and ends one probe_timeout later at most (at
+//  the last NACK, sooner); a relay pinging the member for another says at
+//  once that it heard nothing. Neither is a verdict: an ACK that comes
+//  still counts, and the suspicion that follows is refuted as any other.
+//  Returns whether the hint was of either kind.
+static bool
+s_hint_answers (shoal_membership_t *self, uint64_t now, const shoal_id_t *id)
+{
+    bool answered = false;
+    for (size_t i = 0; i < SHOAL_MEMBERSHIP_RELAYS_MAX; i++) {
+        s_relay_t *relay = &self->relays[i];
+        if (relay->used && shoal_id_equal (&relay->target, id)) {
+            s_nack (self, &relay->requester, relay->addr, relay->their_seq, &relay->target);
+            relay->used = false;
+            self->stats.nacks_hastened++;
+            answered = true;
+        }
+    }
+    s_probe_t *probe = &self->probe;
+    if (probe->active && !probe->acked && !probe->hastened && shoal_id_equal (&probe->target, id)) {
+        probe->hastened = true;
+        uint64_t end = now + s_scaled (self, self->config.probe_timeout_ms);
+        probe->end_ms = end < probe->end_ms ? end : probe->end_ms;
+        if (!probe->indirect)
+            s_probe_indirect (self);
+        self->stats.probes_hastened++;
+        answered = true;
+    }
+    return answered;
+}
+
 void
 shoal_membership_hint (shoal_membership_t *self, uint64_t now_ms, const shoal_id_t *id)
 {
     s_begin (self);
     uint32_t slot = id ? s_lookup (self, id) : NONE;
-    if (s_hint_taken (self, now_ms, slot)) {
+    bool answered = slot != NONE && s_hint_answers (self, now_ms, id);
+    if (!answered && s_hint_taken (self, now_ms, slot)) {
         self->hint = *id;
         self->hint_wanted = true;
         self->stats.hints++;
         s_probe_tick (self, now_ms); //  starts it, unless a probe waits for its ACK
-    } else
+    } else if (!answered)
         self->stats.hints_ignored++;
     s_finish (self, now_ms);
 }

@@ -219,6 +219,8 @@ typedef struct {
     uint64_t hints;           //  hints taken (shoal_membership_hint)
     uint64_t hints_ignored;   //  hints not taken: unknown or not live member, rate limit, busy
     uint64_t probes_hinted;   //  probes started by a hint (counted in probes too)
+    uint64_t probes_hastened; //  probes whose wait a hint about their target cut short
+    uint64_t nacks_hastened;  //  NACKs a relay sent at once on a hint about the target
 } shoal_membership_stats_t;
 
 //  ---------------------------------------------------------------------
@@ -267,6 +269,11 @@ void shoal_membership_heard (shoal_membership_t *self, uint64_t now_ms, const sh
 //  interval, while another hint waits, while this node leaves, or while its
 //  health score is above 0. Hinted probes start at most one per
 //  probe_timeout, so forged hints cost at most that many PINGs.
+//  A hint about a member this node already waits to hear from answers the
+//  wait instead: the probe waiting for its ACK asks its relays at once and
+//  ends within probe_timeout (once per probe), and a relay pinging the
+//  member for another sends its NACK at once. An ACK still counts until
+//  the probe ends.
 void shoal_membership_hint (shoal_membership_t *self, uint64_t now_ms, const shoal_id_t *id);
 
 //  Does everything due by now_ms. A tick much later than next() asked for

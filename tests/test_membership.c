@@ -1125,11 +1125,28 @@ s_pings_to (const s_net_t *net, int index)
     return pings;
 }
 
+//  The PING-REQs about member index in node 0's outbox.
+static int
+s_requests_about (const s_net_t *net, int index)
+{
+    const shoal_membership_send_t *sends;
+    size_t count = shoal_membership_outbox (net->nodes[0].core, &sends);
+    int requests = 0;
+    for (size_t i = 0; i < count; i++)
+        requests += sends[i].msg.type == SHOAL_MSG_PING_REQ &&
+                    memcmp (sends[i].msg.u.ping_req.target.bytes, net->nodes[index].id.bytes,
+                            SHOAL_ID_SIZE) == 0;
+    return requests;
+}
+
 //  Hints stand-in 3 to node 0 at a seed-given point of its schedule, with
-//  3 gone silent. Returns whether 0 pinged it with the hint's own outputs,
-//  and when 0 held it suspect (UINT64_MAX: not within a probe interval).
+//  3 gone silent; answered: once more when that PING goes out, as the
+//  kernel's refusal of it would. Returns whether 0 pinged it with the
+//  hint's own outputs, and when 0 held it suspect (UINT64_MAX: not within a
+//  probe interval).
 static bool
-s_hinted (const shoal_membership_config_t *config, uint64_t seed, uint64_t *suspect_after)
+s_hinted (const shoal_membership_config_t *config, uint64_t seed, bool answered,
+          uint64_t *suspect_after)
 {
     s_net_t *net = s_solo (config, 7, seed);
     s_run_until (net, net->now + seed * 37 % (7 * config->probe_interval_ms));
@@ -1138,6 +1155,11 @@ s_hinted (const shoal_membership_config_t *config, uint64_t seed, uint64_t *susp
     shoal_membership_hint (net->nodes[0].core, net->now, &net->nodes[3].id);
     bool pinged = s_pings_to (net, 3) == 1;
     s_collect (net, 0);
+    if (pinged && answered) {
+        shoal_membership_hint (net->nodes[0].core, net->now, &net->nodes[3].id);
+        CHECK (s_requests_about (net, 3) >= 1);
+        s_collect (net, 0);
+    }
     *suspect_after = UINT64_MAX;
     while (net->now < start + config->probe_interval_ms && *suspect_after == UINT64_MAX) {
         s_run_until (net, net->now + 1);
@@ -1201,7 +1223,7 @@ a_hint_probes_at_once (void)
     int at_once = 0, quick = 0;
     for (uint64_t seed = 1; seed <= 40; seed++) {
         uint64_t after;
-        at_once += s_hinted (&config, seed, &after);
+        at_once += s_hinted (&config, seed, false, &after);
         //  Only a probe still waiting for its ACK (its first 2 ms here)
         //  holds the hinted one back, until that probe ends.
         CHECK (after >= config.probe_timeout_ms);
@@ -1209,6 +1231,57 @@ a_hint_probes_at_once (void)
     }
     CHECK (at_once >= 36);
     CHECK (quick >= 36);
+}
+
+//  The kernel's refusal of a probe's PING (a second hint) answers the probe:
+//  it asks its relays at once and makes the member suspect within
+//  probe_timeout (at the relays' NACKs, or at the timeout), where an
+//  unanswered probe waits probe_timeout for the ACK and then most of
+//  another for the NACKs.
+static void
+a_hint_about_the_probed_member_hastens_the_probe (void)
+{
+    shoal_membership_config_t config = s_loopback ();
+    config.suspicion_max_mult = 30;
+    int pinged = 0;
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        uint64_t after = UINT64_MAX;
+        if (!s_hinted (&config, seed, true, &after))
+            continue;
+        pinged++;
+        CHECK (after <= config.probe_timeout_ms);
+    }
+    CHECK (pinged >= 16);
+}
+
+//  A relay that hears the member is gone says so at once: its NACK goes
+//  with the hint, not at its deadline.
+static void
+a_hint_sends_a_relays_nack_at_once (void)
+{
+    shoal_membership_config_t config = s_loopback ();
+    s_net_t *net = s_solo (&config, 7, 8);
+    s_run_until (net, net->now + 250);
+    net->nodes[3].mute = true;
+    shoal_msg_t request = { .type = SHOAL_MSG_PING_REQ };
+    request.u.ping_req.seq = 77;
+    request.u.ping_req.target = net->nodes[3].id;
+    request.u.ping_req.addr = "";
+    s_inject (net, 1, 0, &request);
+    shoal_membership_stats_t before, after;
+    shoal_membership_stats (net->nodes[0].core, &before);
+    shoal_membership_hint (net->nodes[0].core, net->now, &net->nodes[3].id);
+    const shoal_membership_send_t *sends;
+    size_t count = shoal_membership_outbox (net->nodes[0].core, &sends), nacks = 0;
+    for (size_t i = 0; i < count; i++)
+        nacks += sends[i].msg.type == SHOAL_MSG_NACK && sends[i].msg.u.ack.seq == 77 &&
+                 memcmp (sends[i].to.id, net->nodes[1].id.bytes, SHOAL_ID_SIZE) == 0;
+    CHECK_EQ (nacks, 1);
+    shoal_membership_stats (net->nodes[0].core, &after);
+    CHECK_EQ (after.nacks_hastened, before.nacks_hastened + 1);
+    CHECK_EQ (after.hints, before.hints); //  an answer, not a probe of its own
+    s_collect (net, 0);
+    s_net_destroy (&net);
 }
 
 //  A hint about a member that answers costs one PING and its ACK: no
@@ -1250,13 +1323,19 @@ hints_are_rate_limited_and_checked (void)
     shoal_membership_t *core = net->nodes[0].core;
     shoal_membership_stats_t before, after;
     shoal_membership_stats (core, &before);
-    //  The same member twice at once: the second is ignored.
+    //  The same member three times at once: the second answers the probe
+    //  the first started (as the kernel's answer to its PING would), the
+    //  third is ignored.
     shoal_membership_hint (core, net->now, &net->nodes[3].id);
+    s_collect (net, 0);
+    shoal_membership_hint (core, net->now, &net->nodes[3].id);
+    CHECK_EQ (s_pings_to (net, 3), 0);
     s_collect (net, 0);
     shoal_membership_hint (core, net->now, &net->nodes[3].id);
     CHECK_EQ (s_pings_to (net, 3), 0);
     shoal_membership_stats (core, &after);
     CHECK_EQ (after.hints, before.hints + 1);
+    CHECK_EQ (after.probes_hastened, before.probes_hastened + 1);
     CHECK_EQ (after.hints_ignored, before.hints_ignored + 1);
     //  Strangers, this node, nothing: ignored, nothing sent.
     shoal_id_t stranger = s_node_id (99);
@@ -1267,6 +1346,7 @@ hints_are_rate_limited_and_checked (void)
     shoal_membership_hint (core, net->now, NULL);
     shoal_membership_stats (core, &after);
     CHECK_EQ (after.hints_ignored, before.hints_ignored + 4);
+    CHECK_EQ (after.probes_hastened, before.probes_hastened + 1);
     s_run_until (net, net->now + config.probe_interval_ms);
 
     //  A flood: every member hinted every millisecond for 2 s.
@@ -1288,13 +1368,16 @@ hints_are_rate_limited_and_checked (void)
     CHECK_EQ (after.probes_failed, before.probes_failed);
 
     //  A suspect (its checks decide who probes it), a member dead here, and
-    //  a node that leaves: ignored.
+    //  a node that leaves: ignored, unless a check of the suspect waits for
+    //  its ACK, which the hint answers.
     net->nodes[5].mute = true;
     s_suspect (net, 5, 1);
     shoal_membership_stats (core, &before);
     shoal_membership_hint (core, net->now, &net->nodes[5].id);
     shoal_membership_stats (core, &after);
-    CHECK_EQ (after.hints_ignored, before.hints_ignored + 1);
+    CHECK_EQ (after.hints, before.hints);
+    CHECK_EQ (after.hints_ignored + after.probes_hastened,
+              before.hints_ignored + before.probes_hastened + 1);
     s_run_until (net, net->now + 60 * config.probe_interval_ms);
     CHECK_EQ (s_state (net, 0, 5), SHOAL_MEMBER_DEAD);
     shoal_membership_stats (core, &before);
@@ -2555,6 +2638,8 @@ main (void)
     RUN (an_accusation_is_told_again_while_confirmations_are_missing);
     RUN (a_hint_probes_at_once);
     RUN (a_hint_on_a_live_member_is_one_probe);
+    RUN (a_hint_about_the_probed_member_hastens_the_probe);
+    RUN (a_hint_sends_a_relays_nack_at_once);
     RUN (hints_are_rate_limited_and_checked);
     RUN (answered_probes_bring_health_back);
     RUN (a_late_tick_is_blamed_on_this_node);
