@@ -877,6 +877,25 @@ s_unreachable (shoal_actor_t *self)
     }
 }
 
+//  A member's connection to this node's ROUTER closed while in use: its
+//  process may have died, its kernel closing the connection. A hint too,
+//  read and bounded as the UDP socket's errors are.
+static void
+s_closed (shoal_actor_t *self)
+{
+    for (int i = 0; i < S_BURST; i++) {
+        shoal_id_t id;
+        int rc = shoal_transport_closed (self->transport, id.bytes);
+        if (rc < 0)
+            return;
+        if (rc == 0)
+            continue;
+        uint64_t now = shoal_actor_now ();
+        shoal_peer_hint (self->peer, now, &id);
+        shoal_actor_deliver (self, now);
+    }
+}
+
 static void
 s_receive (shoal_actor_t *self, shoal_purpose_t carrier)
 {
@@ -991,7 +1010,7 @@ s_observe (shoal_actor_t *self, uint64_t now, bool changed)
 static void
 s_loop (shoal_actor_t *self)
 {
-    zmq_pollitem_t items[6 + SHOAL_TRANSPORT_LINKS_MAX];
+    zmq_pollitem_t items[7 + SHOAL_TRANSPORT_LINKS_MAX];
     void *links[SHOAL_TRANSPORT_LINKS_MAX];
     int count = 0;
     items[count++] = (zmq_pollitem_t){ zsock_resolve (self->pipe), 0, ZMQ_POLLIN, 0 };
@@ -1009,6 +1028,10 @@ s_loop (shoal_actor_t *self)
     if (self->resolver)
         items[count++] =
             (zmq_pollitem_t){ NULL, shoal_resolver_fd (self->resolver), ZMQ_POLLIN, 0 };
+    void *monitor_socket = shoal_transport_monitor (self->transport);
+    int monitor = monitor_socket ? count : -1;
+    if (monitor_socket)
+        items[count++] = (zmq_pollitem_t){ monitor_socket, 0, ZMQ_POLLIN, 0 };
     int fixed = count;
     uint64_t observe_at = s_observe (self, shoal_actor_now (), true);
     while (!self->terminated) {
@@ -1061,6 +1084,8 @@ s_loop (shoal_actor_t *self)
             s_receive (self, SHOAL_PURPOSE_BEACON);
         if (resolver >= 0 && items[resolver].revents & ZMQ_POLLIN)
             shoal_discovery_resolved (self, shoal_actor_now ());
+        if (monitor >= 0 && items[monitor].revents & ZMQ_POLLIN)
+            s_closed (self);
         now = shoal_actor_now ();
         bool ticked = shoal_peer_next (self->peer) <= now;
         if (ticked) {

@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 #include <netinet/ip_icmp.h>
 #include <pthread.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,14 @@ typedef struct {
     size_t pending_count;
 } s_link_t;
 
+//  A member's connection to this node's ROUTER: when a frame last came over
+//  it, and its descriptor (to know it when ZeroMQ says it closed; -1:
+//  unknown).
+typedef struct {
+    int64_t heard_ms;
+    int fd;
+} s_route_t;
+
 struct _shoal_transport_t {
     shoal_life_t self;
     int udp;
@@ -72,7 +81,8 @@ struct _shoal_transport_t {
     zsock_t *router;
     zactor_t *beacons;    //  NULL while off
     zhashx_t *links;      //  hex id -> s_link_t
-    zhashx_t *routes;     //  hex id -> int64_t, when a frame came from it over the ROUTER
+    zhashx_t *routes;     //  hex id -> s_route_t: its connection to the ROUTER
+    void *monitor;        //  PAIR: the ROUTER's closed connections (NULL: none)
     int64_t sweep_at;     //  when idle links and old routes are next closed
     bool route_back;      //  frames go over members' connections when they can
     bool pending;         //  some link holds frames,
@@ -310,6 +320,42 @@ s_unbind (shoal_transport_t *self)
     zsock_destroy (&self->router);
 }
 
+//  The ROUTER's monitor: ZeroMQ says over an inproc PAIR when one of the
+//  ROUTER's connections closes (ZMQ_EVENT_DISCONNECTED, with its
+//  descriptor). A member whose process died has its connection closed by
+//  its kernel at once, so the close is a hint, as an ICMP port unreachable
+//  is (docs/membership.md, "Hints"). When ZeroMQ refuses the sockets there
+//  is no monitor and no such hints: nothing else depends on them.
+static void
+s_monitor_start (shoal_transport_t *self)
+{
+    char endpoint[64];
+    snprintf (endpoint, sizeof endpoint, "inproc://shoal-router-monitor-%p", (void *) self);
+    void *router = zsock_resolve (self->router);
+    if (zmq_socket_monitor (router, endpoint, ZMQ_EVENT_DISCONNECTED) != 0)
+        return;
+    self->monitor = zmq_socket (zsys_init (), ZMQ_PAIR);
+    if (self->monitor) {
+        int zero = 0;
+        zmq_setsockopt (self->monitor, ZMQ_LINGER, &zero, sizeof zero);
+        if (zmq_connect (self->monitor, endpoint) == 0)
+            return;
+        zmq_close (self->monitor);
+        self->monitor = NULL;
+    }
+    zmq_socket_monitor (router, NULL, 0);
+}
+
+static void
+s_monitor_stop (shoal_transport_t *self)
+{
+    if (!self->monitor)
+        return;
+    zmq_socket_monitor (zsock_resolve (self->router), NULL, 0);
+    zmq_close (self->monitor);
+    self->monitor = NULL;
+}
+
 shoal_transport_t *
 shoal_transport_new (const shoal_transport_config_t *config,
                      const uint8_t nonce_prefix[SHOAL_ENVELOPE_NONCE], char *why, size_t why_size)
@@ -353,6 +399,7 @@ shoal_transport_new (const shoal_transport_config_t *config,
         shoal_transport_destroy (&self);
         return NULL;
     }
+    s_monitor_start (self);
     return self;
 }
 
@@ -362,6 +409,7 @@ shoal_transport_destroy (shoal_transport_t **self_p)
     shoal_transport_t *self = self_p ? *self_p : NULL;
     if (!self)
         return;
+    s_monitor_stop (self);
     s_unbind (self);
     zactor_destroy (&self->beacons);
     zhashx_destroy (&self->links);
@@ -396,6 +444,12 @@ void *
 shoal_transport_router (const shoal_transport_t *self)
 {
     return self->router;
+}
+
+void *
+shoal_transport_monitor (const shoal_transport_t *self)
+{
+    return self->monitor;
 }
 
 static long s_seal (shoal_transport_t *self, shoal_purpose_t purpose, const shoal_life_t *recipient,
@@ -713,8 +767,8 @@ s_link_flush (shoal_transport_t *self, s_link_t *link, int64_t now)
 static bool
 s_routed (const shoal_transport_t *self, const char *key, int64_t now)
 {
-    const int64_t *heard = zhashx_lookup (self->routes, key);
-    return heard && now - *heard < (int64_t) S_ROUTE_FACTOR * self->link_timeout_ms;
+    const s_route_t *route = zhashx_lookup (self->routes, key);
+    return route && now - route->heard_ms < (int64_t) S_ROUTE_FACTOR * self->link_timeout_ms;
 }
 
 //  Sends the sealed frame of size bytes to the member of key over the
@@ -943,15 +997,26 @@ s_receive_datagram (shoal_transport_t *self, shoal_arena_t *arena, shoal_transpo
     return s_accept (self, SHOAL_PURPOSE_DATAGRAM, (size_t) size, arena, in);
 }
 
+//  Where a ZeroMQ message came from: the sender's IP address ("" when
+//  ZeroMQ does not tell) and the descriptor of its connection (-1 when not
+//  TCP).
+typedef struct {
+    char *peer;
+    size_t peer_size;
+    int fd;
+} s_source_t;
+
 //  Reads one whole ZeroMQ message from socket without waiting for it to
 //  come: part 1 into first, part 2 into second, each only when it fits (its
-//  size is reported either way), and the sender's IP address into peer
-//  (when not NULL; "" when ZeroMQ does not tell). Returns the number of
-//  parts, 0 when none was ready, -1 on a socket error.
+//  size is reported either way), and where it came from into source (when
+//  not NULL). Returns the number of parts, 0 when none was ready, -1 on a
+//  socket error.
 static int
 s_recv_two (void *socket, void *first, size_t first_capacity, size_t *first_size, void *second,
-            size_t second_capacity, size_t *second_size, char *peer, size_t peer_size)
+            size_t second_capacity, size_t *second_size, s_source_t *source)
 {
+    char *peer = source ? source->peer : NULL;
+    size_t peer_size = source ? source->peer_size : 0;
     zmq_msg_t part;
     zmq_msg_init (&part);
     int parts = 0;
@@ -970,6 +1035,8 @@ s_recv_two (void *socket, void *first, size_t first_capacity, size_t *first_size
         const char *address = peer ? zmq_msg_gets (&part, "Peer-Address") : NULL;
         if (peer && (parts == 1 || (address && !peer[0])))
             snprintf (peer, peer_size, "%s", address ? address : "");
+        if (source && parts == 1)
+            source->fd = zmq_msg_get (&part, ZMQ_SRCFD);
         more = zmq_msg_more (&part);
         size_t size = zmq_msg_size (&part);
         void *into = parts == 1 ? first : parts == 2 ? second : NULL;
@@ -989,22 +1056,22 @@ s_recv_two (void *socket, void *first, size_t first_capacity, size_t *first_size
 //  sender's, counts.
 static void
 s_route_heard (shoal_transport_t *self, const uint8_t *routing, size_t routing_size,
-               const shoal_life_t *sender)
+               const shoal_life_t *sender, int fd)
 {
     char key[33];
     shoal_id_format (sender->id, false, key);
     if (routing_size != 32 || memcmp (routing, key, 32) != 0)
         return;
-    int64_t *heard = zhashx_lookup (self->routes, key);
-    if (!heard && zhashx_size (self->routes) < S_ROUTES_MAX) {
-        heard = malloc (sizeof *heard);
-        if (heard && zhashx_insert (self->routes, key, heard) != 0) {
-            free (heard);
-            heard = NULL;
+    s_route_t *route = zhashx_lookup (self->routes, key);
+    if (!route && zhashx_size (self->routes) < S_ROUTES_MAX) {
+        route = malloc (sizeof *route);
+        if (route && zhashx_insert (self->routes, key, route) != 0) {
+            free (route);
+            route = NULL;
         }
     }
-    if (heard)
-        *heard = zclock_mono ();
+    if (route)
+        *route = (s_route_t){ .heard_ms = zclock_mono (), .fd = fd };
 }
 
 //  A frame from the ROUTER: the sender's routing id, then what it sent, one
@@ -1014,8 +1081,9 @@ s_receive_frame (shoal_transport_t *self, shoal_arena_t *arena, shoal_transport_
 {
     uint8_t routing[256];
     size_t routing_size = 0, size = 0;
+    s_source_t source = { .peer = in->from, .peer_size = sizeof in->from, .fd = -1 };
     int parts = s_recv_two (zsock_resolve (self->router), routing, sizeof routing, &routing_size,
-                            self->sealed, SHOAL_FRAME_MAX, &size, in->from, sizeof in->from);
+                            self->sealed, SHOAL_FRAME_MAX, &size, &source);
     if (parts <= 0)
         return parts;
     if (parts != 2 || size > SHOAL_FRAME_MAX) {
@@ -1027,7 +1095,7 @@ s_receive_frame (shoal_transport_t *self, shoal_arena_t *arena, shoal_transport_
     int accepted = s_accept (self, SHOAL_PURPOSE_FRAME, size, arena, in);
     in->from[0] = 0;
     if (accepted == 1)
-        s_route_heard (self, routing, routing_size, &in->envelope.sender);
+        s_route_heard (self, routing, routing_size, &in->envelope.sender, source.fd);
     return accepted;
 }
 
@@ -1038,8 +1106,9 @@ s_receive_link (shoal_transport_t *self, shoal_arena_t *arena, shoal_transport_i
 {
     for (s_link_t *link = zhashx_first (self->links); link; link = zhashx_next (self->links)) {
         size_t size = 0, none = 0;
+        s_source_t source = { .peer = in->from, .peer_size = sizeof in->from, .fd = -1 };
         int parts = s_recv_two (link->dealer, self->sealed, SHOAL_FRAME_MAX, &size, NULL, 0, &none,
-                                in->from, sizeof in->from);
+                                &source);
         if (parts == 0)
             continue;
         if (parts != 1 || size > SHOAL_FRAME_MAX) {
@@ -1072,7 +1141,7 @@ s_receive_beacon (shoal_transport_t *self, shoal_arena_t *arena, shoal_transport
     char ip[INET6_ADDRSTRLEN + 1] = "";
     size_t ip_size = 0, size = 0;
     int parts = s_recv_two (zsock_resolve (self->beacons), ip, sizeof ip - 1, &ip_size,
-                            self->sealed, SHOAL_BEACON_MAX, &size, NULL, 0);
+                            self->sealed, SHOAL_BEACON_MAX, &size, NULL);
     if (parts <= 0)
         return parts;
     if (parts != 2 || ip_size == 0 || ip_size >= sizeof ip || size > SHOAL_BEACON_MAX) {
@@ -1167,6 +1236,49 @@ shoal_transport_refused (const shoal_transport_t *self, char *from, size_t from_
     return self->refused;
 }
 
+//  The connection of descriptor fd closed: forgets the routes over it.
+//  Returns 1 with id set to the member of one that carried a frame lately
+//  (the others were idle, closed by their owners), else 0.
+static int
+s_route_closed (shoal_transport_t *self, int fd, uint8_t id[SHOAL_ID_SIZE])
+{
+    char key[33] = "";
+    for (const s_route_t *route = zhashx_first (self->routes); route && !key[0];
+         route = zhashx_next (self->routes))
+        if (route->fd == fd)
+            snprintf (key, sizeof key, "%s", (const char *) zhashx_cursor (self->routes));
+    if (!key[0])
+        return 0;
+    bool recent = s_routed (self, key, zclock_mono ());
+    zhashx_delete (self->routes, key);
+    size_t size = 0;
+    if (!recent || sodium_hex2bin (id, SHOAL_ID_SIZE, key, 32, NULL, &size, NULL) != 0 ||
+        size != SHOAL_ID_SIZE)
+        return 0;
+    self->stats.routes_closed++;
+    return 1;
+}
+
+int
+shoal_transport_closed (shoal_transport_t *self, uint8_t id[SHOAL_ID_SIZE])
+{
+    if (!self->monitor)
+        return -1;
+    uint8_t event[6];
+    size_t event_size = 0, none = 0;
+    int parts = s_recv_two (self->monitor, event, sizeof event, &event_size, NULL, 0, &none, NULL);
+    if (parts <= 0)
+        return -1;
+    uint16_t type;
+    uint32_t fd;
+    memcpy (&type, event, sizeof type);
+    memcpy (&fd, event + 2, sizeof fd);
+    if (parts != 2 || event_size != sizeof event || type != ZMQ_EVENT_DISCONNECTED ||
+        fd > INT32_MAX)
+        return 0;
+    return s_route_closed (self, (int) fd, id);
+}
+
 void
 shoal_transport_stats (const shoal_transport_t *self, shoal_transport_stats_t *stats)
 {
@@ -1175,7 +1287,7 @@ shoal_transport_stats (const shoal_transport_t *self, shoal_transport_stats_t *s
     int64_t now = zclock_mono ();
     stats->links_routed = 0;
     int64_t window = (int64_t) S_ROUTE_FACTOR * self->link_timeout_ms;
-    for (const int64_t *heard = zhashx_first (self->routes); heard;
-         heard = zhashx_next (self->routes))
-        stats->links_routed += now - *heard < window;
+    for (const s_route_t *route = zhashx_first (self->routes); route;
+         route = zhashx_next (self->routes))
+        stats->links_routed += now - route->heard_ms < window;
 }

@@ -84,6 +84,7 @@ typedef struct {
     uint64_t links_closed_idle;
     uint64_t links_evicted;
     uint64_t links_refused; //  ZeroMQ gave no socket for a new link (docs/node.md)
+    uint64_t routes_closed; //  members' connections in use that closed (shoal_transport_closed)
     uint64_t frames_routed;
     //  By message type (the wire's type byte): messages sent and accepted,
     //  and their bytes as sealed on the wire (for the node's metrics).
@@ -114,6 +115,19 @@ int shoal_transport_family (const shoal_transport_t *self);
 int shoal_transport_udp_fd (const shoal_transport_t *self);
 void *shoal_transport_router (const shoal_transport_t *self);
 void *shoal_transport_beacons (const shoal_transport_t *self);
+
+//  The ROUTER's monitor (a libzmq socket; NULL when ZeroMQ gave none), for
+//  the poller: readable when a connection to the ROUTER closed.
+void *shoal_transport_monitor (const shoal_transport_t *self);
+
+//  Reads one event of the monitor, without waiting. Returns 1 with id set
+//  when the connection a member sent its frames over lately (within two
+//  link timeouts) closed: a process that dies has its kernel close it at
+//  once, so the caller may take it as a hint (docs/membership.md, "Hints"),
+//  never as a verdict (a member also closes a link it no longer uses, and
+//  a cut network closes it after link_timeout_ms). Returns 0 for an event
+//  about no such connection, -1 when no event is left (or no monitor).
+int shoal_transport_closed (shoal_transport_t *self, uint8_t id[SHOAL_ID_SIZE]);
 
 //  The links' DEALERs (libzmq sockets), at most max of them, into sockets:
 //  frames come back over them too, for the poller (receive reads them as

@@ -713,6 +713,62 @@ answers_go_back_over_the_members_connection_and_idle_links_close (void)
     s_node_free (&b);
 }
 
+//  Reads b's monitor until an event comes (WAIT_MS bound): what
+//  shoal_transport_closed returned for it, or -1 when none came.
+static int
+s_closed_event (s_node_t *b, uint8_t id[SHOAL_ID_SIZE])
+{
+    for (int waited = 0; waited < WAIT_MS; waited += 10) {
+        int rc = shoal_transport_closed (b->transport, id);
+        if (rc >= 0)
+            return rc;
+        usleep (10 * 1000);
+    }
+    return -1;
+}
+
+//  A member's connection to the ROUTER that closes while in use (its
+//  process gone, its kernel closing it) is told, with the member's id, for
+//  the node to take as a hint; one closed after it fell idle (its owner
+//  closing an unused link) is not.
+static void
+a_connection_closed_in_use_is_told (void)
+{
+    s_node_t a, b, c;
+    s_node_timed (&a, s_key_a, 1, 1000);
+    s_node_timed (&b, s_key_a, 2, 1000);
+    s_node_timed (&c, s_key_a, 3, 1000);
+    CHECK (shoal_transport_monitor (b.transport) != NULL);
+    shoal_arena_t arena;
+    CHECK_EQ (shoal_arena_init (&arena, 1 << 16), 0);
+    shoal_transport_in_t in;
+    shoal_msg_t election = s_election (3);
+    CHECK_EQ (s_frame_received (&a, &b, &election, &arena, &in), 1);
+    CHECK_EQ (s_frame_received (&c, &b, &election, &arena, &in), 1);
+    uint8_t id[SHOAL_ID_SIZE] = { 0 };
+    CHECK_EQ (shoal_transport_closed (b.transport, id), -1);
+    s_node_free (&a);
+    CHECK_EQ (s_closed_event (&b, id), 1);
+    CHECK_EQ (id[0], 1);
+    shoal_transport_stats_t stats;
+    shoal_transport_stats (b.transport, &stats);
+    CHECK_EQ (stats.routes_closed, 1);
+    //  c's link falls idle and c closes it (four link timeouts): told as
+    //  an event about no member in use.
+    for (int waited = 0; waited < 4500; waited += 50) {
+        shoal_transport_flush (c.transport);
+        usleep (50 * 1000);
+    }
+    shoal_transport_stats (c.transport, &stats);
+    CHECK_EQ (stats.links_closed_idle, 1);
+    CHECK_EQ (s_closed_event (&b, id), 0);
+    shoal_transport_stats (b.transport, &stats);
+    CHECK_EQ (stats.routes_closed, 1);
+    shoal_arena_release (&arena);
+    s_node_free (&b);
+    s_node_free (&c);
+}
+
 //  Past 64 links, the one used least recently is closed for a new one.
 static void
 links_are_capped_the_least_recently_used_closed_first (void)
@@ -867,6 +923,7 @@ main (void)
     RUN (relink_makes_a_new_connection_and_keeps_a_new_link);
     RUN (a_link_to_a_peer_that_stops_answering_is_made_again);
     RUN (answers_go_back_over_the_members_connection_and_idle_links_close);
+    RUN (a_connection_closed_in_use_is_told);
     RUN (links_are_capped_the_least_recently_used_closed_first);
     return TEST_DONE ();
 }
