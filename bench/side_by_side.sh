@@ -63,8 +63,9 @@
 # Defaults: N = 5 and 10, 3 repeats, build/plain. A repeat takes about 7
 # minutes, the whole default run about 40. --quick: N = 3, one repeat, short
 # windows (idle 3 s, hold 4 s, loss 5 s each), bounds of 15 s per phase,
-# about a minute; ctest runs it and checks the JSON's keys only. --keep: the
-# logs are kept and their folder named on stderr.
+# about a minute; ctest runs it and checks the JSON's keys only (and one run
+# per repeat, a value or null, for each metric). --keep: the logs are kept
+# and their folder named on stderr.
 set -u
 export LC_ALL=C # EPOCHREALTIME with a '.'
 
@@ -559,12 +560,14 @@ jq -r '.sizes[] | . as $s
       ""' <<<"$json"
 
 if [ "$quick" -eq 1 ]; then
-    # The keys only: every metric of both systems at every size, with its
-    # runs, median, worst and missed, and a ratio. Never a value.
-    jq -e --arg metrics "$metrics" '($metrics | split(" ")) as $names
+    # The keys only: every metric of both systems at every size, with one
+    # run per repeat (a value or null: a phase that records nothing fails
+    # here), a median, worst and missed, and a ratio. Never a value.
+    jq -e --arg metrics "$metrics" --argjson repeats "$repeats" '($metrics | split(" ")) as $names
         | .benchmark == "side_by_side" and (.sizes | length) > 0 and all(.sizes[];
             . as $s | all($names[]; . as $m | all("shoal", "serf"; $s[.][$m] | has("runs") and has("median")
-                and has("worst") and has("missed")) and ($s.ratio | has($m))))' <<<"$json" >/dev/null ||
+                and has("worst") and has("missed") and (.runs | length) == $repeats) and ($s.ratio | has($m))))' \
+        <<<"$json" >/dev/null ||
         { say "the JSON lacks keys"; exit 1; }
 fi
 exit 0
