@@ -24,6 +24,12 @@
 #              index in Serf), until every survivor marks it failed
 #              (shoal: `dead`; Serf: EventMemberFailed); the node is then
 #              started again and every view made whole (rejoin_s)
+#   frozen_s   SIGSTOP of one node that is not shoal's leader (another than
+#              the one killed when there is one; the same index in Serf),
+#              until every other node marks it failed: no process ends, so
+#              no kernel answers for it (no ICMP port unreachable, no TCP
+#              reset), as for a host gone or a cable cut; then SIGCONT of
+#              both, until every view is whole again (thaw_s)
 #   heal_s     the halves (nodes 0 .. N/2-1 and the rest) cut apart by
 #              nftables (a drop on the bridge) for --hold-s (30 s),
 #              then healed: until every node sees all N - 1 others alive
@@ -57,8 +63,9 @@
 # Defaults: N = 5 and 10, 3 repeats, build/plain. A repeat takes about 7
 # minutes, the whole default run about 40. --quick: N = 3, one repeat, short
 # windows (idle 3 s, hold 4 s, loss 5 s each), bounds of 15 s per phase,
-# about a minute; ctest runs it and checks the JSON's keys only. --keep: the
-# logs are kept and their folder named on stderr.
+# about a minute; ctest runs it and checks the JSON's keys only (and one run
+# per repeat, a value or null, for each metric). --keep: the logs are kept
+# and their folder named on stderr.
 set -u
 export LC_ALL=C # EPOCHREALTIME with a '.'
 
@@ -124,12 +131,16 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/shoal-side-by-side.XXXXXX") || exit 2
 pids=()     # every node process started, by key (s3, f3)
 declare -A pid_of
 stampers=() # the timestampers of Serf's logs
+frozen=()   # the nodes stopped by SIGSTOP, until their SIGCONT
 sleeper=""
 # shellcheck disable=SC2317 # run by the trap
 cleanup () {
     exec 3>&2 2>/dev/null # no word from bash of the processes it killed
     [ -n "$sleeper" ] && kill "$sleeper"
+    # SIGKILL ends a stopped process too; the SIGCONT is for one that
+    # SIGKILL somehow missed, so that none is left stopped.
     for pid in "${pids[@]}" "${stampers[@]}"; do kill -KILL "$pid"; done
+    for pid in "${frozen[@]}"; do kill -CONT "$pid"; done
     net_down
     wait
     if [ "$keep" -eq 1 ]; then say "logs kept in $work" 2>&3; else rm -rf "$work"; fi
@@ -292,6 +303,22 @@ wait_both () { # SHOAL_WHAT SERF_WHAT SINCE BOUND [SKIP-INDEX]
     done
 }
 
+# shoal's id of the node of INDEX, from its running life's event log.
+node_id () { jq -r 'select(.event == "start") | .node' "$run/s$1/events.jsonl" | tail -1; } # INDEX
+
+# The index of a node that is not shoal's leader (as s0 last saw it) nor
+# AVOID, from the last down to 1; without AVOID when no other one is such a
+# node, and the last when none is.
+pick_node () { # [AVOID]
+    local leader i
+    leader=$(jq -r 'select(.event == "leader") | .leader' "$run/s0/events.jsonl" 2>/dev/null | tail -1)
+    for ((i = nodes - 1; i >= 1; i--)); do
+        [ "$i" = "${1:-}" ] && continue
+        [ "$(node_id "$i")" != "$leader" ] && { echo "$i"; return; }
+    done
+    if [ -n "${1:-}" ]; then pick_node; else echo $((nodes - 1)); fi
+}
+
 record () { # SYSTEM METRIC VALUE ("" for null)
     echo "$nodes $repeat $1 $2 ${3:-null}" >>"$work/results"
 }
@@ -326,6 +353,31 @@ faults () { # WHAT [RULE...]
     t=$(now_ms)
     net_rules "${@:2}" || { say "nft failed on the bridge"; exit 1; }
     say "n=$nodes repeat $repeat: $1 (set in $(($(now_ms) - t)) ms)"
+}
+
+# SIGSTOP of a node that is not shoal's leader, another than KILLED when
+# there is one (the same index in Serf), until every other node marks it
+# failed (frozen_s); then SIGCONT of both, until every view is whole again
+# (thaw_s). A verdict that does not come within the bound gives null, and
+# the SIGCONT comes then all the same.
+freeze_phase () { # KILLED-INDEX
+    local ice ice_id t_stop t_cont
+    ice=$(pick_node "$1")
+    ice_id=$(node_id "$ice")
+    say "n=$nodes repeat $repeat: SIGSTOP of s$ice and f$ice"
+    frozen=("${pid_of[s$ice]}" "${pid_of[f$ice]}")
+    t_stop=$(now_ms)
+    kill -STOP "${frozen[@]}"
+    wait_both "$ice_id" "f$ice" "$t_stop" "$bound_s" "$ice"
+    record shoal frozen_s "$(seconds_since "$shoal_at" "$t_stop")"
+    record serf frozen_s "$(seconds_since "$serf_at" "$t_stop")"
+    say "n=$nodes repeat $repeat: SIGCONT of s$ice and f$ice"
+    t_cont=$(now_ms)
+    kill -CONT "${frozen[@]}"
+    frozen=()
+    wait_both all all "$t_cont" "$bound_s"
+    record shoal thaw_s "$(seconds_since "$shoal_at" "$t_cont")"
+    record serf thaw_s "$(seconds_since "$serf_at" "$t_cont")"
 }
 
 # One repeat at one size.
@@ -387,14 +439,10 @@ run_once () {
             }' "$run/bytes0" "$run/bytes1" "$run/proto0" "$run/proto1" "$run/idle"
     done | while read -r system metric value; do record "$system" "$metric" "$value"; done
 
-    # kill -9 of a node that is not shoal's leader (as n0 last saw it).
-    local leader victim=$((nodes - 1)) victim_id t_kill
-    leader=$(jq -r 'select(.event == "leader") | .leader' "$run/s0/events.jsonl" 2>/dev/null | tail -1)
-    for ((i = nodes - 1; i >= 1; i--)); do
-        [ "$(jq -r 'select(.event == "start") | .node' "$run/s$i/events.jsonl" | tail -1)" != "$leader" ] &&
-            { victim=$i; break; }
-    done
-    victim_id=$(jq -r 'select(.event == "start") | .node' "$run/s$victim/events.jsonl" | tail -1)
+    # kill -9 of a node that is not shoal's leader (as s0 last saw it).
+    local victim victim_id t_kill
+    victim=$(pick_node)
+    victim_id=$(node_id "$victim")
     say "n=$nodes repeat $repeat: kill -9 of s$victim and f$victim"
     t_kill=$(now_ms)
     # disown: bash would print "Killed" when it reaps them.
@@ -416,6 +464,8 @@ run_once () {
     wait_both all all "$t0" "$bound_s"
     record shoal rejoin_s "$(seconds_since "$shoal_at" "$t0")"
     record serf rejoin_s "$(seconds_since "$serf_at" "$t0")"
+
+    freeze_phase "$victim"
 
     # The halves cut apart, then healed.
     local half=$((nodes / 2)) a_shoal="" b_shoal="" a_serf="" b_serf="" t_cut t_heal
@@ -471,7 +521,7 @@ run_once () {
     pids=() stampers=() pid_of=()
 }
 
-metrics="join_s failed_s rejoin_s heal_s partition_failed loss5_false_failures loss5_members_failed \
+metrics="join_s failed_s rejoin_s frozen_s thaw_s heal_s partition_failed loss5_false_failures loss5_members_failed \
 loss5_flaps loss5_recovery_s loss20_false_failures loss20_members_failed loss20_flaps \
 loss20_recovery_s cpu_percent cpu_percent_max rss_mb rss_anon_mb rss_file_mb tx_bytes_per_s rx_bytes_per_s tx_udp_bytes_per_s tx_tcp_bytes_per_s"
 : >"$work/results"
@@ -510,12 +560,14 @@ jq -r '.sizes[] | . as $s
       ""' <<<"$json"
 
 if [ "$quick" -eq 1 ]; then
-    # The keys only: every metric of both systems at every size, with its
-    # runs, median, worst and missed, and a ratio. Never a value.
-    jq -e --arg metrics "$metrics" '($metrics | split(" ")) as $names
+    # The keys only: every metric of both systems at every size, with one
+    # run per repeat (a value or null: a phase that records nothing fails
+    # here), a median, worst and missed, and a ratio. Never a value.
+    jq -e --arg metrics "$metrics" --argjson repeats "$repeats" '($metrics | split(" ")) as $names
         | .benchmark == "side_by_side" and (.sizes | length) > 0 and all(.sizes[];
             . as $s | all($names[]; . as $m | all("shoal", "serf"; $s[.][$m] | has("runs") and has("median")
-                and has("worst") and has("missed")) and ($s.ratio | has($m))))' <<<"$json" >/dev/null ||
+                and has("worst") and has("missed") and (.runs | length) == $repeats) and ($s.ratio | has($m))))' \
+        <<<"$json" >/dev/null ||
         { say "the JSON lacks keys"; exit 1; }
 fi
 exit 0
