@@ -24,6 +24,7 @@
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 const sim_family_t *const sim_families[] = { &sim_family_membership, &sim_family_leader,
@@ -86,7 +87,7 @@ s_settle (sim_run_t *run, uint32_t count)
         s_start_joining (run, count);
     else if (!s_start_settled (run, count))
         return false;
-    return sim_run_until (run, shoal_sim_now (sim) + SIM_SETTLE_LIMIT_MS, sim_settled);
+    return sim_run_until (run, shoal_sim_now (sim) + SIM_SETTLE_LIMIT_MS (run), sim_settled);
 }
 
 //  The world: the cluster settled, on a clean network; the scenario then
@@ -101,7 +102,7 @@ s_build (sim_run_t *run)
     }
     if (!s_settle (run, run->options->nodes - run->joining)) {
         sim_violation (run, "the cluster did not settle in %llu s",
-                       (unsigned long long) SIM_SETTLE_LIMIT_MS / 1000);
+                       (unsigned long long) SIM_SETTLE_LIMIT_MS (run) / 1000);
         return false;
     }
     sim_measure (run, "ms_to_settle", shoal_sim_now (sim));
@@ -136,12 +137,12 @@ s_play (sim_run_t *run)
     shoal_sim_set_loss (sim, 0);
     //  (A scenario whose liveness is one view everywhere has it already.)
     if (run->finished && options->scenario->done != sim_settled &&
-        !sim_run_until (run, shoal_sim_now (sim) + SIM_SETTLE_LIMIT_MS, sim_settled))
+        !sim_run_until (run, shoal_sim_now (sim) + SIM_SETTLE_LIMIT_MS (run), sim_settled))
         sim_violation (run, "views did not converge within %llu s after the scenario",
-                       (unsigned long long) SIM_SETTLE_LIMIT_MS / 1000);
+                       (unsigned long long) SIM_SETTLE_LIMIT_MS (run) / 1000);
     if (!run->finished)
         sim_violation (run, "the scenario did not finish within %llu s",
-                       (unsigned long long) SIM_LIMIT_MS / 1000);
+                       (unsigned long long) SIM_LIMIT_MS (run) / 1000);
 }
 
 //  The simulator's config for the options and the scenario.
@@ -149,12 +150,19 @@ static void
 s_configure (const sim_options_t *options, shoal_sim_config_t *config)
 {
     shoal_sim_config_default (config);
-    if (options->loopback) {
+    const char *profile = options->profile ? options->profile : "lan";
+    if (strcmp (profile, "loopback") == 0) {
         shoal_membership_config_loopback (&config->membership);
         shoal_elector_config_loopback (&config->elector);
         shoal_tasks_config_loopback (&config->node_tasks);
         shoal_handoff_config_loopback (&config->handoff);
         shoal_jobs_config_loopback (&config->jobs);
+    } else if (strcmp (profile, "wan") == 0) {
+        shoal_membership_config_wan (&config->membership);
+        shoal_elector_config_wan (&config->elector);
+        shoal_tasks_config_wan (&config->node_tasks);
+        shoal_handoff_config_wan (&config->handoff);
+        shoal_jobs_config_wan (&config->jobs);
     }
     config->election = options->family->election;
     config->tasks = options->family->tasks;
@@ -173,6 +181,7 @@ s_run_new (sim_run_t *run, const sim_options_t *options, shoal_sim_config_t *con
                         .config = config,
                         .job_count = 1,
                         .subject = SHOAL_SIM_NONE,
+                        .slow = options->profile && strcmp (options->profile, "wan") == 0 ? 5 : 1,
                         .moves = "moves" };
     run->measures = json_object ();
     if (!run->measures || sim_checks_init (&run->checks, options->nodes, config->election,
@@ -239,7 +248,7 @@ s_report (sim_run_t *run, double wall)
     json_t *report = json_pack ("{s:s, s:i, s:I, s:f, s:s}", "scenario", options->scenario->name,
                                 "nodes", (int) options->nodes, "seed", (json_int_t) options->seed,
                                 "loss", options->loss_ppm / 1000000.0, "profile",
-                                options->loopback ? "loopback" : "lan");
+                                options->profile ? options->profile : "lan");
     if (options->settled)
         json_object_set_new (report, "start", json_string ("settled"));
     json_object_update (report, run->measures);

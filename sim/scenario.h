@@ -25,11 +25,11 @@
 //  The cluster's nodes are started over this long.
 #define SIM_JOIN_MS 2000
 
-//  How long a scenario waits for the cluster to settle, before and after.
-#define SIM_SETTLE_LIMIT_MS 600000
-
-//  How long any other wait of a scenario may take.
-#define SIM_LIMIT_MS 300000
+//  How long a scenario waits for the cluster to settle, before and after,
+//  and how long any other wait of a scenario may take: the LAN's, five
+//  times as long with the wan profile's times.
+#define SIM_SETTLE_LIMIT_MS(run) (600000ull * (run)->slow)
+#define SIM_LIMIT_MS(run)        (300000ull * (run)->slow)
 
 typedef struct sim_run sim_run_t;
 typedef struct sim_family sim_family_t;
@@ -74,7 +74,7 @@ typedef struct {
     uint32_t loss_ppm;
     uint64_t duration_ms;
     uint32_t stall;
-    bool loopback;
+    const char *profile; //  "lan", "loopback" or "wan" (NULL: lan)
     bool available;
     uint32_t faults;
     uint32_t tasks;
@@ -133,6 +133,7 @@ struct sim_run {
     uint64_t bound;  //  how long a dead verdict about a reachable node may last
     uint64_t random; //  the scenario's own choices (join times, which node)
     uint64_t pick;   //  one of them, drawn once the cluster settled
+    uint32_t slow;   //  the profile's times over the LAN's, at least 1 (wan: 5)
     //  The plan, which setup may change.
     uint32_t joining;               //  nodes that start only in the fault
     size_t job_count;               //  task scenarios: "web", and "bad" too when 2

@@ -54,7 +54,7 @@ static void
 s_leader_crash_fault (sim_run_t *run)
 {
     sim_crash (run, run->leaders.old);
-    sim_run_until (run, run->start_ms + SIM_LIMIT_MS, s_new_leader);
+    sim_run_until (run, run->start_ms + SIM_LIMIT_MS (run), s_new_leader);
     s_report_new_leader (run);
 }
 
@@ -79,7 +79,7 @@ s_pause_leader_fault (sim_run_t *run)
 {
     uint64_t pause = 2 * s_lease (run) + 1000;
     shoal_sim_pause (run->sim, run->leaders.old, pause);
-    sim_run_until (run, run->start_ms + SIM_LIMIT_MS, s_new_leader);
+    sim_run_until (run, run->start_ms + SIM_LIMIT_MS (run), s_new_leader);
     run->healed = run->start_ms + pause;
     sim_run_until (run, run->healed, NULL);
     s_report_new_leader (run);
@@ -173,9 +173,9 @@ s_ready (sim_run_t *run)
 {
     shoal_sim_t *sim = run->sim;
     uint64_t begin = shoal_sim_now (sim);
-    if (!sim_run_until (run, begin + SIM_LIMIT_MS, sim_one_leader)) {
+    if (!sim_run_until (run, begin + SIM_LIMIT_MS (run), sim_one_leader)) {
         sim_violation (run, "no single leader followed by all within %llu s of settling",
-                       (unsigned long long) SIM_LIMIT_MS / 1000);
+                       (unsigned long long) SIM_LIMIT_MS (run) / 1000);
         return false;
     }
     sim_measure (run, "ms_to_first_leader", shoal_sim_now (sim) - begin);
@@ -196,7 +196,7 @@ s_liveness (sim_run_t *run)
 {
     shoal_sim_t *sim = run->sim;
     uint64_t from = run->healed ? run->healed : run->start_ms;
-    run->finished = sim_run_until (run, from + SIM_LIMIT_MS, run->options->scenario->done);
+    run->finished = sim_run_until (run, from + SIM_LIMIT_MS (run), run->options->scenario->done);
     sim_measure (run, run->healed ? "ms_to_one_leader_after" : "ms_to_one_leader",
                  shoal_sim_now (sim) - from);
     sim_measure (run, "leader_changes", run->leaders.starts);
@@ -207,7 +207,7 @@ s_liveness (sim_run_t *run)
                                           : shoal_elector_term (shoal_sim_elector (sim, leader)));
     if (!run->finished)
         sim_violation (run, "no single leader followed by all within %llu s after the faults",
-                       (unsigned long long) SIM_LIMIT_MS / 1000);
+                       (unsigned long long) SIM_LIMIT_MS (run) / 1000);
     if (run->options->scenario->measure)
         run->options->scenario->measure (run);
 }

@@ -248,7 +248,7 @@ s_liveness (sim_run_t *run)
     const sim_scenario_t *scenario = run->options->scenario;
     uint64_t from = run->healed ? run->healed : run->start_ms;
     run->finished =
-        scenario->done ? sim_run_until (run, from + SIM_LIMIT_MS, scenario->done) : true;
+        scenario->done ? sim_run_until (run, from + SIM_LIMIT_MS (run), scenario->done) : true;
     scenario->measure (run);
 }
 

@@ -200,7 +200,7 @@ s_mid_handoff_fault (sim_run_t *run)
     s_start_late (run);
     //  The first handoff is under way once a task has no active: a few
     //  milliseconds, so watched millisecond by millisecond.
-    while (!s_task_moving (run) && shoal_sim_now (sim) < run->start_ms + SIM_LIMIT_MS)
+    while (!s_task_moving (run) && shoal_sim_now (sim) < run->start_ms + SIM_LIMIT_MS (run))
         shoal_sim_run (sim, shoal_sim_now (sim) + 1);
     run->subject = sim_acting_leader (run);
     if (run->subject != SHOAL_SIM_NONE)
@@ -243,7 +243,7 @@ s_leave (sim_run_t *run, const uint32_t *nodes, uint32_t count)
     shoal_sim_t *sim = run->sim;
     for (uint32_t i = 0; i < count; i++)
         shoal_sim_leave (sim, nodes[i]);
-    uint64_t until = shoal_sim_now (sim) + SIM_LIMIT_MS;
+    uint64_t until = shoal_sim_now (sim) + SIM_LIMIT_MS (run);
     while (!(s_handed_off (sim, nodes, count) && s_left (sim, nodes, count)) &&
            shoal_sim_now (sim) < until)
         sim_run_until (run, shoal_sim_now (sim) + 10, NULL);
@@ -266,7 +266,7 @@ static bool
 s_drain (sim_run_t *run, uint32_t n)
 {
     shoal_sim_t *sim = run->sim;
-    uint64_t begin = shoal_sim_now (sim), until = begin + SIM_LIMIT_MS;
+    uint64_t begin = shoal_sim_now (sim), until = begin + SIM_LIMIT_MS (run);
     if (shoal_sim_cordon (sim, n, SHOAL_CORDON_DRAINING) != 0) {
         sim_violation (run, "node %u refused to drain", n);
         return false;
@@ -275,7 +275,7 @@ s_drain (sim_run_t *run, uint32_t n)
         sim_run_until (run, shoal_sim_now (sim) + 10, NULL);
     if (!shoal_sim_drained (sim, n)) {
         sim_violation (run, "node %u still held tasks %llu s after its drain began", n,
-                       (unsigned long long) SIM_LIMIT_MS / 1000);
+                       (unsigned long long) SIM_LIMIT_MS (run) / 1000);
         return false;
     }
     s_drains_t *drains = run->state;
@@ -325,7 +325,7 @@ s_rolling (sim_run_t *run, bool drain)
             break;
         s_leave (run, &n, 1);
         shoal_sim_start (run->sim, n, (n + 1) % nodes);
-        if (!sim_run_until (run, shoal_sim_now (run->sim) + SIM_LIMIT_MS, sim_tasks_balanced))
+        if (!sim_run_until (run, shoal_sim_now (run->sim) + SIM_LIMIT_MS (run), sim_tasks_balanced))
             break;
     }
     if (n == nodes)
@@ -486,9 +486,10 @@ sim_tasks_ready (sim_run_t *run)
 {
     shoal_sim_t *sim = run->sim;
     uint64_t begin = shoal_sim_now (sim);
-    if (!sim_run_until (run, begin + SIM_LIMIT_MS, run->ready ? run->ready : sim_tasks_balanced)) {
+    if (!sim_run_until (run, begin + SIM_LIMIT_MS (run),
+                        run->ready ? run->ready : sim_tasks_balanced)) {
         sim_violation (run, "the tasks were not placed and balanced within %llu s of settling",
-                       (unsigned long long) SIM_LIMIT_MS / 1000);
+                       (unsigned long long) SIM_LIMIT_MS (run) / 1000);
         return false;
     }
     sim_measure (run, "ms_to_placed", shoal_sim_now (sim) - begin);
@@ -554,7 +555,7 @@ sim_tasks_liveness (sim_run_t *run)
     const sim_scenario_t *scenario = run->options->scenario;
     if (run->subject != SHOAL_SIM_NONE)
         sim_measure (run, "subject", run->subject);
-    run->finished = sim_run_until (run, run->start_ms + SIM_LIMIT_MS, scenario->done);
+    run->finished = sim_run_until (run, run->start_ms + SIM_LIMIT_MS (run), scenario->done);
     sim_measure (run, "ms_to_balanced", shoal_sim_now (sim) - run->start_ms);
     if (run->healed)
         sim_measure (run, "ms_to_balanced_after_heal", shoal_sim_now (sim) - run->healed);
@@ -563,7 +564,7 @@ sim_tasks_liveness (sim_run_t *run)
     s_measure_tasks (run);
     if (!run->finished)
         sim_violation (run, "the tasks were not balanced within %llu s after the fault",
-                       (unsigned long long) SIM_LIMIT_MS / 1000);
+                       (unsigned long long) SIM_LIMIT_MS (run) / 1000);
 }
 
 static const sim_scenario_t s_scenarios[] = {

@@ -262,6 +262,19 @@ for seed in 1 2 3 4 5 943 1899 5241 5841; do
     is "random faults with submits, seed $seed" lost_jobs 0
 done
 
+# The wan profile: every time of the cores five times the LAN's, and the
+# scenarios' bounds with them. Its safety is the LAN's, scaled.
+for seed in 1 2 3; do
+    run "wan: crash-owner, seed $seed" --scenario crash-owner --nodes 9 --seed "$seed" \
+        --profile wan
+    [ "$(field profile)" = '"wan"' ] || fail "wan: crash-owner: profile is $(field profile)"
+    is "wan: crash-owner, seed $seed" double_active_ms 0
+    run "wan: random faults with tasks, seed $seed" --scenario random-tasks --nodes 12 \
+        --tasks 60 --faults 10 --seed "$seed" --profile wan
+done
+run "wan: leader-crash" --scenario leader-crash --nodes "$small" --seed 1 --profile wan
+at_most "wan: leader-crash" ms_to_new_leader 25000
+
 # The same seed replays the same run, byte for byte (but for wall time).
 "$sim" --scenario crash --nodes 50 --seed 9 --json | grep -v '"wall_s"\|"simulated_s_per_wall_s"' >"$work/a"
 "$sim" --scenario crash --nodes 50 --seed 9 --json | grep -v '"wall_s"\|"simulated_s_per_wall_s"' >"$work/b"
@@ -282,6 +295,8 @@ expect_status 2 "loss not a number" "$sim" --scenario steady --loss lots
 expect_status 2 "stray argument" "$sim" --scenario join extra
 expect_status 2 "no faults" "$sim" --scenario random --faults 0
 expect_status 2 "fail of 100%" "$sim" --scenario random-tasks --fail 100%
+expect_status 2 "unknown profile" "$sim" --scenario crash --profile moon
+grep -q -- 'lan, loopback or wan' "$work/err" || fail "unknown profile: $(cat "$work/err")"
 expect_status 0 "help" "$sim" --help
 grep -q 'scenarios:' "$work/out" || fail "--help does not list the scenarios"
 
