@@ -1035,7 +1035,7 @@ s_recv_two (void *socket, void *first, size_t first_capacity, size_t *first_size
         const char *address = peer ? zmq_msg_gets (&part, "Peer-Address") : NULL;
         if (peer && (parts == 1 || (address && !peer[0])))
             snprintf (peer, peer_size, "%s", address ? address : "");
-        if (source && parts == 1)
+        if (source && source->fd < 0)
             source->fd = zmq_msg_get (&part, ZMQ_SRCFD);
         more = zmq_msg_more (&part);
         size_t size = zmq_msg_size (&part);
