@@ -818,6 +818,19 @@ s_link_send (shoal_transport_t *self, s_link_t *link, uint8_t type, long sealed,
     return 0;
 }
 
+//  An answer to a request goes back over the asker's own connection on any
+//  node, not only on the acting leader: the request came over it, so the
+//  answer needs no link of this node's. A member that many ask at once (the
+//  highest rank in an election, a member many sync with) would otherwise
+//  make a link to each asker, past the cap, closing one for the next.
+static bool
+s_answer (uint8_t type)
+{
+    return type == SHOAL_MSG_ANSWER || type == SHOAL_MSG_SYNC_REPLY || type == SHOAL_MSG_JOB_ACK ||
+           type == SHOAL_MSG_CONTROL_REP || type == SHOAL_MSG_KEYS_ACK ||
+           type == SHOAL_MSG_LOGS_REP;
+}
+
 int
 shoal_transport_frame (shoal_transport_t *self, const char *addr, const shoal_life_t *recipient,
                        const shoal_msg_t *msg)
@@ -834,7 +847,8 @@ shoal_transport_frame (shoal_transport_t *self, const char *addr, const shoal_li
     //  Over the member's own connection, unless a link of this node's holds
     //  frames for it: those go first, in order.
     s_link_t *link = zhashx_lookup (self->links, key);
-    if (self->route_back && s_routed (self, key, now) && !(link && link->pending_count)) {
+    bool back = self->route_back || s_answer (msg->type);
+    if (back && s_routed (self, key, now) && !(link && link->pending_count)) {
         int routed = s_route_send (self, key, sealed);
         if (routed != 0) {
             if (routed < 0) {

@@ -713,6 +713,38 @@ answers_go_back_over_the_members_connection_and_idle_links_close (void)
     s_node_free (&b);
 }
 
+//  An answer goes back over the asker's connection on any node, a leader
+//  or not: the member that many ask at once (the highest rank, in an
+//  election) needs no link to each. Other frames still go over links.
+static void
+answers_go_back_over_the_askers_connection_on_any_node (void)
+{
+    s_node_t a, b;
+    s_node_timed (&a, s_key_a, 1, 1000);
+    s_node_timed (&b, s_key_a, 2, 1000);
+    shoal_arena_t arena;
+    CHECK_EQ (shoal_arena_init (&arena, 1 << 16), 0);
+    shoal_transport_in_t in;
+    shoal_msg_t election = s_election (3);
+    CHECK_EQ (s_frame_received (&a, &b, &election, &arena, &in), 1);
+    shoal_msg_t answer = { .type = SHOAL_MSG_ANSWER };
+    answer.u.answer.term = 3;
+    CHECK_EQ (s_frame_received (&b, &a, &answer, &arena, &in), 1);
+    CHECK_EQ (in.msg.type, SHOAL_MSG_ANSWER);
+    shoal_transport_stats_t stats;
+    shoal_transport_stats (b.transport, &stats);
+    CHECK_EQ (stats.links_open, 0);
+    CHECK_EQ (stats.frames_routed, 1);
+    //  Not an answer: over a link of b's own.
+    CHECK_EQ (s_frame_received (&b, &a, &election, &arena, &in), 1);
+    shoal_transport_stats (b.transport, &stats);
+    CHECK_EQ (stats.links_open, 1);
+    CHECK_EQ (stats.frames_routed, 1);
+    shoal_arena_release (&arena);
+    s_node_free (&a);
+    s_node_free (&b);
+}
+
 //  Reads b's monitor until an event comes (WAIT_MS bound): what
 //  shoal_transport_closed returned for it, or -1 when none came.
 static int
@@ -924,6 +956,7 @@ main (void)
     RUN (a_link_to_a_peer_that_stops_answering_is_made_again);
     RUN (answers_go_back_over_the_members_connection_and_idle_links_close);
     RUN (a_connection_closed_in_use_is_told);
+    RUN (answers_go_back_over_the_askers_connection_on_any_node);
     RUN (links_are_capped_the_least_recently_used_closed_first);
     return TEST_DONE ();
 }
