@@ -29,16 +29,18 @@
 # a bad argument. Never asserts on a time.
 #
 #   bench/scale.sh [--nodes N] [--tasks T] [--kill PERCENT] [--profile P]
-#       [--child-nice N] [--build DIR] [--keep]
+#       [--child-nice N] [--start-rate R] [--build DIR] [--keep]
 #
-# Defaults: 50 nodes, 500 tasks, 10 %, lan, build/plain, --child-nice 0.
+# Defaults: 50 nodes, 500 tasks, 10 %, lan, build/plain, --child-nice 0,
+# every worker started at once (--start-rate R: R workers a second, which
+# spreads the joins of a large cluster; join_s still counts from the first).
 # More than about 50 workers, or 500 tasks, on 2 cores need --profile wan:
 # starting the children starves the node threads past the LAN's 2 s lease
 # (docs/benchmarks.md, "Many workers on one machine")
 # (the workers' option: the tasks' commands that much lower in CPU
 # priority than the workers; docs/benchmarks.md has what it changed).
 set -u
-nodes=50 tasks=500 kill_pct=10 profile=lan build=build/plain keep=0 child_nice=0
+nodes=50 tasks=500 kill_pct=10 profile=lan build=build/plain keep=0 child_nice=0 start_rate=0
 while [ $# -gt 0 ]; do
     case $1 in
     --nodes) nodes=$2; shift 2 ;;
@@ -46,13 +48,14 @@ while [ $# -gt 0 ]; do
     --kill) kill_pct=$2; shift 2 ;;
     --profile) profile=$2; shift 2 ;;
     --child-nice) child_nice=$2; shift 2 ;;
+    --start-rate) start_rate=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --keep) keep=1; shift ;;
     -h | --help) sed -n '2,/^set -u/p' "$0" | sed 's/^# \{0,1\}//; /^set -u/d'; exit 0 ;;
     *) echo "scale: unknown argument $1 (scale --help)" >&2; exit 2 ;;
     esac
 done
-for v in nodes tasks kill_pct child_nice; do
+for v in nodes tasks kill_pct child_nice start_rate; do
     [[ ${!v} =~ ^[0-9]+$ ]] || { echo "scale: --${v%_pct} must be a whole number" >&2; exit 2; }
 done
 [ "$nodes" -ge 3 ] || { echo "scale: --nodes is 3 or more" >&2; exit 2; }
@@ -117,7 +120,10 @@ t_start=$(mono_ms)
 start n0 --expect 1
 wait_until 60 grep -q ' on port ' "$top/n0.log" || bail "n0 did not start"
 port=$(port_of n0)
-for ((i = 1; i < nodes; i++)); do start "n$i" --join "127.0.0.1:$port"; done
+for ((i = 1; i < nodes; i++)); do
+    start "n$i" --join "127.0.0.1:$port"
+    [ "$start_rate" -eq 0 ] || [ $((i % start_rate)) -ne 0 ] || sleep 1
+done
 wait_until 600 sh -c "[ \$('$shoal' members --data-dir '$top/n0' | grep -c ' alive ') -eq $nodes ]" ||
     bail "the seed never saw $nodes alive"
 t_joined=$(mono_ms)
@@ -176,7 +182,7 @@ t_failover=$(mono_ms)
 "$shoal" status --data-dir "$top/$survivor" | awk '$3 == "active" { print $1, $2 }' | sort >"$top/after"
 sleep 2
 
-python3 - "$top" "$nodes" "$tasks" "$kill_pct" "$profile" "${#victims[@]}" \
+START_RATE=$start_rate python3 - "$top" "$nodes" "$tasks" "$kill_pct" "$profile" "${#victims[@]}" \
     "$t_start" "$t_joined" "$t_view" "$t_submit" "$t_placed" "$t_kill" "$t_leader" "$t_failover" \
     "${victims[@]}" <<'EOF'
 import glob, json, os, statistics, sys
@@ -251,6 +257,7 @@ run_s = (kill - start) / 1000
 s = lambda ms: round(ms / 1000, 2)
 print(json.dumps({
     "bench": "scale", "nodes": nodes, "tasks": tasks, "profile": profile,
+    "start_rate": int(os.environ["START_RATE"]),
     "killed": len(victims), "kill_percent": kill_pct,
     "join_s": s(joined - start), "one_view_s": s(view - start),
     "placed_s": s(placed - submit), "leader_s": s(leader - kill), "failover_s": s(failover - kill),
