@@ -1112,31 +1112,27 @@ tombstones_are_forgotten_after_their_time (void)
 //  ---------------------------------------------------------------------
 //  Hints: the shell says a member may be gone
 
-//  PINGs in node 0's last outputs addressed to node index.
+//  Node 0's last outputs of type about node index: addressed to it (a
+//  PING), or asking about it (a PING-REQ).
+static int
+s_outputs_about (const s_net_t *net, uint8_t type, int index)
+{
+    const shoal_membership_send_t *sends;
+    size_t count = shoal_membership_outbox (net->nodes[0].core, &sends);
+    int found = 0;
+    for (size_t i = 0; i < count; i++) {
+        const uint8_t *about =
+            type == SHOAL_MSG_PING_REQ ? sends[i].msg.u.ping_req.target.bytes : sends[i].to.id;
+        found += sends[i].msg.type == type &&
+                 memcmp (about, net->nodes[index].id.bytes, SHOAL_ID_SIZE) == 0;
+    }
+    return found;
+}
+
 static int
 s_pings_to (const s_net_t *net, int index)
 {
-    const shoal_membership_send_t *sends;
-    size_t count = shoal_membership_outbox (net->nodes[0].core, &sends);
-    int pings = 0;
-    for (size_t i = 0; i < count; i++)
-        pings += sends[i].msg.type == SHOAL_MSG_PING &&
-                 memcmp (sends[i].to.id, net->nodes[index].id.bytes, SHOAL_ID_SIZE) == 0;
-    return pings;
-}
-
-//  The PING-REQs about member index in node 0's outbox.
-static int
-s_requests_about (const s_net_t *net, int index)
-{
-    const shoal_membership_send_t *sends;
-    size_t count = shoal_membership_outbox (net->nodes[0].core, &sends);
-    int requests = 0;
-    for (size_t i = 0; i < count; i++)
-        requests += sends[i].msg.type == SHOAL_MSG_PING_REQ &&
-                    memcmp (sends[i].msg.u.ping_req.target.bytes, net->nodes[index].id.bytes,
-                            SHOAL_ID_SIZE) == 0;
-    return requests;
+    return s_outputs_about (net, SHOAL_MSG_PING, index);
 }
 
 //  Hints stand-in 3 to node 0 at a seed-given point of its schedule, with
@@ -1157,7 +1153,7 @@ s_hinted (const shoal_membership_config_t *config, uint64_t seed, bool answered,
     s_collect (net, 0);
     if (pinged && answered) {
         shoal_membership_hint (net->nodes[0].core, net->now, &net->nodes[3].id);
-        CHECK (s_requests_about (net, 3) >= 1);
+        CHECK (s_outputs_about (net, SHOAL_MSG_PING_REQ, 3) >= 1);
         s_collect (net, 0);
     }
     *suspect_after = UINT64_MAX;

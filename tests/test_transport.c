@@ -651,6 +651,18 @@ relink_makes_a_new_connection_and_keeps_a_new_link (void)
     s_node_free (&a);
 }
 
+//  Two nodes whose links time out after 1 s, a's ELECTION received by b:
+//  b has a route back to a.
+static void
+s_pair_asked (s_node_t *a, s_node_t *b, shoal_arena_t *arena, shoal_transport_in_t *in)
+{
+    s_node_timed (a, s_key_a, 1, 1000);
+    s_node_timed (b, s_key_a, 2, 1000);
+    CHECK_EQ (shoal_arena_init (arena, 1 << 16), 0);
+    shoal_msg_t election = s_election (3);
+    CHECK_EQ (s_frame_received (a, b, &election, arena, in), 1);
+}
+
 //  A node that heard a member over the connection the member made sends
 //  back over it, through its ROUTER, and makes no link of its own; a link
 //  that carried nothing for four link timeouts is closed, and the next
@@ -660,13 +672,10 @@ static void
 answers_go_back_over_the_members_connection_and_idle_links_close (void)
 {
     s_node_t a, b;
-    s_node_timed (&a, s_key_a, 1, 1000);
-    s_node_timed (&b, s_key_a, 2, 1000);
     shoal_arena_t arena;
-    CHECK_EQ (shoal_arena_init (&arena, 1 << 16), 0);
     shoal_transport_in_t in;
+    s_pair_asked (&a, &b, &arena, &in);
     shoal_msg_t election = s_election (3);
-    CHECK_EQ (s_frame_received (&a, &b, &election, &arena, &in), 1);
     shoal_transport_stats_t stats;
     shoal_transport_stats (b.transport, &stats);
     CHECK_EQ (stats.links_routed, 1);
@@ -720,13 +729,10 @@ static void
 answers_go_back_over_the_askers_connection_on_any_node (void)
 {
     s_node_t a, b;
-    s_node_timed (&a, s_key_a, 1, 1000);
-    s_node_timed (&b, s_key_a, 2, 1000);
     shoal_arena_t arena;
-    CHECK_EQ (shoal_arena_init (&arena, 1 << 16), 0);
     shoal_transport_in_t in;
+    s_pair_asked (&a, &b, &arena, &in);
     shoal_msg_t election = s_election (3);
-    CHECK_EQ (s_frame_received (&a, &b, &election, &arena, &in), 1);
     shoal_msg_t answer = { .type = SHOAL_MSG_ANSWER };
     answer.u.answer.term = 3;
     CHECK_EQ (s_frame_received (&b, &a, &answer, &arena, &in), 1);
