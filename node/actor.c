@@ -37,8 +37,6 @@
 #define S_BURST 64
 //  Errors of the UDP socket turned into hints at most, per pass.
 #define S_HINTS 4
-//  How often frames that wait for a connection are tried again.
-#define S_FLUSH_MS 2
 //  Events queued for an application that does not read, past which only
 //  the ones it must act on are kept.
 #define S_EVENTS_MAX 4096
@@ -1056,8 +1054,9 @@ s_loop (shoal_actor_t *self)
             if (self->asks[i].deadline < next)
                 next = self->asks[i].deadline;
         //  Frames wait for connections being made: look again soon.
-        if (shoal_transport_flush (self->transport) && now + S_FLUSH_MS < next)
-            next = now + S_FLUSH_MS;
+        uint32_t again = shoal_transport_flush (self->transport);
+        if (again && now + again < next)
+            next = now + again;
         long timeout = next <= now ? 0 : next - now > 60000 ? 60000 : (long) (next - now);
         //  Frames come back over the links too: polled as they are now.
         size_t linked = shoal_transport_links (self->transport, links, SHOAL_TRANSPORT_LINKS_MAX);

@@ -31,6 +31,11 @@
 #define S_PENDING_MAX   16
 #define S_PENDING_MS    1000
 #define S_PENDING_BYTES (8u * 1024 * 1024) //  held by all links together
+//  How soon the held frames are tried again: an eighth of the oldest
+//  waiting link's age, from 2 ms to 50 ms (shoal_transport_flush).
+#define S_FLUSH_SHARE  8
+#define S_FLUSH_MIN_MS 2
+#define S_FLUSH_MAX_MS 50
 
 //  Links are made on demand and closed when idle, so that a node holds as
 //  many as it talks to, not one per member (docs/node.md, "Links"): a link
@@ -897,22 +902,28 @@ shoal_transport_route_back (shoal_transport_t *self, bool on)
     self->route_back = on;
 }
 
-bool
+uint32_t
 shoal_transport_flush (shoal_transport_t *self)
 {
     int64_t now = zclock_mono ();
     if (now >= self->sweep_at)
         s_sweep (self, now);
     if (!self->pending)
-        return false;
-    bool waiting = false;
+        return 0;
+    int64_t oldest = -1;
     for (s_link_t *link = zhashx_first (self->links); link; link = zhashx_next (self->links)) {
         if (link->pending_count)
             s_link_flush (self, link, now);
-        waiting |= link->pending_count > 0;
+        if (link->pending_count && now - link->made_ms > oldest)
+            oldest = now - link->made_ms;
     }
-    self->pending = waiting;
-    return waiting;
+    self->pending = oldest >= 0;
+    if (oldest < 0)
+        return 0;
+    int64_t again = oldest / S_FLUSH_SHARE;
+    return again < S_FLUSH_MIN_MS   ? S_FLUSH_MIN_MS
+           : again > S_FLUSH_MAX_MS ? S_FLUSH_MAX_MS
+                                    : (uint32_t) again;
 }
 
 int

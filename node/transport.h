@@ -183,9 +183,12 @@ int shoal_transport_frame (shoal_transport_t *self, const char *addr, const shoa
 void shoal_transport_route_back (shoal_transport_t *self, bool on);
 
 //  Sends the frames that wait for connections being made, and drops those
-//  of links a second old. Returns true while some still wait: call it
-//  again soon (the node's loop does, every few milliseconds).
-bool shoal_transport_flush (shoal_transport_t *self);
+//  of links a second old. Returns 0 when none waits, else in how many
+//  milliseconds to call it again: 2 for a link just made, then an eighth of
+//  the oldest waiting link's age, at most 50, so that connections that are
+//  slow to come (a starved machine, a peer gone) are not polled for
+//  hundreds of times a second.
+uint32_t shoal_transport_flush (shoal_transport_t *self);
 
 //  Makes the DEALER to the node id at addr now, ahead of its first frame
 //  (or marks it used, when there). The node itself makes links on first
