@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 #include <netinet/ip_icmp.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -334,8 +335,13 @@ s_unbind (shoal_transport_t *self)
 static void
 s_monitor_start (shoal_transport_t *self)
 {
+    //  A name of its own: a transport made where a destroyed one was has
+    //  its address, and the old monitor's name is freed only when ZeroMQ's
+    //  reaper gets to it.
+    static atomic_uint made;
     char endpoint[64];
-    snprintf (endpoint, sizeof endpoint, "inproc://shoal-router-monitor-%p", (void *) self);
+    snprintf (endpoint, sizeof endpoint, "inproc://shoal-router-monitor-%u",
+              atomic_fetch_add (&made, 1));
     void *router = zsock_resolve (self->router);
     if (zmq_socket_monitor (router, endpoint, ZMQ_EVENT_DISCONNECTED) != 0)
         return;

@@ -811,6 +811,13 @@ a_connection_closed_in_use_is_told (void)
     shoal_arena_release (&arena);
     s_node_free (&b);
     s_node_free (&c);
+    //  Transports made one after another, each where the last was freed,
+    //  each have a monitor (the last one's name is freed only later).
+    for (int i = 0; i < 20; i++) {
+        s_node (&a, s_key_a, 1);
+        CHECK (shoal_transport_monitor (a.transport) != NULL);
+        s_node_free (&a);
+    }
 }
 
 //  Past 64 links, the one used least recently is closed for a new one.
