@@ -24,8 +24,9 @@
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
+
+const char *const sim_profile_names[SIM_PROFILE_COUNT] = { "lan", "loopback", "wan" };
 
 const sim_family_t *const sim_families[] = { &sim_family_membership, &sim_family_leader,
                                              &sim_family_tasks, &sim_family_jobs, NULL };
@@ -150,14 +151,13 @@ static void
 s_configure (const sim_options_t *options, shoal_sim_config_t *config)
 {
     shoal_sim_config_default (config);
-    const char *profile = options->profile ? options->profile : "lan";
-    if (strcmp (profile, "loopback") == 0) {
+    if (options->profile == SIM_PROFILE_LOOPBACK) {
         shoal_membership_config_loopback (&config->membership);
         shoal_elector_config_loopback (&config->elector);
         shoal_tasks_config_loopback (&config->node_tasks);
         shoal_handoff_config_loopback (&config->handoff);
         shoal_jobs_config_loopback (&config->jobs);
-    } else if (strcmp (profile, "wan") == 0) {
+    } else if (options->profile == SIM_PROFILE_WAN) {
         shoal_membership_config_wan (&config->membership);
         shoal_elector_config_wan (&config->elector);
         shoal_tasks_config_wan (&config->node_tasks);
@@ -181,7 +181,6 @@ s_run_new (sim_run_t *run, const sim_options_t *options, shoal_sim_config_t *con
                         .config = config,
                         .job_count = 1,
                         .subject = SHOAL_SIM_NONE,
-                        .slow = options->profile && strcmp (options->profile, "wan") == 0 ? 5 : 1,
                         .moves = "moves" };
     run->measures = json_object ();
     if (!run->measures || sim_checks_init (&run->checks, options->nodes, config->election,
@@ -245,10 +244,10 @@ s_report (sim_run_t *run, double wall)
     shoal_sim_stats_t stats;
     shoal_sim_stats (run->sim, &stats);
     double seconds = (double) shoal_sim_now (run->sim) / 1000.0;
-    json_t *report = json_pack ("{s:s, s:i, s:I, s:f, s:s}", "scenario", options->scenario->name,
-                                "nodes", (int) options->nodes, "seed", (json_int_t) options->seed,
-                                "loss", options->loss_ppm / 1000000.0, "profile",
-                                options->profile ? options->profile : "lan");
+    json_t *report =
+        json_pack ("{s:s, s:i, s:I, s:f, s:s}", "scenario", options->scenario->name, "nodes",
+                   (int) options->nodes, "seed", (json_int_t) options->seed, "loss",
+                   options->loss_ppm / 1000000.0, "profile", sim_profile_names[options->profile]);
     if (options->settled)
         json_object_set_new (report, "start", json_string ("settled"));
     json_object_update (report, run->measures);

@@ -163,10 +163,12 @@ s_option_value (int option, const char *arg, sim_options_t *options)
         return s_count (arg, 0, 100000, &options->stall,
                         "--stall: must be a whole number of nodes");
     case 'p':
-        if (strcmp (arg, "lan") != 0 && strcmp (arg, "loopback") != 0 && strcmp (arg, "wan") != 0)
-            return s_usage_error ("--profile: must be lan, loopback or wan", arg);
-        options->profile = arg;
-        return 0;
+        for (int profile = 0; profile < SIM_PROFILE_COUNT; profile++)
+            if (strcmp (arg, sim_profile_names[profile]) == 0) {
+                options->profile = (sim_profile_t) profile;
+                return 0;
+            }
+        return s_usage_error ("--profile: must be lan, loopback or wan", arg);
     case 'f':
         return s_count (arg, 1, 100000, &options->faults,
                         "--faults: must be a whole number from 1 to 100000");

@@ -28,8 +28,9 @@
 //  How long a scenario waits for the cluster to settle, before and after,
 //  and how long any other wait of a scenario may take: the LAN's, five
 //  times as long with the wan profile's times.
-#define SIM_SETTLE_LIMIT_MS(run) (600000ull * (run)->slow)
-#define SIM_LIMIT_MS(run)        (300000ull * (run)->slow)
+#define SIM_SLOW(run)            ((run)->options->profile == SIM_PROFILE_WAN ? 5ull : 1ull)
+#define SIM_SETTLE_LIMIT_MS(run) (600000ull * SIM_SLOW (run))
+#define SIM_LIMIT_MS(run)        (300000ull * SIM_SLOW (run))
 
 typedef struct sim_run sim_run_t;
 typedef struct sim_family sim_family_t;
@@ -66,6 +67,15 @@ extern const sim_family_t sim_family_membership, sim_family_leader, sim_family_t
 //  Every family, in the order of --help (NULL-terminated).
 extern const sim_family_t *const sim_families[];
 
+//  The timing profiles, as --profile names them (sim_profile_names).
+typedef enum {
+    SIM_PROFILE_LAN,
+    SIM_PROFILE_LOOPBACK,
+    SIM_PROFILE_WAN,
+    SIM_PROFILE_COUNT
+} sim_profile_t;
+extern const char *const sim_profile_names[SIM_PROFILE_COUNT];
+
 typedef struct {
     const sim_scenario_t *scenario;
     const sim_family_t *family;
@@ -74,7 +84,7 @@ typedef struct {
     uint32_t loss_ppm;
     uint64_t duration_ms;
     uint32_t stall;
-    const char *profile; //  "lan", "loopback" or "wan" (NULL: lan)
+    sim_profile_t profile;
     bool available;
     uint32_t faults;
     uint32_t tasks;
@@ -133,7 +143,6 @@ struct sim_run {
     uint64_t bound;  //  how long a dead verdict about a reachable node may last
     uint64_t random; //  the scenario's own choices (join times, which node)
     uint64_t pick;   //  one of them, drawn once the cluster settled
-    uint32_t slow;   //  the profile's times over the LAN's, at least 1 (wan: 5)
     //  The plan, which setup may change.
     uint32_t joining;               //  nodes that start only in the fault
     size_t job_count;               //  task scenarios: "web", and "bad" too when 2
