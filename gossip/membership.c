@@ -2413,15 +2413,21 @@ s_suspicions_tick (shoal_membership_t *self, uint64_t now)
     }
 }
 
+//  The relay heard nothing from its target: it says so, and is free.
+static void
+s_relay_nack (shoal_membership_t *self, s_relay_t *relay)
+{
+    s_nack (self, &relay->requester, relay->addr, relay->their_seq, &relay->target);
+    relay->used = false;
+}
+
 static void
 s_relays_tick (shoal_membership_t *self, uint64_t now)
 {
     for (size_t i = 0; i < SHOAL_MEMBERSHIP_RELAYS_MAX; i++) {
         s_relay_t *relay = &self->relays[i];
-        if (relay->used && relay->deadline_ms <= now) {
-            s_nack (self, &relay->requester, relay->addr, relay->their_seq, &relay->target);
-            relay->used = false;
-        }
+        if (relay->used && relay->deadline_ms <= now)
+            s_relay_nack (self, relay);
     }
 }
 
@@ -2728,8 +2734,7 @@ s_hint_answers (shoal_membership_t *self, uint64_t now, const shoal_id_t *id)
     for (size_t i = 0; i < SHOAL_MEMBERSHIP_RELAYS_MAX; i++) {
         s_relay_t *relay = &self->relays[i];
         if (relay->used && shoal_id_equal (&relay->target, id)) {
-            s_nack (self, &relay->requester, relay->addr, relay->their_seq, &relay->target);
-            relay->used = false;
+            s_relay_nack (self, relay);
             self->stats.nacks_hastened++;
             answered = true;
         }
