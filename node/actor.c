@@ -850,6 +850,15 @@ s_member_at (shoal_actor_t *self, const char *addr, shoal_id_t *id)
     return -1;
 }
 
+//  A sign that member id may be gone, for the membership to probe it.
+static void
+s_hint (shoal_actor_t *self, const shoal_id_t *id)
+{
+    uint64_t now = shoal_actor_now ();
+    shoal_peer_hint (self->peer, now, id);
+    shoal_actor_deliver (self, now);
+}
+
 //  The kernel of a datagram's destination answered that no process listens
 //  at its port (ICMP port unreachable): the member there may have died.
 //  Each such error is a hint to the membership, which probes the member at
@@ -869,9 +878,7 @@ s_unreachable (shoal_actor_t *self)
         if (rc == 0 || hinted >= S_HINTS || s_member_at (self, addr, &id) != 0)
             continue;
         hinted++;
-        uint64_t now = shoal_actor_now ();
-        shoal_peer_hint (self->peer, now, &id);
-        shoal_actor_deliver (self, now);
+        s_hint (self, &id);
     }
 }
 
@@ -886,11 +893,8 @@ s_closed (shoal_actor_t *self)
         int rc = shoal_transport_closed (self->transport, id.bytes);
         if (rc < 0)
             return;
-        if (rc == 0)
-            continue;
-        uint64_t now = shoal_actor_now ();
-        shoal_peer_hint (self->peer, now, &id);
-        shoal_actor_deliver (self, now);
+        if (rc == 1)
+            s_hint (self, &id);
     }
 }
 
