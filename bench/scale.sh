@@ -6,14 +6,19 @@
 #   1. starts them all and waits until a sample of nodes (every node up to
 #      20, then 20 picked at random, and the seed) each see NODES alive and
 #      name the same leader: join_s, one_view_s;
-#   2. submits two jobs, TASKS/2 stateless and TASKS/2 stateful tasks, whose
+#   2. lets the cluster idle IDLE seconds (--idle; 0: not) and reads each
+#      worker's threads: the CPU time they ran (schedstat, exact) and how
+#      often they woke (voluntary switches), per second: idle_cpu_ms_per_s
+#      and idle_wakeups_per_s, the followers' mean and most and the
+#      leader's;
+#   3. submits two jobs, TASKS/2 stateless and TASKS/2 stateful tasks, whose
 #      child only says it is ready and sleeps, and waits until every task
 #      is active: placed_s;
-#   3. kills (SIGKILL) the leader and KILL % of the other nodes at once,
+#   4. kills (SIGKILL) the leader and KILL % of the other nodes at once,
 #      and waits until a survivor names a new leader (leader_s) and every
 #      task is active again on a survivor (failover_s); moves counts the
 #      tasks whose active changed node;
-#   4. reads every worker's event log: double_active_ms is the total time
+#   5. reads every worker's event log: double_active_ms is the total time
 #      two nodes let one task act at once: active as their commands say
 #      (start or promote as active, until demote, stop, or the node's
 #      death; the `mono` clock of one host), less the node's lease gaps
@@ -22,16 +27,18 @@
 #      the lease holds again): must be 0; double_commanded_ms is the same
 #      from the command lines alone (a starved worker's late stop counts);
 #      active_spans (how many spans were read) must be at least TASKS;
-#   5. per node: CPU seconds over the run and RSS at the end (mean, max),
+#   6. per node: CPU seconds over the run and RSS at the end (mean, max),
 #      and the sockets each process holds open (mean, max).
 # Prints one JSON object; exit status 1 when a step does not finish within
 # its bound (bounds against a hang only) or a double active is seen, 2 for
 # a bad argument. Never asserts on a time.
 #
 #   bench/scale.sh [--nodes N] [--tasks T] [--kill PERCENT] [--profile P]
-#       [--child-nice N] [--start-rate R] [--build DIR] [--keep]
+#       [--child-nice N] [--start-rate R] [--idle SECONDS] [--build DIR]
+#       [--keep]
 #
-# Defaults: 50 nodes, 500 tasks, 10 %, lan, build/plain, --child-nice 0,
+# Defaults: 50 nodes, 500 tasks, 10 %, lan, --idle 10, build/plain,
+# --child-nice 0,
 # every worker started at once (--start-rate R: R workers a second, which
 # spreads the joins of a large cluster; join_s still counts from the first).
 # More than about 50 workers, or 500 tasks, on 2 cores need --profile wan:
@@ -40,7 +47,7 @@
 # (the workers' option: the tasks' commands that much lower in CPU
 # priority than the workers; docs/benchmarks.md has what it changed).
 set -u
-nodes=50 tasks=500 kill_pct=10 profile=lan build=build/plain keep=0 child_nice=0 start_rate=0
+nodes=50 tasks=500 kill_pct=10 profile=lan build=build/plain keep=0 child_nice=0 start_rate=0 idle=10
 while [ $# -gt 0 ]; do
     case $1 in
     --nodes) nodes=$2; shift 2 ;;
@@ -49,13 +56,14 @@ while [ $# -gt 0 ]; do
     --profile) profile=$2; shift 2 ;;
     --child-nice) child_nice=$2; shift 2 ;;
     --start-rate) start_rate=$2; shift 2 ;;
+    --idle) idle=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --keep) keep=1; shift ;;
     -h | --help) sed -n '2,/^set -u/p' "$0" | sed 's/^# \{0,1\}//; /^set -u/d'; exit 0 ;;
     *) echo "scale: unknown argument $1 (scale --help)" >&2; exit 2 ;;
     esac
 done
-for v in nodes tasks kill_pct child_nice start_rate; do
+for v in nodes tasks kill_pct child_nice start_rate idle; do
     [[ ${!v} =~ ^[0-9]+$ ]] || { echo "scale: --${v%_pct} must be a whole number" >&2; exit 2; }
 done
 [ "$nodes" -ge 3 ] || { echo "scale: --nodes is 3 or more" >&2; exit 2; }
@@ -130,6 +138,40 @@ t_joined=$(mono_ms)
 wait_until 600 one_view "$nodes" || bail "no one view of $nodes with one leader"
 t_view=$(mono_ms)
 
+# threads NAME...: per worker, the CPU its threads ran (ns) and their
+# voluntary switches (wake-ups), from /proc: one process reads them all.
+threads () {
+    local name
+    for name in "$@"; do echo "$name ${pid_of[$name]}"; done | python3 -c '
+import os, sys
+for line in sys.stdin:
+    name, pid = line.split()
+    ns = woke = 0
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            ns += int(open(f"/proc/{pid}/task/{tid}/schedstat").read().split()[0])
+            for row in open(f"/proc/{pid}/task/{tid}/status"):
+                if row.startswith("voluntary_ctxt_switches"):
+                    woke += int(row.split()[1])
+    except OSError:
+        continue
+    print(name, ns, woke)'
+}
+names=()
+for ((i = 0; i < nodes; i++)); do names+=("n$i"); done
+idle_leader=$(leader n0)
+: >"$top/idle.before" >"$top/idle.after"
+if [ "$idle" -gt 0 ]; then
+    threads "${names[@]}" >"$top/idle.before"
+    t_idle=$(mono_ms)
+    sleep "$idle"
+    threads "${names[@]}" >"$top/idle.after"
+    idle_ms=$(($(mono_ms) - t_idle))
+    for ((i = 0; i < nodes; i++)); do
+        grep -q "node $idle_leader" "$top/n$i.log" && echo "n$i" >"$top/idle.leader"
+    done
+fi
+
 # submit NAME FLAG...: the job committed. A leader slow to answer may have
 # applied it anyway: asked again, or found in the jobs, it is.
 submit () {
@@ -182,7 +224,7 @@ t_failover=$(mono_ms)
 "$shoal" status --data-dir "$top/$survivor" | awk '$3 == "active" { print $1, $2 }' | sort >"$top/after"
 sleep 2
 
-START_RATE=$start_rate python3 - "$top" "$nodes" "$tasks" "$kill_pct" "$profile" "${#victims[@]}" \
+IDLE_MS=${idle_ms:-0} START_RATE=$start_rate python3 - "$top" "$nodes" "$tasks" "$kill_pct" "$profile" "${#victims[@]}" \
     "$t_start" "$t_joined" "$t_view" "$t_submit" "$t_placed" "$t_kill" "$t_leader" "$t_failover" \
     "${victims[@]}" <<'EOF'
 import glob, json, os, statistics, sys
@@ -254,6 +296,22 @@ cpu = [int(u[1]) / hz for u in usage]
 rss = [int(u[2]) / 1024 for u in usage]
 socks = [int(u[3]) for u in usage]
 run_s = (kill - start) / 1000
+def idle_figures():
+    # Each worker's CPU ms and wake-ups a second over the idle window.
+    window = int(os.environ["IDLE_MS"]) / 1000
+    if not window:
+        return None, None
+    read = lambda f: {r[0]: (int(r[1]), int(r[2])) for r in (l.split() for l in open(os.path.join(top, f)))}
+    a, b = read("idle.before"), read("idle.after")
+    path = os.path.join(top, "idle.leader")
+    lead = open(path).read().strip() if os.path.exists(path) else None
+    rate = {n: ((b[n][0] - a[n][0]) / 1e6 / window, (b[n][1] - a[n][1]) / window) for n in b if n in a}
+    follow = [v for n, v in rate.items() if n != lead]
+    fig = lambda k: {"follower_mean": round(statistics.mean(v[k] for v in follow), 3),
+                     "follower_max": round(max(v[k] for v in follow), 3),
+                     "leader": round(rate[lead][k], 3) if lead in rate else None}
+    return fig(0), fig(1)
+idle_cpu, idle_woke = idle_figures()
 s = lambda ms: round(ms / 1000, 2)
 print(json.dumps({
     "bench": "scale", "nodes": nodes, "tasks": tasks, "profile": profile,
@@ -263,6 +321,8 @@ print(json.dumps({
     "placed_s": s(placed - submit), "leader_s": s(leader - kill), "failover_s": s(failover - kill),
     "moves": moves, "double_active_ms": double, "double_commanded_ms": commanded,
     "active_spans": spans_read,
+    "idle_s": round(int(os.environ["IDLE_MS"]) / 1000, 1),
+    "idle_cpu_ms_per_s": idle_cpu, "idle_wakeups_per_s": idle_woke,
     "cpu_percent_per_node": {"mean": round(100 * statistics.mean(cpu) / run_s, 2),
                              "max": round(100 * max(cpu) / run_s, 2)},
     "rss_mb_per_node": {"mean": round(statistics.mean(rss), 1), "max": round(max(rss), 1)},

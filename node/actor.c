@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -1009,10 +1010,76 @@ s_observe (shoal_actor_t *self, uint64_t now, bool changed)
     return shoal_metrics_update (self->metrics, now, &sources, changed);
 }
 
+//  Whether socket has a message to read: its ZMQ_EVENTS, which takes the
+//  commands its mailbox holds (and so quiets its descriptor). 1, 0, or -1
+//  with errno set (the context ended).
+static int
+s_readable (void *socket)
+{
+    int events = 0;
+    size_t size = sizeof events;
+    if (zmq_getsockopt (socket, ZMQ_EVENTS, &events, &size) != 0)
+        return -1;
+    return (events & ZMQ_POLLIN) != 0;
+}
+
+#define S_WAITED_MAX (7 + SHOAL_TRANSPORT_LINKS_MAX)
+
+//  Waits up to timeout ms as zmq_poll does, with fewer system calls.
+//  zmq_poll reads every ZeroMQ socket's ZMQ_EVENTS before it sleeps and
+//  again after, each a poll of the socket's mailbox and a getpid (libzmq's
+//  fork check): some 20 calls a pass for a follower's five sockets, the
+//  most of an idle node's CPU on a machine whose system calls are dear
+//  (docs/node.md, "Waiting"). Here each socket's mailbox descriptor
+//  (ZMQ_FD) is polled with the plain descriptors, and its ZMQ_EVENTS read
+//  only when that descriptor woke or the node touched the socket (sent or
+//  read on it) since: input reaches a socket only by a command to its
+//  mailbox, whose descriptor then wakes, unless a send or a read took the
+//  command first. touched[i] says so of items[i]; all are cleared. Returns
+//  how many items have revents, or -1 with errno set, as zmq_poll does.
+static int
+s_wait (zmq_pollitem_t *items, bool *touched, int count, long timeout)
+{
+    struct pollfd fds[S_WAITED_MAX];
+    int ready = 0;
+    for (int i = 0; i < count; i++) {
+        items[i].revents = 0;
+        fds[i] = (struct pollfd){ .fd = items[i].fd, .events = POLLIN };
+        if (!items[i].socket)
+            continue;
+        size_t size = sizeof fds[i].fd;
+        if (zmq_getsockopt (items[i].socket, ZMQ_FD, &fds[i].fd, &size) != 0)
+            return -1;
+        int readable = touched[i] ? s_readable (items[i].socket) : 0;
+        touched[i] = false;
+        if (readable < 0)
+            return -1;
+        items[i].revents = readable ? ZMQ_POLLIN : 0;
+        ready += readable;
+    }
+    if (poll (fds, (nfds_t) count, ready ? 0 : (int) timeout) < 0)
+        return -1;
+    for (int i = 0; i < count; i++) {
+        if (!fds[i].revents || items[i].revents)
+            continue;
+        int readable = 1;
+        if (items[i].socket && (readable = s_readable (items[i].socket)) < 0)
+            return -1;
+        if (items[i].socket)
+            items[i].revents = readable ? ZMQ_POLLIN : 0;
+        else
+            items[i].revents = (short) ((fds[i].revents & POLLIN ? ZMQ_POLLIN : 0) |
+                                        (fds[i].revents & ~(POLLIN | POLLOUT) ? ZMQ_POLLERR : 0));
+        ready += items[i].revents != 0;
+    }
+    return ready;
+}
+
 static void
 s_loop (shoal_actor_t *self)
 {
-    zmq_pollitem_t items[7 + SHOAL_TRANSPORT_LINKS_MAX];
+    zmq_pollitem_t items[S_WAITED_MAX];
+    bool touched[S_WAITED_MAX];
     void *links[SHOAL_TRANSPORT_LINKS_MAX];
     int count = 0;
     items[count++] = (zmq_pollitem_t){ zsock_resolve (self->pipe), 0, ZMQ_POLLIN, 0 };
@@ -1035,6 +1102,9 @@ s_loop (shoal_actor_t *self)
     if (monitor_socket)
         items[count++] = (zmq_pollitem_t){ monitor_socket, 0, ZMQ_POLLIN, 0 };
     int fixed = count;
+    int beacons = self->beacons ? 4 : -1;
+    for (int i = 0; i < fixed; i++)
+        touched[i] = true; //  read once before the first sleep
     uint64_t observe_at = s_observe (self, shoal_actor_now (), true);
     while (!self->terminated) {
         uint64_t now = shoal_actor_now ();
@@ -1063,11 +1133,18 @@ s_loop (shoal_actor_t *self)
             next = now + again;
         long timeout = next <= now ? 0 : next - now > 60000 ? 60000 : (long) (next - now);
         //  Frames come back over the links too: polled as they are now.
-        size_t linked = shoal_transport_links (self->transport, links, SHOAL_TRANSPORT_LINKS_MAX);
+        size_t linked = shoal_transport_links (self->transport, links, touched + fixed,
+                                               SHOAL_TRANSPORT_LINKS_MAX);
         for (size_t i = 0; i < linked; i++)
             items[fixed + i] = (zmq_pollitem_t){ links[i], 0, ZMQ_POLLIN, 0 };
         count = fixed + (int) linked;
-        int rc = zmq_poll (items, count, timeout);
+        //  A socket read in the last pass may hold more; the beacons' pipe
+        //  is written by the discovery's publish too.
+        for (int i = 0; i < fixed; i++)
+            touched[i] |= items[i].socket && (items[i].revents || i == beacons);
+        touched[2] |= shoal_transport_router_touched (self->transport);
+        touched[3] |= shoal_control_server_touched (self->control);
+        int rc = s_wait (items, touched, count, timeout);
         if (rc < 0 && zmq_errno () != EINTR)
             break;
         if (items[0].revents & ZMQ_POLLIN)

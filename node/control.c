@@ -43,6 +43,7 @@ struct _shoal_control_server_t {
     shoal_opener_t *plain_opener;
     s_pending_t pending[SHOAL_CONTROL_PENDING_MAX];
     uint64_t dropped;
+    bool touched; //  sent or read on since the poller last asked
     //  An ipc:// endpoint: the socket file this node made (path empty for
     //  tcp://), which it alone removes, and its lock, PATH.lock, held with
     //  flock while the node lives.
@@ -248,6 +249,14 @@ shoal_control_server_destroy (shoal_control_server_t **self_p)
     *self_p = NULL;
 }
 
+bool
+shoal_control_server_touched (shoal_control_server_t *self)
+{
+    bool touched = self->touched;
+    self->touched = false;
+    return touched;
+}
+
 void *
 shoal_control_server_socket (const shoal_control_server_t *self)
 {
@@ -304,6 +313,7 @@ s_refuse (shoal_control_server_t *self, zframe_t *routing, zframe_t *data,
                       : shoal_sealer_seal (self->plain_sealer, SHOAL_PURPOSE_FRAME, to, self->plain,
                                            (size_t) size, self->sealed, SHOAL_FRAME_MAX);
     void *router = zsock_resolve (self->router);
+    self->touched = true;
     if (sealed >= 0 && zmq_send (router, zframe_data (routing), zframe_size (routing),
                                  ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0)
         zmq_send (router, self->sealed, (size_t) sealed, ZMQ_DONTWAIT);
@@ -313,6 +323,7 @@ int
 shoal_control_server_receive (shoal_control_server_t *self, shoal_arena_t *arena, uint64_t ref,
                               shoal_control_req_t *req)
 {
+    self->touched = true;
     zmsg_t *msg = zmsg_recv (self->router);
     if (!msg)
         return zmq_errno () == EAGAIN || zmq_errno () == EINTR ? 0 : -1;
@@ -368,6 +379,7 @@ shoal_control_server_answer (shoal_control_server_t *self, uint64_t ref,
     if (sealed < 0)
         return -1;
     void *router = zsock_resolve (self->router);
+    self->touched = true;
     if (zmq_send (router, slot->routing, slot->routing_size, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
         zmq_send (router, self->sealed, (size_t) sealed, ZMQ_DONTWAIT) < 0)
         return -1;

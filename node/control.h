@@ -56,6 +56,11 @@ void shoal_control_server_destroy (shoal_control_server_t **self_p);
 //  The ROUTER (a zsock_t), for the actor's poller.
 void *shoal_control_server_socket (const shoal_control_server_t *self);
 
+//  True once the ROUTER was sent or read on since the last call (its events
+//  must be read again before the poller sleeps: node/transport.h,
+//  shoal_transport_links); cleared.
+bool shoal_control_server_touched (shoal_control_server_t *self);
+
 //  Reads one request without waiting, and holds it open under ref (the
 //  caller's, unique). Returns 1 with *req decoded into arena, 0 when
 //  nothing was ready or what came was dropped (malformed, refused by the

@@ -67,6 +67,7 @@ typedef struct {
     char addr[SHOAL_ADDR_MAX + 1];
     int64_t made_ms;
     int64_t used_ms; //  when it last took a frame
+    bool touched;    //  sent or read on since the poller last asked (shoal_transport_links)
     s_pending_t pending[S_PENDING_MAX];
     size_t pending_count;
 } s_link_t;
@@ -89,6 +90,7 @@ struct _shoal_transport_t {
     zhashx_t *links;      //  hex id -> s_link_t
     zhashx_t *routes;     //  hex id -> s_route_t: its connection to the ROUTER
     void *monitor;        //  PAIR: the ROUTER's closed connections (NULL: none)
+    bool router_touched;  //  sent or read on since the poller last asked
     int64_t sweep_at;     //  when idle links and old routes are next closed
     bool route_back;      //  frames go over members' connections when they can
     bool pending;         //  some link holds frames,
@@ -732,6 +734,7 @@ s_link (shoal_transport_t *self, const uint8_t id[16], const char *addr)
         return NULL;
     snprintf (link->addr, sizeof link->addr, "%s", addr);
     link->made_ms = link->used_ms = zclock_mono ();
+    link->touched = true; //  a new socket: its events are read once before the poller sleeps
     link->dealer = s_dealer (self, host, port);
     if (!link->dealer) {
         free (link);
@@ -751,6 +754,7 @@ static void
 s_link_flush (shoal_transport_t *self, s_link_t *link, int64_t now)
 {
     size_t sent = 0;
+    link->touched = true;
     while (sent < link->pending_count) {
         s_pending_t *frame = &link->pending[sent];
         if (zmq_send (link->dealer, frame->bytes, frame->size, ZMQ_DONTWAIT) != (int) frame->size)
@@ -789,6 +793,7 @@ static int
 s_route_send (shoal_transport_t *self, const char *key, long size)
 {
     void *router = zsock_resolve (self->router);
+    self->router_touched = true;
     if (zmq_send (router, key, 32, ZMQ_SNDMORE | ZMQ_DONTWAIT) != 32) {
         if (zmq_errno () == EAGAIN)
             return -1;
@@ -806,6 +811,7 @@ static int
 s_link_send (shoal_transport_t *self, s_link_t *link, uint8_t type, long sealed, int64_t now)
 {
     link->used_ms = now;
+    link->touched = true;
     if (link->pending_count)
         s_link_flush (self, link, now);
     if (link->pending_count == 0 &&
@@ -1115,7 +1121,10 @@ s_receive_frame (shoal_transport_t *self, shoal_arena_t *arena, shoal_transport_
     s_source_t source = { .peer = in->from, .peer_size = sizeof in->from, .fd = -1 };
     int parts = s_recv_two (zsock_resolve (self->router), routing, sizeof routing, &routing_size,
                             self->sealed, SHOAL_FRAME_MAX, &size, &source);
-    if (parts <= 0)
+    if (parts == 0)
+        return 0;
+    self->router_touched = true;
+    if (parts < 0)
         return parts;
     if (parts != 2 || size > SHOAL_FRAME_MAX) {
         self->stats.malformed++;
@@ -1142,6 +1151,7 @@ s_receive_link (shoal_transport_t *self, shoal_arena_t *arena, shoal_transport_i
                                 &source);
         if (parts == 0)
             continue;
+        link->touched = true;
         if (parts != 1 || size > SHOAL_FRAME_MAX) {
             self->stats.malformed++;
             return 0;
@@ -1154,13 +1164,24 @@ s_receive_link (shoal_transport_t *self, shoal_arena_t *arena, shoal_transport_i
 }
 
 size_t
-shoal_transport_links (const shoal_transport_t *self, void **sockets, size_t max)
+shoal_transport_links (shoal_transport_t *self, void **sockets, bool *touched, size_t max)
 {
     size_t count = 0;
     for (s_link_t *link = zhashx_first (self->links); link && count < max;
-         link = zhashx_next (self->links))
+         link = zhashx_next (self->links)) {
+        touched[count] = link->touched;
+        link->touched = false;
         sockets[count++] = link->dealer;
+    }
     return count;
+}
+
+bool
+shoal_transport_router_touched (shoal_transport_t *self)
+{
+    bool touched = self->router_touched;
+    self->router_touched = false;
+    return touched;
 }
 
 //  A beacon from the beacon actor: the sender's IP address, then the data.

@@ -131,8 +131,16 @@ int shoal_transport_closed (shoal_transport_t *self, uint8_t id[SHOAL_ID_SIZE]);
 
 //  The links' DEALERs (libzmq sockets), at most max of them, into sockets:
 //  frames come back over them too, for the poller (receive reads them as
-//  frames). Valid until the next call into the transport.
-size_t shoal_transport_links (const shoal_transport_t *self, void **sockets, size_t max);
+//  frames). Valid until the next call into the transport. touched[i]: the
+//  transport sent or read on sockets[i] since the last call, so that its
+//  ZeroMQ events must be read again before the poller sleeps (a send or a
+//  read may take the command its descriptor would have woken the poller
+//  for); each link's mark is cleared.
+size_t shoal_transport_links (shoal_transport_t *self, void **sockets, bool *touched, size_t max);
+
+//  The same mark for the ROUTER: true once it was sent or read on since the
+//  last call; cleared.
+bool shoal_transport_router_touched (shoal_transport_t *self);
 
 //  Beacons: sealed UDP broadcasts on port, shared by every node of the host
 //  (czmq's zbeacon), on interface_name: a network interface's name, "*"

@@ -957,6 +957,58 @@ a_link_to_a_peer_that_stops_answering_is_made_again (void)
     s_node_free (&a);
 }
 
+//  The node's poller reads a ZeroMQ socket's events again before it sleeps
+//  only when the socket was touched since (node/actor.c, s_wait): every
+//  send and every read that took a frame must say so, on links and on the
+//  ROUTER, once; a read that found nothing leaves the socket quiet.
+static void
+sends_and_reads_mark_their_socket_touched (void)
+{
+    s_node_t a, b;
+    s_node (&a, s_key_a, 1);
+    s_node (&b, s_key_a, 2);
+    shoal_arena_t arena;
+    CHECK_EQ (shoal_arena_init (&arena, 1 << 16), 0);
+    shoal_transport_in_t in;
+    void *links[4];
+    bool touched[4] = { false };
+    //  A's link to B, made by a send and read from nowhere yet.
+    shoal_msg_t msg = s_election (3);
+    CHECK_EQ (s_frame_received (&a, &b, &msg, &arena, &in), 1);
+    CHECK_EQ (shoal_transport_links (a.transport, links, touched, 4), 1u);
+    CHECK (touched[0]);
+    CHECK_EQ (shoal_transport_links (a.transport, links, touched, 4), 1u);
+    CHECK (!touched[0]); //  told once
+    CHECK (shoal_transport_router_touched (b.transport));
+    CHECK (!shoal_transport_router_touched (b.transport));
+    //  Nothing more to read: neither is touched by trying.
+    CHECK_EQ (shoal_transport_receive (b.transport, SHOAL_PURPOSE_FRAME, &arena, &in), 0);
+    CHECK (!shoal_transport_router_touched (b.transport));
+    CHECK_EQ (shoal_transport_receive (a.transport, SHOAL_PURPOSE_FRAME, &arena, &in), 0);
+    CHECK_EQ (shoal_transport_links (a.transport, links, touched, 4), 1u);
+    CHECK (!touched[0]);
+    CHECK (!shoal_transport_router_touched (a.transport));
+    //  A second frame, over the link made: sent at once, and told.
+    CHECK_EQ (shoal_transport_frame (a.transport, b.addr, &b.life, &msg), 0);
+    CHECK_EQ (shoal_transport_links (a.transport, links, touched, 4), 1u);
+    CHECK (touched[0]);
+    CHECK_EQ (s_receive (&b, false, &arena, &in), 1);
+    CHECK (shoal_transport_router_touched (b.transport));
+    //  B answers over A's own connection (an ANSWER goes back the way the
+    //  question came): B's ROUTER sends, A reads it from its link.
+    shoal_msg_t answer = { .type = SHOAL_MSG_ANSWER };
+    answer.u.answer.term = 3;
+    CHECK_EQ (shoal_transport_frame (b.transport, a.addr, &a.life, &answer), 0);
+    CHECK (shoal_transport_router_touched (b.transport));
+    CHECK_EQ (s_receive (&a, false, &arena, &in), 1);
+    CHECK_EQ (in.msg.type, SHOAL_MSG_ANSWER);
+    CHECK_EQ (shoal_transport_links (a.transport, links, touched, 4), 1u);
+    CHECK (touched[0]);
+    shoal_arena_release (&arena);
+    s_node_free (&a);
+    s_node_free (&b);
+}
+
 int
 main (void)
 {
@@ -977,5 +1029,6 @@ main (void)
     RUN (a_connection_closed_in_use_is_told);
     RUN (answers_go_back_over_the_askers_connection_on_any_node);
     RUN (links_are_capped_the_least_recently_used_closed_first);
+    RUN (sends_and_reads_mark_their_socket_touched);
     return TEST_DONE ();
 }
