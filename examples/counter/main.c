@@ -297,6 +297,11 @@ main (int argc, char **argv)
     }
     if (leave_started)
         pthread_join (leaving, NULL);
+    //  The leave may end between the last read of the events and the loop's
+    //  test: what the node told by then (SHOAL_EVENT_LEFT first) is read.
+    shoal_event_t event = { .size = sizeof event };
+    while (shoal_node_event (node, &event) == 1)
+        s_event (node, &event);
     shoal_node_destroy (&node);
     printf ("bye\n");
     return 0;
