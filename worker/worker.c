@@ -1234,6 +1234,9 @@ s_on_left (s_worker_t *self, uint64_t now)
     if (read (self->leave_fd, &value, sizeof value) != sizeof value || self->leave_done)
         return;
     pthread_join (self->leaving, NULL);
+    //  The node queues LEFT before the leave returns; read it now, or a
+    //  worker with no child left would exit without saying it left.
+    s_events (self, now);
     self->leave_started = false;
     self->leave_done = true;
     if (self->leave_rc == 0)
