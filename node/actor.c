@@ -899,12 +899,16 @@ s_closed (shoal_actor_t *self)
     }
 }
 
+//  Reads what came of carrier; frames from socket only (the ROUTER or a
+//  link the wait found readable).
 static void
-s_receive (shoal_actor_t *self, shoal_purpose_t carrier)
+s_receive (shoal_actor_t *self, shoal_purpose_t carrier, void *socket)
 {
     for (int i = 0; i < S_BURST; i++) {
         shoal_transport_in_t in;
-        int rc = shoal_transport_receive (self->transport, carrier, &self->arena, &in);
+        int rc = carrier == SHOAL_PURPOSE_FRAME
+                     ? shoal_transport_receive_from (self->transport, socket, &self->arena, &in)
+                     : shoal_transport_receive (self->transport, carrier, &self->arena, &in);
         //  Beacons are broadcast to every node on the port, those of other
         //  clusters too: only what was sent to this node is told.
         if (rc == 0 && carrier != SHOAL_PURPOSE_BEACON)
@@ -1150,18 +1154,20 @@ s_loop (shoal_actor_t *self)
         if (items[0].revents & ZMQ_POLLIN)
             s_pipe (self);
         if (items[1].revents & ZMQ_POLLIN)
-            s_receive (self, SHOAL_PURPOSE_DATAGRAM);
+            s_receive (self, SHOAL_PURPOSE_DATAGRAM, NULL);
         if (items[1].revents & ZMQ_POLLERR)
             s_unreachable (self);
-        bool frames = items[2].revents & ZMQ_POLLIN;
+        //  Frames: from each socket found readable, and no other (a read
+        //  that finds nothing costs ZeroMQ two system calls).
+        if (items[2].revents & ZMQ_POLLIN)
+            s_receive (self, SHOAL_PURPOSE_FRAME, items[2].socket);
         for (int i = fixed; i < count; i++)
-            frames |= items[i].revents & ZMQ_POLLIN;
-        if (frames)
-            s_receive (self, SHOAL_PURPOSE_FRAME);
+            if (items[i].revents & ZMQ_POLLIN)
+                s_receive (self, SHOAL_PURPOSE_FRAME, items[i].socket);
         if (items[3].revents & ZMQ_POLLIN)
             shoal_status_serve (self, shoal_actor_now ());
         if (self->beacons && items[4].revents & ZMQ_POLLIN)
-            s_receive (self, SHOAL_PURPOSE_BEACON);
+            s_receive (self, SHOAL_PURPOSE_BEACON, NULL);
         if (resolver >= 0 && items[resolver].revents & ZMQ_POLLIN)
             shoal_discovery_resolved (self, shoal_actor_now ());
         if (monitor >= 0 && items[monitor].revents & ZMQ_POLLIN)

@@ -1141,24 +1141,39 @@ s_receive_frame (shoal_transport_t *self, shoal_arena_t *arena, shoal_transport_
 
 //  A frame that came back over one of this node's links (the peer's ROUTER
 //  sent it over the connection this node made): one frame, no routing id.
+//  A frame from link; *came tells whether anything was read.
+static int
+s_receive_one_link (shoal_transport_t *self, s_link_t *link, shoal_arena_t *arena,
+                    shoal_transport_in_t *in, bool *came)
+{
+    size_t size = 0, none = 0;
+    s_source_t source = { .peer = in->from, .peer_size = sizeof in->from, .fd = -1 };
+    int parts =
+        s_recv_two (link->dealer, self->sealed, SHOAL_FRAME_MAX, &size, NULL, 0, &none, &source);
+    *came = parts != 0;
+    if (parts == 0)
+        return 0;
+    link->touched = true;
+    if (parts != 1 || size > SHOAL_FRAME_MAX) {
+        self->stats.malformed++;
+        return 0;
+    }
+    int accepted = s_accept (self, SHOAL_PURPOSE_FRAME, size, arena, in);
+    in->from[0] = 0;
+    return accepted;
+}
+
+//  The first frame any link holds. Each link read costs ZeroMQ system
+//  calls even when empty: the node's loop reads only the sockets its wait
+//  found readable (shoal_transport_receive_from).
 static int
 s_receive_link (shoal_transport_t *self, shoal_arena_t *arena, shoal_transport_in_t *in)
 {
     for (s_link_t *link = zhashx_first (self->links); link; link = zhashx_next (self->links)) {
-        size_t size = 0, none = 0;
-        s_source_t source = { .peer = in->from, .peer_size = sizeof in->from, .fd = -1 };
-        int parts = s_recv_two (link->dealer, self->sealed, SHOAL_FRAME_MAX, &size, NULL, 0, &none,
-                                &source);
-        if (parts == 0)
-            continue;
-        link->touched = true;
-        if (parts != 1 || size > SHOAL_FRAME_MAX) {
-            self->stats.malformed++;
-            return 0;
-        }
-        int accepted = s_accept (self, SHOAL_PURPOSE_FRAME, size, arena, in);
-        in->from[0] = 0;
-        return accepted;
+        bool came;
+        int rc = s_receive_one_link (self, link, arena, in, &came);
+        if (came)
+            return rc;
     }
     return 0;
 }
@@ -1207,6 +1222,22 @@ s_receive_beacon (shoal_transport_t *self, shoal_arena_t *arena, shoal_transport
     const char *format = strchr (ip, ':') ? "[%s]:%u" : "%s:%u";
     snprintf (in->from, sizeof in->from, format, ip, in->msg.u.beacon.port);
     return 1;
+}
+
+int
+shoal_transport_receive_from (shoal_transport_t *self, void *socket, shoal_arena_t *arena,
+                              shoal_transport_in_t *in)
+{
+    self->refused = SHOAL_OPEN_OK;
+    in->from[0] = 0;
+    if (socket == zsock_resolve (self->router))
+        return s_receive_frame (self, arena, in);
+    for (s_link_t *link = zhashx_first (self->links); link; link = zhashx_next (self->links))
+        if (link->dealer == socket) {
+            bool came;
+            return s_receive_one_link (self, link, arena, in, &came);
+        }
+    return 0; //  a link closed since the wait
 }
 
 int

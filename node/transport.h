@@ -235,6 +235,14 @@ typedef struct {
 int shoal_transport_receive (shoal_transport_t *self, shoal_purpose_t carrier, shoal_arena_t *arena,
                              shoal_transport_in_t *in);
 
+//  Reads one frame from socket, the ROUTER or a link's socket as
+//  shoal_transport_links gave it, as shoal_transport_receive does from all
+//  of them. A read finds nothing at a ZeroMQ cost (its own system calls):
+//  the node reads only the sockets its wait found readable. 0 for a link
+//  closed since.
+int shoal_transport_receive_from (shoal_transport_t *self, void *socket, shoal_arena_t *arena,
+                                  shoal_transport_in_t *in);
+
 //  Reads one error the kernel queued on the UDP socket (a poll says
 //  ZMQ_POLLERR on shoal_transport_udp_fd) without waiting. Returns 1 when it
 //  was an ICMP port unreachable about a datagram this node sent, with the

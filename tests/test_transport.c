@@ -1009,6 +1009,44 @@ sends_and_reads_mark_their_socket_touched (void)
     s_node_free (&b);
 }
 
+//  The node reads frames only from the sockets its wait found readable
+//  (node/actor.c): a read of one socket, the ROUTER or one link, takes
+//  nothing from another, and a socket no longer known reads nothing.
+static void
+a_frame_is_read_from_the_socket_named_only (void)
+{
+    s_node_t a, b;
+    s_node (&a, s_key_a, 1);
+    s_node (&b, s_key_a, 2);
+    shoal_arena_t arena;
+    CHECK_EQ (shoal_arena_init (&arena, 1 << 16), 0);
+    shoal_transport_in_t in;
+    shoal_msg_t msg = s_election (3);
+    CHECK_EQ (s_frame_received (&a, &b, &msg, &arena, &in), 1);
+    void *links[4];
+    bool touched[4];
+    CHECK_EQ (shoal_transport_links (a.transport, links, touched, 4), 1u);
+    void *router = zsock_resolve (shoal_transport_router (a.transport));
+    //  B answers over A's connection: the frame waits on A's link.
+    shoal_msg_t answer = { .type = SHOAL_MSG_ANSWER };
+    answer.u.answer.term = 3;
+    CHECK_EQ (shoal_transport_frame (b.transport, a.addr, &a.life, &answer), 0);
+    int rc = 0;
+    for (int waited = 0; waited < WAIT_MS && rc == 0; waited += 10) {
+        CHECK_EQ (shoal_transport_receive_from (a.transport, router, &arena, &in), 0);
+        rc = shoal_transport_receive_from (a.transport, links[0], &arena, &in);
+        if (rc == 0)
+            zclock_sleep (10);
+    }
+    CHECK_EQ (rc, 1);
+    CHECK_EQ (in.msg.type, SHOAL_MSG_ANSWER);
+    CHECK_EQ (shoal_transport_receive_from (a.transport, links[0], &arena, &in), 0);
+    CHECK_EQ (shoal_transport_receive_from (a.transport, &arena, &arena, &in), 0);
+    shoal_arena_release (&arena);
+    s_node_free (&a);
+    s_node_free (&b);
+}
+
 int
 main (void)
 {
@@ -1030,5 +1068,6 @@ main (void)
     RUN (answers_go_back_over_the_askers_connection_on_any_node);
     RUN (links_are_capped_the_least_recently_used_closed_first);
     RUN (sends_and_reads_mark_their_socket_touched);
+    RUN (a_frame_is_read_from_the_socket_named_only);
     return TEST_DONE ();
 }
