@@ -7,9 +7,10 @@
 #     remove A (asked of the leader): each exits 0 and says "3 of 3 live
 #     members applied it"; list then shows B alone, held by 3 of 3 and
 #     primary on all three;
-#   - the cluster keeps its one leader and term, every task stays active
-#     and running, no task starts again, the assignment version barely
-#     moves, and the status client never failed;
+#   - the cluster keeps its one leader, no node refuses another's message
+#     for its key, every task stays active and running, no task starts
+#     again, the assignment version barely moves, and the status client
+#     never failed;
 #   - refused, with the reason, each changing nothing: text that is not a
 #     key, an unknown key id, use of a key a live member lacks (a fourth
 #     worker that joined with A only: named), remove of the primary,
@@ -165,7 +166,12 @@ watcher=
 [ -f "$work/watch.failures" ] && fail "the status client failed during the rotation: $(cat "$work/watch.failures")"
 after=$(status_line "$B")
 [ "$(leader_of w1 "$B")" = "$leader" ] || fail "the leader stays ($before / $after)"
-[ "$(sed -n -E 's/.*term ([0-9]+),.*/\1/p' <<<"$after")" = "$term" ] || fail "the term stays ($before / $after)"
+# What a rotation can break is a message refused for its key, which every
+# node logs ("refused a message from ..."). The term is not checked: the
+# loopback profile's lease is 200 ms, and a machine that stalls that long
+# re-elects the same leader at a new term, rotation or not.
+refused=$(grep -hE 'refused (a message|[0-9]+ more messages) from' "$work"/w[123].log)
+[ -z "$refused" ] || fail "no member refused another's message during the rotation: $refused"
 moved=$(($(sed -n -E 's/.*assignment version ([0-9]+).*/\1/p' <<<"$after") - version))
 # w4's join and leave may each bring a version; a re-election storm brings many.
 [ "$moved" -le 4 ] || fail "the assignment version moved by $moved ($before / $after)"
