@@ -1139,9 +1139,9 @@ s_receive_frame (shoal_transport_t *self, shoal_arena_t *arena, shoal_transport_
     return accepted;
 }
 
-//  A frame that came back over one of this node's links (the peer's ROUTER
-//  sent it over the connection this node made): one frame, no routing id.
-//  A frame from link; *came tells whether anything was read.
+//  A frame that came back over link (the peer's ROUTER sent it over the
+//  connection this node made): one frame, no routing id. *came tells
+//  whether anything was read.
 static int
 s_receive_one_link (shoal_transport_t *self, s_link_t *link, shoal_arena_t *arena,
                     shoal_transport_in_t *in, bool *came)
