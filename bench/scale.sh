@@ -27,6 +27,8 @@
 #      the lease holds again): must be 0; double_commanded_ms is the same
 #      from the command lines alone (a starved worker's late stop counts);
 #      active_spans (how many spans were read) must be at least TASKS;
+#      leases_lost counts the times a node lost its task lease (each one
+#      stops or freezes its actives);
 #   6. per node: CPU seconds over the run and RSS at the end (mean, max),
 #      and the sockets each process holds open (mean, max).
 # Prints one JSON object; exit status 1 when a step does not finish within
@@ -34,11 +36,12 @@
 # a bad argument. Never asserts on a time.
 #
 #   bench/scale.sh [--nodes N] [--tasks T] [--kill PERCENT] [--profile P]
-#       [--child-nice N] [--start-rate R] [--idle SECONDS] [--build DIR]
-#       [--keep]
+#       [--child-nice N] [--start-rate R] [--max-starting M] [--idle SECONDS]
+#       [--build DIR] [--keep]
 #
 # Defaults: 50 nodes, 500 tasks, 10 %, lan, --idle 10, build/plain,
-# --child-nice 0,
+# --child-nice 0, --max-starting 0 (the workers' option: at most M tasks
+# starting at once in the whole cluster; 0: no bound),
 # every worker started at once (--start-rate R: R workers a second, which
 # spreads the joins of a large cluster; join_s still counts from the first).
 # More than about 50 workers, or 500 tasks, on 2 cores need --profile wan:
@@ -48,6 +51,7 @@
 # priority than the workers; docs/benchmarks.md has what it changed).
 set -u
 nodes=50 tasks=500 kill_pct=10 profile=lan build=build/plain keep=0 child_nice=0 start_rate=0 idle=10
+max_starting=0
 while [ $# -gt 0 ]; do
     case $1 in
     --nodes) nodes=$2; shift 2 ;;
@@ -56,6 +60,7 @@ while [ $# -gt 0 ]; do
     --profile) profile=$2; shift 2 ;;
     --child-nice) child_nice=$2; shift 2 ;;
     --start-rate) start_rate=$2; shift 2 ;;
+    --max-starting) max_starting=$2; shift 2 ;;
     --idle) idle=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --keep) keep=1; shift ;;
@@ -63,7 +68,7 @@ while [ $# -gt 0 ]; do
     *) echo "scale: unknown argument $1 (scale --help)" >&2; exit 2 ;;
     esac
 done
-for v in nodes tasks kill_pct child_nice start_rate idle; do
+for v in nodes tasks kill_pct child_nice start_rate idle max_starting; do
     [[ ${!v} =~ ^[0-9]+$ ]] || { echo "scale: --${v%_pct} must be a whole number" >&2; exit 2; }
 done
 [ "$nodes" -ge 3 ] || { echo "scale: --nodes is 3 or more" >&2; exit 2; }
@@ -93,7 +98,8 @@ start () { # name flags...
     local name=$1
     shift
     "$shoal" worker --data-dir "$top/$name" --bind 127.0.0.1:0 --beacon-port 0 --name "$name" \
-        --profile "$profile" --child-nice "$child_nice" --events "$top/$name.events" "$@" \
+        --profile "$profile" --child-nice "$child_nice" --max-starting "$max_starting" \
+        --events "$top/$name.events" "$@" \
         >"$top/$name.out" 2>"$top/$name.log" &
     pid_of[$name]=$!
 }
@@ -224,7 +230,7 @@ t_failover=$(mono_ms)
 "$shoal" status --data-dir "$top/$survivor" | awk '$3 == "active" { print $1, $2 }' | sort >"$top/after"
 sleep 2
 
-IDLE_MS=${idle_ms:-0} START_RATE=$start_rate python3 - "$top" "$nodes" "$tasks" "$kill_pct" "$profile" "${#victims[@]}" \
+IDLE_MS=${idle_ms:-0} START_RATE=$start_rate MAX_STARTING=$max_starting python3 - "$top" "$nodes" "$tasks" "$kill_pct" "$profile" "${#victims[@]}" \
     "$t_start" "$t_joined" "$t_view" "$t_submit" "$t_placed" "$t_kill" "$t_leader" "$t_failover" \
     "${victims[@]}" <<'EOF'
 import glob, json, os, statistics, sys
@@ -236,7 +242,7 @@ start, joined, view, submit, placed, kill, leader, failover = t
 # node's lease gaps: from a lost lease's end (`until`, when the command's
 # shim freezes it, however late the worker's thread writes the line) to the
 # line that says the lease holds again.
-intervals, gaps_of = {}, {}
+intervals, gaps_of, leases_lost = {}, {}, 0
 for path in glob.glob(os.path.join(top, "n*.events")):
     name = os.path.basename(path)[:-len(".events")]
     open_at, gaps, lost = {}, [], None
@@ -249,6 +255,7 @@ for path in glob.glob(os.path.join(top, "n*.events")):
         if e.get("event") == "lease":
             if not e["held"] and lost is None:
                 lost = min(e["until"], e["mono"])
+                leases_lost += 1
             elif e["held"] and lost is not None:
                 gaps.append((lost, e["mono"]))
                 lost = None
@@ -316,11 +323,12 @@ s = lambda ms: round(ms / 1000, 2)
 print(json.dumps({
     "bench": "scale", "nodes": nodes, "tasks": tasks, "profile": profile,
     "start_rate": int(os.environ["START_RATE"]),
+    "max_starting": int(os.environ["MAX_STARTING"]),
     "killed": len(victims), "kill_percent": kill_pct,
     "join_s": s(joined - start), "one_view_s": s(view - start),
     "placed_s": s(placed - submit), "leader_s": s(leader - kill), "failover_s": s(failover - kill),
     "moves": moves, "double_active_ms": double, "double_commanded_ms": commanded,
-    "active_spans": spans_read,
+    "active_spans": spans_read, "leases_lost": leases_lost,
     "idle_s": round(int(os.environ["IDLE_MS"]) / 1000, 1),
     "idle_cpu_ms_per_s": idle_cpu, "idle_wakeups_per_s": idle_woke,
     "cpu_percent_per_node": {"mean": round(100 * statistics.mean(cpu) / run_s, 2),

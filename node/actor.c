@@ -492,6 +492,7 @@ s_profile (shoal_actor_t *self)
     config->handoff.assign.acceptable_lag = options->acceptable_lag;
     config->handoff.assign.standbys = options->standbys;
     config->handoff.assign.max_warmups = options->max_warmups;
+    config->handoff.max_starting = options->max_starting;
     self->beacon_interval_ms = config->membership.probe_interval_ms;
     self->join_interval_ms = config->membership.sync_interval_ms;
 }

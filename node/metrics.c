@@ -606,7 +606,7 @@ s_render_tasks (shoal_metrics_t *self, FILE *out, const shoal_metrics_sources_t 
     s_family (out, "shoal_tasks_unplaced", "gauge",
               "Tasks of the jobs that this node, as acting leader, places on no member, by "
               "reason (0 on a node that does not lead).");
-    for (uint8_t reason = SHOAL_UNPLACED_OFFICE; reason <= SHOAL_UNPLACED_SLOTS; reason++)
+    for (uint8_t reason = SHOAL_UNPLACED_OFFICE; reason <= SHOAL_UNPLACED_MAX; reason++)
         fprintf (out, "shoal_tasks_unplaced{reason=\"%s\"} %llu\n", shoal_unplaced_name (reason),
                  (unsigned long long) shoal_unplaced_watch_count (sources->unplaced, reason));
 

@@ -140,6 +140,7 @@ typedef struct {
     shoal_profile_t profile;
     uint32_t standbys;
     uint32_t max_warmups;
+    uint32_t max_starting;
     uint64_t acceptable_lag;
     uint64_t leave_timeout_ms;
     char control[SHOAL_OPTIONS_VALUE_MAX + 1]; //  "": ipc://<data-dir>/control

@@ -10,7 +10,7 @@
 //  The handoff is asked at most this often: each look walks every task.
 #define S_LOOK_MS 1000
 
-#define S_REASONS (SHOAL_UNPLACED_SLOTS + 1)
+#define S_REASONS (SHOAL_UNPLACED_MAX + 1)
 
 typedef struct {
     char *task;
@@ -29,8 +29,8 @@ struct _shoal_unplaced_watch_t {
 const char *
 shoal_unplaced_name (uint8_t reason)
 {
-    static const char *const names[S_REASONS] = { "?",       "office", "moving",
-                                                  "no-node", "failed", "slots" };
+    static const char *const names[S_REASONS] = { "?",      "office", "moving", "no-node",
+                                                  "failed", "slots",  "queued" };
     return reason < S_REASONS ? names[reason] : "?";
 }
 
@@ -66,6 +66,9 @@ shoal_unplaced_text (const shoal_unplaced_t *unplaced, char *text, size_t size)
         break;
     case SHOAL_UNPLACED_SLOTS:
         snprintf (text, size, "waiting for a free slot");
+        break;
+    case SHOAL_UNPLACED_QUEUED:
+        snprintf (text, size, "queued: starts once fewer tasks are starting (max-starting)");
         break;
     default:
         snprintf (text, size, "placed nowhere");

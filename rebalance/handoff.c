@@ -141,6 +141,10 @@ struct _shoal_handoff_t {
     //  computation found: sorted, owned.
     char **failed;
     size_t failed_count;
+    //  The tasks whose start the last computation held back, max_starting
+    //  starting already: sorted, owned.
+    char **queued;
+    size_t queued_count;
     //  The last answer of shoal_handoff_unplaced.
     shoal_unplaced_t *unplaced;
     size_t unplaced_count;
@@ -1105,6 +1109,47 @@ s_named (const shoal_handoff_t *self, const char *name)
                             : NULL;
 }
 
+//  How many tasks are starting: active where published, on a member the
+//  assignor counts, which does not report the task yet or reports it
+//  starting. A member silent for a lease is not counted, so its starts
+//  hold no others back.
+static uint32_t
+s_starting (const shoal_handoff_t *self, uint64_t now)
+{
+    uint32_t count = 0;
+    for (size_t i = 0; i < self->placement_count; i++) {
+        const s_placement_t *placement = &self->placements[i];
+        const s_node_t *node =
+            placement->role == SHOAL_ROLE_ACTIVE ? s_node (self, &placement->node) : NULL;
+        if (!node || !s_countable (self, node, now))
+            continue;
+        const s_report_t *report = s_report (node, placement->task);
+        count += !report || report->state == SHOAL_TASK_STARTING;
+    }
+    return count;
+}
+
+//  True when one more task may start; counts it in *starting.
+static bool
+s_start_slot (const shoal_handoff_t *self, uint32_t *starting)
+{
+    if (self->config.max_starting && *starting >= self->config.max_starting)
+        return false;
+    (*starting)++;
+    return true;
+}
+
+//  Keeps the tasks whose start the computation held back (names, sorted).
+static void
+s_queued_set (shoal_handoff_t *self, char **queued, size_t count)
+{
+    s_names_free (self->queued, self->queued_count);
+    if (count)
+        qsort (queued, count, sizeof *queued, s_name_compare);
+    self->queued = queued;
+    self->queued_count = count;
+}
+
 //  Runs the assignor and publishes what changed, in two steps where an
 //  active moves: no node is made active for a task another may still run.
 static void
@@ -1126,9 +1171,11 @@ s_compute (shoal_handoff_t *self, uint64_t now)
     s_failed_set (self, output.avoided, output.avoided_count);
     uint64_t version = self->version + 1;
     s_placement_t *next = NULL;
-    size_t count = 0, capacity = 0, target_count = 0;
+    size_t count = 0, capacity = 0, target_count = 0, queued_count = 0;
     s_pair_t *targets = calloc (output.holding_count ? output.holding_count : 1, sizeof *targets);
-    bool failed = !targets;
+    char **queued = calloc (output.holding_count ? output.holding_count : 1, sizeof *queued);
+    uint32_t starting = self->config.max_starting ? s_starting (self, now) : 0;
+    bool failed = !targets || !queued;
     for (size_t h = 0; h < output.holding_count && !failed; h++) {
         const shoal_assign_holding_t *holding = &output.holdings[h];
         const s_node_t *named = s_named (self, holding->node);
@@ -1158,6 +1205,12 @@ s_compute (shoal_handoff_t *self, uint64_t now)
                 if (!task->stateful)
                     continue;
                 role = SHOAL_ROLE_LEARNER;
+            } else if (!was && !s_start_slot (self, &starting)) {
+                //  A new start, max_starting starting already: it waits
+                //  for one of them to run (its STATUS is news).
+                failed = !(queued[queued_count] = strdup (holding->task));
+                queued_count += !failed;
+                continue;
             } else
                 epoch = (shoal_epoch_t){ self->term, version };
         }
@@ -1168,9 +1221,11 @@ s_compute (shoal_handoff_t *self, uint64_t now)
     if (failed) {
         s_placements_free (next, count);
         s_pairs_free (targets, target_count);
+        s_names_free (queued, queued_count);
         self->dirty = true;
         return;
     }
+    s_queued_set (self, queued, queued_count);
     s_pairs_free (self->targets, self->target_count);
     if (target_count)
         qsort (targets, target_count, sizeof *targets, s_pair_compare);
@@ -1481,6 +1536,7 @@ shoal_handoff_destroy (shoal_handoff_t **self_p)
     s_pairs_free (self->targets, self->target_count);
     free (self->unplaced);
     s_names_free (self->failed, self->failed_count);
+    s_names_free (self->queued, self->queued_count);
     free (self->sends);
     free (self->delta);
     free (self->view);
@@ -1932,6 +1988,13 @@ s_failed_everywhere (const shoal_handoff_t *self, const char *task)
            bsearch (&task, self->failed, self->failed_count, sizeof *self->failed, s_name_compare);
 }
 
+static bool
+s_queued (const shoal_handoff_t *self, const char *task)
+{
+    return self->queued_count &&
+           bsearch (&task, self->queued, self->queued_count, sizeof *self->queued, s_name_compare);
+}
+
 size_t
 shoal_handoff_unplaced (shoal_handoff_t *self, const shoal_unplaced_t **unplaced)
 {
@@ -1948,6 +2011,8 @@ shoal_handoff_unplaced (shoal_handoff_t *self, const shoal_unplaced_t **unplaced
         shoal_unplaced_t entry = { .task = task->id, .error = "" };
         if (!self->adopted)
             entry.reason = SHOAL_UNPLACED_OFFICE;
+        else if (s_queued (self, task->id))
+            entry.reason = SHOAL_UNPLACED_QUEUED;
         else if (s_targeted (self, task->id) || s_claimed (self, task->id, NULL))
             entry.reason = SHOAL_UNPLACED_MOVING;
         else if (s_failed_everywhere (self, task->id)) {

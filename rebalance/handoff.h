@@ -76,6 +76,11 @@ typedef struct {
     uint32_t status_ms;           //  keep-alives at this interval (as the nodes' STATUS)
     uint32_t join_settle_ms;      //  members joining together are placed together
     uint32_t leave_settle_ms;     //  and members leaving together are left together
+    //  Tasks granted active on a node that did not hold them, not yet
+    //  reported running, at most this many in the whole cluster: the rest
+    //  wait their turn (a start costs CPU; thousands at once starve the
+    //  nodes' own threads). 0: no bound. A promotion does not count.
+    uint32_t max_starting;
     shoal_assign_config_t assign; //  spread_by, when set, must outlive the handoff
 } shoal_handoff_config_t;
 
@@ -191,6 +196,8 @@ typedef enum {
     SHOAL_UNPLACED_NO_NODE,    //  no member counted may hold it
     SHOAL_UNPLACED_FAILED,     //  every member that may hold it gave up on it
     SHOAL_UNPLACED_SLOTS,      //  members may hold it, but none has a free slot
+    SHOAL_UNPLACED_QUEUED,     //  placed, its start waits for one of max_starting
+    SHOAL_UNPLACED_MAX = SHOAL_UNPLACED_QUEUED,
 } shoal_unplaced_reason_t;
 
 typedef struct {

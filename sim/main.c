@@ -167,6 +167,7 @@ s_configure (const sim_options_t *options, shoal_sim_config_t *config)
     config->election = options->family->election;
     config->tasks = options->family->tasks;
     config->backlog = options->backlog;
+    config->handoff.max_starting = options->max_starting;
     config->unreachable = !options->silent_crash;
     config->app_fail_ppm = options->fail_ppm;
     config->elector.quorum = !options->available;

@@ -32,6 +32,8 @@ static const char s_usage_tail[] =
     "  --faults K         random: how many faults (default 10)\n"
     "  --tasks N          task scenarios: tasks in the job (default 60)\n"
     "  --backlog N        messages a paused node's socket keeps (default 256)\n"
+    "  --max-starting N   task scenarios: the leader's bound on tasks starting at\n"
+    "                     once in the cluster (default 0: none)\n"
     "  --silent-crash     a crashed node's kernel sends no port unreachable (a\n"
     "                     machine lost, not a process): senders get no hint\n"
     "  --settled          start from steady state: every node already holds every\n"
@@ -180,6 +182,9 @@ s_option_value (int option, const char *arg, sim_options_t *options)
             return s_usage_error ("--fail: must be a fraction below 1 (0.1) or a percentage (10%)",
                                   arg);
         return 0;
+    case 'M':
+        return s_count (arg, 0, 100000, &options->max_starting,
+                        "--max-starting: must be a whole number up to 100000");
     default: //  'b'
         return s_count (arg, 0, 1000000, &options->backlog,
                         "--backlog: must be a whole number up to 1000000");
@@ -203,6 +208,7 @@ static const struct option s_longs[] = {
     { "stateless", no_argument, NULL, 'T' },
     { "fenced", no_argument, NULL, 'E' },
     { "backlog", required_argument, NULL, 'b' },
+    { "max-starting", required_argument, NULL, 'M' },
     { "fail", required_argument, NULL, 'F' },
     { "submit", no_argument, NULL, 'J' },
     { "help", no_argument, NULL, 'h' },
@@ -252,6 +258,7 @@ s_option (int option, char **argv, sim_options_t *options)
     case 't':
     case 'F':
     case 'b':
+    case 'M':
         return s_option_value (option, optarg, options);
     default:
         return s_usage_error ("unknown option or missing value", argv[optind - 1]);

@@ -89,6 +89,7 @@ typedef struct {
     uint32_t faults;
     uint32_t tasks;
     uint32_t backlog;
+    uint32_t max_starting; //  the leader's bound on tasks starting at once (0: none)
     uint32_t fail_ppm;
     bool stateless;
     bool fenced;       //  the job is fenced: its tasks move at failure detection

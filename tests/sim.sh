@@ -234,6 +234,16 @@ for seed in 1 2; do
     run "random faults with failing tasks, seed $seed" --scenario random-tasks --nodes 12 \
         --tasks 60 --fail 10% --seed "$seed"
 done
+# The leader's bound on tasks starting at once (max-starting): a cold start
+# still places each task once and moves none after; faults, failing starts
+# and jobs submitted meanwhile still end balanced, with no double active.
+run "cold start, max-starting 3" --scenario cold-start --nodes 7 --max-starting 3 --seed 1
+is "cold start, max-starting 3" activations 60
+is "cold start, max-starting 3" moves_after 0
+for seed in 1 2 3 4; do
+    run "random faults, max-starting 2, seed $seed" --scenario random-tasks --nodes 7 \
+        --fail 5% --submit --max-starting 2 --seed "$seed"
+done
 # A job whose tasks fail on every node: once each node gave up on them (its
 # restarts spent), the leader reports them failed, places them nowhere, and
 # never starts them again; the other job stays balanced meanwhile.
@@ -297,6 +307,8 @@ expect_status 2 "no faults" "$sim" --scenario random --faults 0
 expect_status 2 "fail of 100%" "$sim" --scenario random-tasks --fail 100%
 expect_status 2 "unknown profile" "$sim" --scenario crash --profile moon
 grep -q -- 'lan, loopback or wan' "$work/err" || fail "unknown profile: $(cat "$work/err")"
+expect_status 2 "max-starting not a number" "$sim" --scenario cold-start --max-starting many
+grep -q -- "--max-starting" "$work/err" || fail "max-starting not a number: $(cat "$work/err")"
 expect_status 0 "help" "$sim" --help
 grep -q 'scenarios:' "$work/out" || fail "--help does not list the scenarios"
 

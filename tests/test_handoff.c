@@ -119,12 +119,13 @@ s_check_actives (shoal_handoff_t *handoff, int count)
 }
 
 //  Member index reports, as of (term, version), the tasks it holds as the
-//  published assignment says (skipping skip, NULL for none), every one
-//  running, and gave_up (unless NULL) in role none, failed: what a node
+//  published assignment says (skipping skip, NULL for none), every one in
+//  state, and gave_up (unless NULL) in role none, failed: what a node
 //  reports once it has given up on a task, its restarts spent.
 static void
-s_report_holding_at (shoal_handoff_t *handoff, s_member_t *members, uint64_t now, int index,
-                     uint64_t term, uint64_t version, const char *skip, const char *gave_up)
+s_report_state_at (shoal_handoff_t *handoff, s_member_t *members, uint64_t now, int index,
+                   uint64_t term, uint64_t version, const char *skip, const char *gave_up,
+                   uint8_t state)
 {
     const shoal_placement_t *placements;
     size_t count = shoal_handoff_placements (handoff, &placements);
@@ -133,14 +134,9 @@ s_report_holding_at (shoal_handoff_t *handoff, s_member_t *members, uint64_t now
     for (size_t i = 0; i < count; i++)
         if (placements[i].node.bytes[0] == index + 1 &&
             (!skip || strcmp (placements[i].task, skip) != 0))
-            tasks[held++] = (shoal_task_status_t){ placements[i].task,
-                                                   placements[i].role,
-                                                   SHOAL_TASK_RUNNING,
-                                                   0,
-                                                   placements[i].epoch,
-                                                   0,
-                                                   0,
-                                                   "" };
+            tasks[held++] = (shoal_task_status_t){
+                placements[i].task, placements[i].role, state, 0, placements[i].epoch, 0, 0, ""
+            };
     if (gave_up)
         tasks[held++] =
             (shoal_task_status_t){ gave_up, SHOAL_ROLE_NONE, SHOAL_TASK_FAILED, 0, { TERM, 1 }, 5,
@@ -151,6 +147,15 @@ s_report_holding_at (shoal_handoff_t *handoff, s_member_t *members, uint64_t now
     CHECK_EQ (shoal_handoff_status (handoff, now, &members[index].id, members[index].life, &status),
               0);
     free (tasks);
+}
+
+//  The same, every task running.
+static void
+s_report_holding_at (shoal_handoff_t *handoff, s_member_t *members, uint64_t now, int index,
+                     uint64_t term, uint64_t version, const char *skip, const char *gave_up)
+{
+    s_report_state_at (handoff, members, now, index, term, version, skip, gave_up,
+                       SHOAL_TASK_RUNNING);
 }
 
 static void
@@ -1246,6 +1251,51 @@ unplaced_tasks_say_why (void)
     shoal_handoff_destroy (&handoff);
 }
 
+//  How many tasks the leader places nowhere for reason.
+static int
+s_unplaced_for (shoal_handoff_t *handoff, uint8_t reason)
+{
+    const shoal_unplaced_t *unplaced;
+    size_t count = shoal_handoff_unplaced (handoff, &unplaced);
+    int found = 0;
+    for (size_t i = 0; i < count; i++)
+        found += unplaced[i].reason == reason;
+    return found;
+}
+
+//  With max_starting, at most that many tasks are granted and not yet
+//  reported running: the others are queued (and said so), and each task
+//  that reports running lets one more start. A task reported starting
+//  still counts.
+static void
+starts_wait_their_turn_under_max_starting (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    config.max_starting = 2;
+    uint64_t now = 1000;
+    s_member_t members[2];
+    shoal_handoff_t *handoff = s_new_office (&config, 1, true, now, false, members);
+    CHECK_EQ (s_check_actives (handoff, 4), 2);
+    CHECK_EQ (s_unplaced_for (handoff, SHOAL_UNPLACED_QUEUED), 2);
+    //  Told, both members start theirs: still two starting.
+    for (int i = 0; i < 2; i++)
+        s_report_state_at (handoff, members, now, i, 1, shoal_handoff_version (handoff), NULL, NULL,
+                           SHOAL_TASK_STARTING);
+    CHECK_EQ (s_check_actives (handoff, 4), 2);
+    CHECK_EQ (s_unplaced_for (handoff, SHOAL_UNPLACED_QUEUED), 2);
+    //  They run: the two queued are granted, then run too.
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < 2; i++)
+            s_report_holding_at (handoff, members, now, i, 1, shoal_handoff_version (handoff), NULL,
+                                 NULL);
+    CHECK_EQ (s_check_actives (handoff, 4), 4);
+    CHECK_EQ (s_unplaced_for (handoff, SHOAL_UNPLACED_QUEUED), 0);
+    shoal_handoff_stats_t stats;
+    shoal_handoff_stats (handoff, &stats);
+    CHECK_EQ (stats.grants, 4);
+    shoal_handoff_destroy (&handoff);
+}
+
 //  A member that starts a new life runs nothing of the old one: a task it
 //  gave up on gets another chance there.
 static void
@@ -1735,6 +1785,7 @@ main (void)
     RUN (a_task_that_fails_everywhere_is_reported_and_not_retried);
     RUN (a_task_that_fails_everywhere_is_unplaced_with_its_last_error);
     RUN (unplaced_tasks_say_why);
+    RUN (starts_wait_their_turn_under_max_starting);
     RUN (a_new_life_gives_a_failed_task_another_chance);
     RUN (a_member_back_or_new_gives_a_failed_task_another_chance);
     return TEST_DONE ();

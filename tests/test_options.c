@@ -169,6 +169,7 @@ static const struct {
     { "profile", "loopback", "loopback" },
     { "standbys", "16", "16" },
     { "max-warmups", "1000", "1000" },
+    { "max-starting", "64", "64" },
     { "acceptable-lag", "18446744073709551615", "18446744073709551615" },
     { "leave-timeout", "120s", "2m" },
     { "control", "tcp://127.0.0.1:5555", "tcp://127.0.0.1:5555" },
@@ -278,7 +279,7 @@ the_table_s_ranges_are_the_bounds_set_keeps (void)
         snprintf (past, sizeof past, "%llu", most + 1);
         s_refused (info->key, past, "over the maximum");
     }
-    CHECK_EQ (ranges, 12);
+    CHECK_EQ (ranges, 13);
 }
 
 //  ---------------------------------------------------------------------
@@ -292,6 +293,7 @@ numbers_are_refused_past_their_bounds_with_the_bound (void)
     s_refused ("capacity", "1000001", "1000001 is over the maximum 1000000");
     s_refused ("capacity", "99999999999999999999999", "over the maximum 1000000");
     s_refused ("max-warmups", "0", "below the minimum 1");
+    s_refused ("max-starting", "100001", "over the maximum 100000");
     s_refused ("standbys", "17", "over the maximum 16");
     s_refused ("beacon-port", "65536", "over the maximum 65535");
     s_refused ("priority", "4294967296", "over the maximum 4294967295");
