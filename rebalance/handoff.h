@@ -71,11 +71,11 @@
 #include <stdint.h>
 
 typedef struct {
-    uint32_t lease_ms;            //  as the election's and the nodes' lease
-    uint32_t drift_percent;       //  clock drift margin, < 50
-    uint32_t status_ms;           //  keep-alives at this interval (as the nodes' STATUS)
-    uint32_t join_settle_ms;      //  members joining together are placed together
-    uint32_t leave_settle_ms;     //  and members leaving together are left together
+    uint32_t lease_ms;        //  as the election's and the nodes' lease
+    uint32_t drift_percent;   //  clock drift margin, < 50
+    uint32_t status_ms;       //  keep-alives at this interval (as the nodes' STATUS)
+    uint32_t join_settle_ms;  //  members joining together are placed together
+    uint32_t leave_settle_ms; //  and members leaving together are left together
     //  Tasks granted active on a node that did not hold them, not yet
     //  reported running, at most this many in the whole cluster: the rest
     //  wait their turn (a start costs CPU; thousands at once starve the
