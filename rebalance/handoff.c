@@ -66,6 +66,15 @@ typedef struct {
     shoal_epoch_t applied_at_keepalive; //  applied as it was at the last one
     bool snapshot_due;                  //  this input sends it a snapshot
     bool delta_due;                     //  this input sends it the delta
+    //  The newest version that changed its placements, or that a snapshot
+    //  brought it to, and when; and the last version sent to it (0: none in
+    //  this life). Versions that name none of its placements are never sent
+    //  to it (docs/handoff.md 5.4). A version that names it while it is not
+    //  addressed moves its head and not what it was sent: it is behind until
+    //  a snapshot brings it up, and no keep-alive renews its lease before.
+    uint64_t head;
+    uint64_t head_ms;
+    uint64_t sent;
 } s_node_t;
 
 typedef struct {
@@ -157,9 +166,14 @@ struct _shoal_handoff_t {
     shoal_handoff_send_t *sends;
     size_t send_count;
     size_t send_capacity;
-    shoal_placement_t *delta; //  the placements a delta or a snapshot carries
+    shoal_placement_t *delta; //  the placements a delta carries
     size_t delta_count;
     shoal_placement_t *view; //  the published placements, for the query
+    //  The same two sorted by node, then task: a member is sent the run
+    //  that names it, not every member's placements.
+    shoal_placement_t *delta_by_node;
+    shoal_placement_t *view_by_node;
+    bool view_by_node_stale;
     shoal_handoff_stats_t stats;
 };
 
@@ -452,6 +466,10 @@ s_view_reserve (shoal_handoff_t *self, size_t count)
     if (!view)
         return -1;
     self->view = view;
+    view = realloc (self->view_by_node, (count ? count : 1) * sizeof *view);
+    if (!view)
+        return -1;
+    self->view_by_node = view;
     return 0;
 }
 
@@ -463,6 +481,33 @@ s_view_fill (shoal_handoff_t *self)
         const s_placement_t *p = &self->placements[i];
         self->view[i] = (shoal_placement_t){ p->task, p->node, p->role, p->epoch };
     }
+    self->view_by_node_stale = true;
+}
+
+static int
+s_by_node_compare (const void *a, const void *b)
+{
+    const shoal_placement_t *x = a, *y = b;
+    int order = shoal_id_compare (&x->node, &y->node);
+    return order ? order : strcmp (x->task, y->task);
+}
+
+static int
+s_node_order (const void *element, const void *key)
+{
+    return shoal_id_compare (&((const shoal_placement_t *) element)->node, key);
+}
+
+//  The run of list (count, sorted by node) that names node, in *run.
+static uint32_t
+s_run (shoal_placement_t *list, size_t count, const shoal_id_t *node, shoal_placement_t **run)
+{
+    size_t at = shoal_lower_bound (list, count, sizeof *list, node, s_node_order);
+    size_t end = at;
+    while (end < count && shoal_id_equal (&list[end].node, node))
+        end++;
+    *run = list + at;
+    return (uint32_t) (end - at);
 }
 
 //  ---------------------------------------------------------------------
@@ -677,19 +722,67 @@ s_failed_set (shoal_handoff_t *self, const char *const *tasks, size_t count)
 //  ---------------------------------------------------------------------
 //  Publishing
 
+//  Marks who is sent the delta of count placements just published: the
+//  members it names, and no other (a member's version says what it runs,
+//  and a version that names none of its placements changes nothing for
+//  it: sent to all, each version cost every member a message and its
+//  answer, and the leader one STATUS per member). Two versions in one input
+//  (rare) go out as snapshots to those the second names or the first did:
+//  one delta would not bring them from the first base to the last version.
+static void
+s_address_delta (shoal_handoff_t *self, uint64_t now, size_t count)
+{
+    bool second = self->delta_count != 0;
+    self->delta_count = count;
+    for (size_t n = 0; second && n < self->node_count; n++)
+        if (self->nodes[n].delta_due) {
+            self->nodes[n].delta_due = false;
+            self->nodes[n].snapshot_due = true;
+            self->nodes[n].keepalive_ms = now + self->config.status_ms;
+        }
+    for (size_t k = 0; k < count; k++) {
+        s_node_t *node = s_node (self, &self->delta[k].node);
+        if (!node || node->head == self->version)
+            continue; //  named by an earlier task of this delta
+        bool was_current = node->applied.term == self->term && node->applied.version == node->head;
+        bool chained = node->head && node->sent == node->head; //  it was sent each one
+        node->head = self->version;
+        node->head_ms = now;
+        if (!s_addressed (self, node, now))
+            continue;
+        //  The delta is the keep-alive of a member it brings up to date. One
+        //  that was behind still has its keep-alive come, where a member
+        //  that missed a delta is found (no further on than at the last
+        //  one) and sent a snapshot. Pushed back by every delta, it never
+        //  came while versions came faster than status_ms, and a member
+        //  that had missed one stayed behind for minutes (random-tasks
+        //  seed 5841 with submits).
+        if (second || node->snapshot_due || !chained)
+            node->snapshot_due = true; //  it brings this version too
+        else
+            node->delta_due = true;
+        if (second || was_current)
+            node->keepalive_ms = now + self->config.status_ms;
+    }
+}
+
 //  Replaces the published placements by next (sorted the same way; taken
-//  over), sends the change as a delta of version + 1 to every live member
-//  heard from, and claims the tasks of the actives it takes away.
+//  over), sends the change as a delta of version + 1 to the members it
+//  names, and claims the tasks of the actives it takes away.
 static void
 s_publish (shoal_handoff_t *self, uint64_t now, s_placement_t *next, size_t next_count)
 {
     size_t capacity = self->placement_count + next_count;
     shoal_placement_t *delta = realloc (self->delta, (capacity ? capacity : 1) * sizeof *delta);
-    if (!delta) {
+    if (delta)
+        self->delta = delta;
+    shoal_placement_t *by_node =
+        delta ? realloc (self->delta_by_node, (capacity ? capacity : 1) * sizeof *by_node) : NULL;
+    if (!by_node) {
         s_placements_free (next, next_count);
         return;
     }
-    self->delta = delta;
+    self->delta_by_node = by_node;
     //  The delta: every (task, node) whose role or epoch changed, with role
     //  none for those gone. A merge of the two sorted lists.
     uint64_t version = self->version + 1;
@@ -745,30 +838,7 @@ s_publish (shoal_handoff_t *self, uint64_t now, s_placement_t *next, size_t next
             delta[k].epoch.version == version)
             self->stats.grants++;
     s_view_fill (self);
-    //  Two versions in one input (rare) go out as snapshots: one delta
-    //  would not bring a member from the first base to the last version.
-    bool second = self->delta_count != 0;
-    self->delta_count = count;
-    for (size_t n = 0; n < self->node_count; n++) {
-        s_node_t *node = &self->nodes[n];
-        if (!s_addressed (self, node, now))
-            continue;
-        if (second)
-            node->snapshot_due = true;
-        else
-            node->delta_due = true;
-        //  The delta is the keep-alive of a member it brings up to date. One
-        //  that was behind still has its keep-alive come, where a member
-        //  that missed a delta is found (no further on than at the last
-        //  one) and sent a snapshot. Pushed back by every delta, it never
-        //  came while versions came faster than status_ms, and a member
-        //  that had missed one stayed behind for minutes (random-tasks
-        //  seed 5841 with submits).
-        bool was_current =
-            node->applied.term == self->term && node->applied.version + 1 == self->version;
-        if (second || was_current)
-            node->keepalive_ms = now + self->config.status_ms;
-    }
+    s_address_delta (self, now, count);
 }
 
 //  ---------------------------------------------------------------------
@@ -1451,27 +1521,50 @@ s_settle (shoal_handoff_t *self, uint64_t now)
 //  At the end of an input: the snapshots and the delta it made. They carry
 //  placements, so they are made only now, from the assignment as the input
 //  left it: a later change in the same input cannot move what an earlier
-//  message points at.
+//  message points at. Each member gets the placements that name it; a
+//  delta goes from the last version it was sent, and one it did not take
+//  (it is behind) it drops, to be found at its keep-alive.
 static void
-s_flush (shoal_handoff_t *self)
+s_flush (shoal_handoff_t *self, uint64_t now)
 {
+    bool deltas = false, snapshots = false;
+    for (size_t n = 0; n < self->node_count; n++) {
+        deltas |= self->nodes[n].delta_due;
+        snapshots |= self->nodes[n].snapshot_due;
+    }
+    if (deltas && self->delta_count) {
+        memcpy (self->delta_by_node, self->delta, self->delta_count * sizeof *self->delta);
+        qsort (self->delta_by_node, self->delta_count, sizeof *self->delta, s_by_node_compare);
+    }
+    if (snapshots && self->view_by_node_stale) {
+        memcpy (self->view_by_node, self->view, self->placement_count * sizeof *self->view);
+        qsort (self->view_by_node, self->placement_count, sizeof *self->view, s_by_node_compare);
+        self->view_by_node_stale = false;
+    }
     for (size_t n = 0; n < self->node_count; n++) {
         s_node_t *node = &self->nodes[n];
-        if (!node->snapshot_due && !node->delta_due)
+        if (!node->delta_due && !node->snapshot_due)
             continue;
-        shoal_handoff_send_t *send = s_send (self, node);
-        if (send && node->snapshot_due) {
-            send->msg.u.assign.base_version = 0;
-            send->msg.u.assign.snapshot = true;
-            send->msg.u.assign.placement_count = (uint32_t) self->placement_count;
-            send->msg.u.assign.placements = self->view;
-            self->stats.snapshots++;
-        } else if (send) {
-            send->msg.u.assign.base_version = self->version - 1;
-            send->msg.u.assign.placement_count = (uint32_t) self->delta_count;
-            send->msg.u.assign.placements = self->delta;
-        }
+        bool snapshot = node->snapshot_due;
         node->snapshot_due = node->delta_due = false;
+        shoal_handoff_send_t *send = s_send (self, node);
+        if (!send)
+            continue;
+        shoal_assign_t *assign = &send->msg.u.assign;
+        if (snapshot) {
+            assign->base_version = 0;
+            assign->snapshot = true;
+            assign->placement_count =
+                s_run (self->view_by_node, self->placement_count, &node->id, &assign->placements);
+            self->stats.snapshots++;
+        } else {
+            assign->base_version = node->sent;
+            assign->placement_count =
+                s_run (self->delta_by_node, self->delta_count, &node->id, &assign->placements);
+        }
+        if (node->head != self->version)
+            node->head_ms = now;
+        node->head = node->sent = self->version;
     }
 }
 
@@ -1507,7 +1600,7 @@ shoal_handoff_retitle (shoal_handoff_t *self, uint64_t now_ms, uint64_t term)
             self->nodes[n].snapshot_due = true;
             self->nodes[n].keepalive_ms = now_ms + self->config.status_ms;
         }
-    s_flush (self);
+    s_flush (self, now_ms);
     return 0;
 }
 
@@ -1540,6 +1633,8 @@ shoal_handoff_destroy (shoal_handoff_t **self_p)
     free (self->sends);
     free (self->delta);
     free (self->view);
+    free (self->delta_by_node);
+    free (self->view_by_node);
     free (self);
     *self_p = NULL;
 }
@@ -1599,6 +1694,7 @@ s_new_life (shoal_handoff_t *self, s_node_t *node, uint64_t life, uint64_t now)
     node->heard_ms = 0;
     node->applied = (shoal_epoch_t){ 0, 0 };
     node->applied_at_keepalive = node->applied;
+    node->head = node->head_ms = node->sent = 0;
     node->life = life;
     node->life_ms = now;
     node->cordon_told = false;
@@ -1638,7 +1734,7 @@ shoal_handoff_member (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *
     node->live = live;
     node->dead = dead;
     s_settle (self, now_ms);
-    s_flush (self);
+    s_flush (self, now_ms);
     return rc;
 }
 
@@ -1677,7 +1773,7 @@ shoal_handoff_tasks (shoal_handoff_t *self, uint64_t now_ms, const shoal_assign_
     self->dirty = true;
     s_avoids_prune (self, NULL);
     s_settle (self, now_ms);
-    s_flush (self);
+    s_flush (self, now_ms);
     return 0;
 }
 
@@ -1710,7 +1806,7 @@ shoal_handoff_cordon (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *
         return -1;
     s_cordon_told (self, found, cordon);
     s_settle (self, now_ms);
-    s_flush (self);
+    s_flush (self, now_ms);
     return 0;
 }
 
@@ -1793,7 +1889,7 @@ shoal_handoff_status (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *
         node->keepalive_ms = now_ms + self->config.status_ms;
     }
     s_settle (self, now_ms);
-    s_flush (self);
+    s_flush (self, now_ms);
     return 0;
 }
 
@@ -1825,12 +1921,12 @@ shoal_handoff_tick (shoal_handoff_t *self, uint64_t now_ms)
             continue;
         }
         node->keepalive_ms = now_ms + self->config.status_ms;
-        bool current = node->applied.term == self->term && node->applied.version == self->version;
+        bool current = node->applied.term == self->term && node->applied.version == node->head;
         if (!self->adopted)
             s_keepalive (self, node, node->applied.version);
         else if (current)
-            s_keepalive (self, node, self->version);
-        else if (now_ms >= self->published_ms + self->config.status_ms ||
+            s_keepalive (self, node, node->head);
+        else if (now_ms >= node->head_ms + self->config.status_ms ||
                  s_epoch_compare (node->applied, node->applied_at_keepalive) == 0)
             //  Behind a version older than a keep-alive period, or behind
             //  and no further on than at its last keep-alive while newer
@@ -1838,7 +1934,7 @@ shoal_handoff_tick (shoal_handoff_t *self, uint64_t now_ms)
             node->snapshot_due = true;
         node->applied_at_keepalive = node->applied;
     }
-    s_flush (self);
+    s_flush (self, now_ms);
 }
 
 //  ---------------------------------------------------------------------

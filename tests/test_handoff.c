@@ -8,6 +8,7 @@
 
 #include "tests/samples.h"
 #include "rebalance/handoff.h"
+#include "wire/ids.h"
 #include "tests/test.h"
 
 #include <stdlib.h>
@@ -440,24 +441,31 @@ an_active_moves_in_two_steps (void)
         shoal_handoff_destroy (&handoff);
         return;
     }
-    //  The newcomer gets a snapshot, the others the delta.
+    //  The newcomer gets a snapshot, the owner the delta, and the other
+    //  member nothing: the version names none of its placements.
     const shoal_handoff_send_t *sends;
     size_t count = shoal_handoff_outbox (handoff, &sends);
-    CHECK_EQ (count, 3);
+    CHECK_EQ (count, 2);
     for (size_t i = 0; i < count; i++)
         CHECK_EQ (sends[i].msg.u.assign.snapshot, sends[i].to.bytes[0] == 3);
     const shoal_assign_t *delta = NULL;
+    int to = -1;
     for (size_t i = 0; i < count; i++)
-        if (!sends[i].msg.u.assign.snapshot)
+        if (!sends[i].msg.u.assign.snapshot) {
             delta = &sends[i].msg.u.assign;
+            to = sends[i].to.bytes[0] - 1;
+        }
     CHECK (delta != NULL);
     CHECK_EQ (delta ? delta->base_version : 0, before);
-    //  The owner is the member the delta takes the task from.
+    //  The owner is the member the delta takes the task from, and the
+    //  delta names it alone.
     int owner = -1;
-    for (uint32_t i = 0; delta && i < delta->placement_count; i++)
+    for (uint32_t i = 0; delta && i < delta->placement_count; i++) {
+        CHECK_EQ (delta->placements[i].node.bytes[0] - 1, to);
         if (strcmp (delta->placements[i].task, moved) == 0 &&
             delta->placements[i].role == SHOAL_ROLE_NONE)
             owner = delta->placements[i].node.bytes[0] - 1;
+    }
     CHECK (owner == 0 || owner == 1);
     if (owner < 0) {
         shoal_handoff_destroy (&handoff);
@@ -600,6 +608,75 @@ a_dead_owner_back_does_not_take_its_fenced_tasks_back (void)
         snprintf (task, sizeof task, "web/%d", i);
         CHECK (s_role (handoff, task, 0) != SHOAL_ROLE_ACTIVE);
     }
+    shoal_handoff_destroy (&handoff);
+}
+
+//  A member is sent only the versions that change its placements. One that
+//  was out of reach when a version withdrew its tasks (the leave settled
+//  after its lease) was not sent that version; back in the view, it
+//  reports the version before and still runs them. It must get a snapshot
+//  that withdraws them, never a keep-alive of the version it holds, which
+//  would renew its lease over tasks given to another member meanwhile.
+static void
+a_member_back_after_a_version_it_missed_gets_a_snapshot (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    config.leave_settle_ms = 2 * config.lease_ms;
+    uint64_t now = 1000;
+    s_member_t members[2];
+    shoal_handoff_t *handoff = s_placed (&config, members, 2, 4, false, &now);
+    uint64_t before = shoal_handoff_version (handoff);
+    uint64_t heard = now;
+    now += 50;
+    CHECK_EQ (shoal_handoff_member (handoff, now, &members[0].id, NULL, SHOAL_HANDOFF_GONE), 0);
+    const shoal_handoff_send_t *sends;
+    size_t count;
+    for (uint64_t at = now; at <= heard + config.leave_settle_ms + s_wait (&config);
+         at += config.status_ms) {
+        s_report_published (handoff, members, at, 1, NULL);
+        shoal_handoff_tick (handoff, at);
+        count = shoal_handoff_outbox (handoff, &sends);
+        for (size_t i = 0; i < count && at >= heard + config.lease_ms; i++)
+            CHECK (!shoal_id_equal (&sends[i].to, &members[0].id)); //  out of reach
+        now = at;
+    }
+    CHECK (shoal_handoff_version (handoff) > before);
+    CHECK_EQ (s_check_actives (handoff, 4), 4);
+    for (int i = 0; i < 4; i++) {
+        char task[16];
+        snprintf (task, sizeof task, "web/%d", i);
+        CHECK (s_role (handoff, task, 1) == SHOAL_ROLE_ACTIVE);
+    }
+    //  Back, with what it held.
+    now += 10;
+    shoal_meta_t meta = { .name = "n", .addr = "127.0.0.1:1", .capacity = 1 };
+    CHECK_EQ (shoal_handoff_member (handoff, now, &members[0].id, &meta, SHOAL_HANDOFF_LIVE), 0);
+    shoal_task_status_t held[4];
+    char names[4][16];
+    for (int i = 0; i < 4; i++) {
+        snprintf (names[i], sizeof names[i], "web/%d", i);
+        held[i] = (shoal_task_status_t){
+            names[i], SHOAL_ROLE_ACTIVE, SHOAL_TASK_RUNNING, 0, { TERM, 1 }, 0, 0, ""
+        };
+    }
+    shoal_status_t status = { TERM, before, 4, held, ++members[0].seq, 0 };
+    CHECK_EQ (shoal_handoff_status (handoff, now, &members[0].id, 0, &status), 0);
+    bool snapshot = false;
+    for (uint64_t at = now; at < now + 3 * config.status_ms; at += config.status_ms / 2) {
+        if (at > now)
+            shoal_handoff_tick (handoff, at);
+        count = shoal_handoff_outbox (handoff, &sends);
+        for (size_t i = 0; i < count; i++) {
+            const shoal_assign_t *assign = &sends[i].msg.u.assign;
+            if (!shoal_id_equal (&sends[i].to, &members[0].id))
+                continue;
+            CHECK (assign->snapshot || assign->base_version != before);
+            snapshot |= assign->snapshot;
+            for (uint32_t p = 0; p < assign->placement_count; p++)
+                CHECK (assign->placements[p].role != SHOAL_ROLE_ACTIVE);
+        }
+    }
+    CHECK (snapshot);
     shoal_handoff_destroy (&handoff);
 }
 
@@ -1768,6 +1845,7 @@ main (void)
     RUN (an_unreachable_owner_is_replaced_after_its_lease);
     RUN (a_fenced_task_moves_when_its_owner_is_declared_dead);
     RUN (a_dead_owner_back_does_not_take_its_fenced_tasks_back);
+    RUN (a_member_back_after_a_version_it_missed_gets_a_snapshot);
     RUN (a_new_leader_grants_fenced_tasks_without_the_lease_wait);
     RUN (a_new_leader_does_not_wait_for_the_dead);
     RUN (a_stateful_task_warms_a_learner_first);
