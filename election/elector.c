@@ -155,6 +155,7 @@ shoal_elector_config_lan (shoal_elector_config_t *config)
         .coordinator_timeout_ms = 1000,
         .stable_ms = 30000,
         .down_after_ms = 60000,
+        .voters_max = 7,
     };
 }
 
@@ -200,6 +201,8 @@ shoal_elector_config_check (const shoal_elector_config_t *config)
         return "drift_percent must be under 50";
     if (config->expect > SHOAL_VOTERS_MAX)
         return "expect must be at most 16384";
+    if (config->voters_max == 0 || config->voters_max > SHOAL_VOTERS_MAX)
+        return "voters_max must be 1 to 16384";
     return NULL;
 }
 
@@ -570,6 +573,49 @@ s_acting_update (shoal_elector_t *self, uint64_t now)
         s_lost (self);
 }
 
+//  For qsort: members, the highest rank first.
+static int
+s_rank_order (const void *a, const void *b)
+{
+    const s_member_t *x = *(const s_member_t *const *) a;
+    const s_member_t *y = *(const s_member_t *const *) b;
+    if (s_outranks (x->priority, &x->id, y->priority, &y->id))
+        return -1;
+    return s_outranks (y->priority, &y->id, x->priority, &x->id) ? 1 : 0;
+}
+
+//  The first voter set: this node and the highest-ranked live members of
+//  its view, voters_max in all at most, once the view holds expect
+//  members. Returns 0, 1 while the view is smaller, or -1 when memory is
+//  short.
+static int
+s_voters_first (shoal_elector_t *self, uint64_t now)
+{
+    size_t live = 0;
+    for (size_t i = 0; i < self->member_count; i++)
+        live += self->members[i].live;
+    if (live + 1 < self->config.expect)
+        return 1;
+    size_t count = live + 1 < self->config.voters_max ? live + 1 : self->config.voters_max;
+    const s_member_t **ranked = malloc ((live + 1) * sizeof *ranked);
+    shoal_id_t *ids = malloc (count * sizeof *ids);
+    int rc = -1;
+    if (ranked && ids) {
+        size_t ranks = 0;
+        for (size_t i = 0; i < self->member_count; i++)
+            if (self->members[i].live)
+                ranked[ranks++] = &self->members[i];
+        qsort (ranked, ranks, sizeof *ranked, s_rank_order);
+        ids[0] = self->id;
+        for (size_t i = 1; i < count; i++)
+            ids[i] = ranked[i - 1]->id;
+        rc = s_voters_set (self, now, 1, ids, count);
+    }
+    free (ranked);
+    free (ids);
+    return rc;
+}
+
 //  Proclaims this node leader. The term is new, unless the highest term
 //  there is is this node's own and nobody holds it for another, and this
 //  node leads with it or never acted with it (a renewed candidacy, or a
@@ -589,25 +635,9 @@ s_proclaim (shoal_elector_t *self, uint64_t now)
     bool renew =
         !self->contested && self->lead_term == self->term_seen && (self->role == S_LEADING || mine);
     if (self->voters_version == 0) {
-        //  The first voter set: this node's view, once it is large enough
-        //  (and at most SHOAL_VOTERS_MAX of it).
-        size_t live = 1;
-        for (size_t i = 0; i < self->member_count && live < SHOAL_VOTERS_MAX; i++)
-            live += self->members[i].live;
-        if (live < self->config.expect) {
+        int rc = s_voters_first (self, now);
+        if (rc > 0)
             s_become_settling (self, now + self->config.heartbeat_ms);
-            return;
-        }
-        shoal_id_t *ids = malloc (live * sizeof *ids);
-        if (!ids)
-            return;
-        size_t count = 0;
-        ids[count++] = self->id;
-        for (size_t i = 0; i < self->member_count && count < live; i++)
-            if (self->members[i].live)
-                ids[count++] = self->members[i].id;
-        int rc = s_voters_set (self, now, 1, ids, count);
-        free (ids);
         if (rc != 0)
             return;
     }
@@ -667,11 +697,53 @@ s_best_non_voter (const shoal_elector_t *self)
     return best;
 }
 
+//  The voter to drop from a set larger than voters_max: one that is not
+//  live before one that is, the lowest rank first, never this node.
+static const shoal_id_t *
+s_voter_to_drop (const shoal_elector_t *self)
+{
+    const s_member_t *worst = NULL;
+    for (size_t i = 0; i < self->voter_count; i++) {
+        bool found;
+        size_t at = s_member_index (self, &self->voters[i], &found);
+        if (!found)
+            continue;
+        const s_member_t *voter = &self->members[at];
+        if (!worst || (worst->live && !voter->live) ||
+            (worst->live == voter->live &&
+             s_outranks (worst->priority, &worst->id, voter->priority, &voter->id)))
+            worst = voter;
+    }
+    return worst ? &worst->id : NULL;
+}
+
+//  The member to bring into the voter set, or NULL: the highest rank of
+//  those live for stable_ms that answer. One that acknowledged no round
+//  for a lease may have died before the view says so, and a dead voter
+//  counts against the majority.
+static const shoal_id_t *
+s_voter_to_add (const shoal_elector_t *self, uint64_t now)
+{
+    uint64_t rounds_per_lease = self->config.lease_ms / self->config.heartbeat_ms;
+    const s_member_t *best = NULL;
+    for (size_t i = 0; i < self->member_count; i++) {
+        const s_member_t *member = &self->members[i];
+        bool answers = member->acked_round && member->acked_round + rounds_per_lease >= self->round;
+        if (member->live && answers && now - member->since_ms >= self->config.stable_ms &&
+            !s_is_voter (self, &member->id) &&
+            (!best || s_outranks (member->priority, &member->id, best->priority, &best->id)))
+            best = member;
+    }
+    return best ? &best->id : NULL;
+}
+
 //  One voter set change, when the last is held by a majority of the set.
 //  A leaving leader hands its vote over: it leaves the set, or when it is
 //  the only voter, first brings in the best live member. Otherwise: first a
-//  voter down for down_after_ms (or gone for good) leaves, else this leader
-//  joins if it is not a voter, else a member live for stable_ms joins.
+//  voter down for down_after_ms (or gone for good) leaves, else one leaves
+//  a set larger than voters_max, else this leader joins if it is not a
+//  voter, else the best member live for stable_ms joins, while the set has
+//  room.
 static void
 s_voters_review (shoal_elector_t *self, uint64_t now)
 {
@@ -679,6 +751,7 @@ s_voters_review (shoal_elector_t *self, uint64_t now)
         return;
     const shoal_id_t *leaves = NULL, *joins = NULL;
     bool self_votes = s_is_voter (self, &self->id);
+    bool room = self->voter_count < self->config.voters_max;
     if (self->leaving && self_votes) {
         const s_member_t *heir = self->voter_count == 1 ? s_best_non_voter (self) : NULL;
         if (heir)
@@ -692,22 +765,15 @@ s_voters_review (shoal_elector_t *self, uint64_t now)
         if (!member->live && gone && s_is_voter (self, &member->id) && self->voter_count > 1)
             leaves = &member->id;
     }
+    if (!leaves && !joins && self->voter_count > self->config.voters_max)
+        leaves = s_voter_to_drop (self);
     //  A leader elected from outside the set (it came up after the set was
     //  made) joins it first: a majority the set no longer holds live would
     //  otherwise hold the cluster's fate, with the leader unable to vote.
-    if (!leaves && !joins && !self_votes && !self->leaving && self->voter_count < SHOAL_VOTERS_MAX)
+    if (!leaves && !joins && !self_votes && !self->leaving && room)
         joins = &self->id;
-    //  A member joins once live for stable_ms, and only while it answers:
-    //  one that acknowledged no round for a lease may have died before the
-    //  view says so, and a dead voter counts against the majority.
-    uint64_t rounds_per_lease = self->config.lease_ms / self->config.heartbeat_ms;
-    for (size_t i = 0; i < self->member_count && !leaves && !joins; i++) {
-        const s_member_t *member = &self->members[i];
-        bool answers = member->acked_round && member->acked_round + rounds_per_lease >= self->round;
-        if (member->live && answers && now - member->since_ms >= self->config.stable_ms &&
-            !s_is_voter (self, &member->id) && self->voter_count < SHOAL_VOTERS_MAX)
-            joins = &member->id;
-    }
+    if (!leaves && !joins && room)
+        joins = s_voter_to_add (self, now);
     if (!leaves && !joins)
         return;
     shoal_id_t *ids = malloc ((self->voter_count + 1) * sizeof *ids);

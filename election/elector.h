@@ -44,10 +44,13 @@
       lower rank gives way to it, so that the two do not take terms above
       each other's without end.
     - The voter set is the leader's view when the first leader is proclaimed
-      (with expect set, once it holds that many members); then the acting
-      leader adds a member that has been live for stable_ms and removes one
-      that has been down for down_after_ms, one change at a time, each
-      acknowledged by a majority of the new set before the next. A follower
+      (with expect set, once it holds that many members), at most
+      voters_max of it, the highest ranks first; then the acting leader
+      adds a member that has been live for stable_ms while the set has room
+      (itself first, then the highest rank), and removes one that has been
+      down for down_after_ms (or the lowest rank, while the set is larger
+      than voters_max), one change at a time, each acknowledged by a
+      majority of the new set before the next. A follower
       with a newer voter set sends it back in its acknowledgement, and a new
       leader counts its majority on the newest set it has heard of.
 */
@@ -75,11 +78,13 @@ typedef struct {
     uint32_t coordinator_timeout_ms; //  after an ANSWER, wait for COORDINATOR
     uint32_t stable_ms;              //  up this long to preempt or to become a voter
     uint32_t down_after_ms;          //  down this long to leave the voter set
+    uint32_t voters_max;             //  most members in the voter set (1..16384)
 } shoal_elector_config_t;
 
-//  LAN: heartbeat 1 s, lease 3 s (a crashed leader is replaced in about
-//  4 s), settle 5 s, stable 30 s, down after 60 s. Loopback: ten times
-//  faster. Both in quorum mode, without preempt, expect 0.
+//  LAN: heartbeat 0.5 s, lease 2 s (a crashed leader is replaced in about
+//  2.5 s), settle 5 s, stable 30 s, down after 60 s, at most 7 voters.
+//  Loopback: ten times faster. Both in quorum mode, without preempt,
+//  expect 0.
 void shoal_elector_config_lan (shoal_elector_config_t *config);
 void shoal_elector_config_loopback (shoal_elector_config_t *config);
 //  Every time five times the LAN's (a WAN, or many nodes on few cores).

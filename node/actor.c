@@ -484,6 +484,7 @@ s_profile (shoal_actor_t *self)
     bool quorum = options->partition_mode == SHOAL_PARTITION_QUORUM;
     config->elector.quorum = quorum;
     config->elector.expect = options->expect;
+    config->elector.voters_max = options->voters;
     //  A node given seeds joins a cluster: it never leads one of its own
     //  while they do not answer, unless told a cluster of one is fine.
     config->election_waits = options->join.count > 0 && options->expect != 1;

@@ -137,6 +137,11 @@ static const s_option_t s_options[] = {
         "the first leader waits until it sees this many members, its first voters; 0: none "
         "(but a node given seeds waits for one); 1: it may lead alone" },
       NUMBER (expect, 0, 16384) },
+    { { "voters", "uint32", "7", "1..16384",
+        "most members in the voter set, whose majority a leader needs in quorum mode: the "
+        "highest ranks, each live for a while; more survive more voters lost at once, and cost "
+        "more" },
+      NUMBER (voters, 1, 16384) },
     { { "profile", "choice", "lan", "lan|loopback|wan",
         "timing profile: a LAN; one machine's loopback (ten times faster); a WAN, or "
         "many nodes on few cores (five times slower)" },
@@ -184,7 +189,7 @@ static const s_option_t s_options[] = {
 };
 
 #define OPTION_COUNT (sizeof s_options / sizeof s_options[0])
-_Static_assert(OPTION_COUNT <= 32, "shoal_options_t.given has a bit for each option");
+_Static_assert(OPTION_COUNT <= 64, "shoal_options_t.given has a bit for each option");
 
 size_t
 shoal_options_count (void)
@@ -242,10 +247,10 @@ s_is_list (const s_option_t *option)
     return option->kind == K_ADDRESSES || option->kind == K_LABELS || option->kind == K_JOBS;
 }
 
-static uint32_t
+static uint64_t
 s_bit (const s_option_t *option)
 {
-    return 1u << (option - s_options);
+    return UINT64_C (1) << (option - s_options);
 }
 
 static shoal_option_list_t *

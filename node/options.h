@@ -137,6 +137,7 @@ typedef struct {
     uint32_t priority;
     shoal_partition_mode_t partition_mode;
     uint32_t expect;
+    uint32_t voters; //  most in the voter set
     shoal_profile_t profile;
     uint32_t standbys;
     uint32_t max_warmups;
@@ -152,7 +153,7 @@ typedef struct {
     uint64_t task_log_size; //  bytes; 0: no task output files
     uint32_t task_log_keep;
     uint32_t child_nice;
-    uint32_t given; //  private: the lists the current source gave, one bit per option
+    uint64_t given; //  private: the lists the current source gave, one bit per option
 } shoal_options_t;
 
 //  What help text shows of an option.

@@ -865,6 +865,63 @@ a_leader_left_alone_while_leaving_is_done (void)
     }
 }
 
+//  True when node holds exactly the voters listed (indexes, count of them).
+static bool
+s_voters_are (const s_net_t *net, int node, const int *voters, uint32_t count)
+{
+    if (net->nodes[node].voter_count != count)
+        return false;
+    for (uint32_t i = 0; i < count; i++)
+        if (!s_votes (&net->nodes[node], &net->nodes[voters[i]].id))
+            return false;
+    return true;
+}
+
+//  With voters_max below the cluster's size, the set holds the highest
+//  ranks; a voter down for good gives its place to the best live member,
+//  and a set kept from a life with a larger bound shrinks, the lowest
+//  ranks first.
+static void
+the_voter_set_holds_the_highest_ranks_up_to_voters_max (void)
+{
+    shoal_elector_config_t config = s_config ();
+    config.voters_max = 3;
+    s_net_t *net = s_led (&config, 7, 6);
+    s_run_until (net, net->now + config.stable_ms + 2 * config.lease_ms);
+    for (int i = 0; i < 7; i++)
+        CHECK (s_voters_are (net, i, (int[]){ 6, 5, 4 }, 3));
+    CHECK_EQ (s_followers (net, 6), 6);
+
+    s_stop (net, 5);
+    s_run_until (net, net->now + config.down_after_ms + 2 * config.lease_ms);
+    CHECK_EQ (s_leader (net), 6);
+    for (int i = 0; i < 7; i++)
+        if (i != 5)
+            CHECK (s_voters_are (net, i, (int[]){ 6, 4, 3 }, 3));
+    s_start (net, 5);
+    s_run_until (net, net->now + config.stable_ms + 2 * config.lease_ms);
+    CHECK (s_voters_are (net, 0, (int[]){ 6, 4, 3 }, 3)); //  the set is full
+    CHECK_EQ (s_followers (net, 6), 6);
+
+    //  Every node restarts with a bound of 7, and all 7 become voters;
+    //  restarted again with a bound of 2, the set sheds the lowest ranks.
+    int sizes[] = { 7, 2 };
+    const int *sets[] = { (int[]){ 0, 1, 2, 3, 4, 5, 6 }, (int[]){ 6, 5 } };
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 7; i++)
+            shoal_elector_destroy (&net->nodes[i].core);
+        net->config.voters_max = (uint32_t) sizes[round];
+        for (int i = 0; i < 7; i++)
+            s_start (net, i);
+        s_run_until (net, net->now + config.settle_ms + config.stable_ms + 12 * config.lease_ms);
+        CHECK (s_leader (net) >= 5); //  all restarted at once: 5 may win
+        for (int i = 0; i < 7; i++)
+            CHECK (s_voters_are (net, i, sets[round], (uint32_t) sizes[round]));
+    }
+    CHECK_EQ (net->two_acting, 0);
+    s_net_destroy (&net);
+}
+
 //  A member joins the voter set only while it answers: one the view still
 //  calls live but that acknowledges nothing (it died a moment ago) is not
 //  made a voter, which would count it against the majority.
@@ -1214,6 +1271,7 @@ main (void)
     RUN (a_leader_left_alone_while_leaving_is_done);
     RUN (a_node_that_left_takes_no_part_in_elections);
     RUN (a_member_that_does_not_answer_is_not_made_a_voter);
+    RUN (the_voter_set_holds_the_highest_ranks_up_to_voters_max);
     RUN (a_leader_from_outside_the_voter_set_joins_it);
     RUN (the_first_leader_waits_for_expect_members);
     RUN (a_restarted_node_keeps_its_term_and_voters);

@@ -166,6 +166,7 @@ static const struct {
     { "priority", "4294967295", "4294967295" },
     { "partition-mode", "available", "available" },
     { "expect", "3", "3" },
+    { "voters", "5", "5" },
     { "profile", "loopback", "loopback" },
     { "standbys", "16", "16" },
     { "max-warmups", "1000", "1000" },
@@ -279,7 +280,7 @@ the_table_s_ranges_are_the_bounds_set_keeps (void)
         snprintf (past, sizeof past, "%llu", most + 1);
         s_refused (info->key, past, "over the maximum");
     }
-    CHECK_EQ (ranges, 13);
+    CHECK_EQ (ranges, 14);
 }
 
 //  ---------------------------------------------------------------------

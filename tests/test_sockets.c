@@ -93,10 +93,19 @@ a_transport_without_sockets_refuses_links_and_goes_on (void)
     CHECK_CONTAINS (why, "no ZeroMQ socket");
     s_free_all (held, count);
     CHECK (s_reaped ());
-    CHECK_EQ (shoal_transport_link (transport, peer, "127.0.0.1:9"), 0);
+    //  The probe that s_reaped made is itself reaped a moment later: under
+    //  load a link may still be refused then (1 run in 30 beside another
+    //  test), and a later one is made.
+    int linked = -1;
+    for (int waited = 0; linked != 0 && waited < S_REAPED_MS; waited += 10) {
+        linked = shoal_transport_link (transport, peer, "127.0.0.1:9");
+        if (linked != 0)
+            zclock_sleep (10);
+    }
+    CHECK_EQ (linked, 0);
     shoal_transport_stats (transport, &stats);
     CHECK_EQ (stats.links_open, 1);
-    CHECK_EQ (stats.links_refused, 1);
+    CHECK (stats.links_refused >= 1);
     shoal_transport_destroy (&transport);
     shoal_keyring_destroy (&keyring);
 }
