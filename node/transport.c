@@ -1352,12 +1352,13 @@ shoal_transport_closed (shoal_transport_t *self, uint8_t id[SHOAL_ID_SIZE])
     int parts = s_recv_two (self->monitor, event, sizeof event, &event_size, NULL, 0, &none, NULL);
     if (parts <= 0)
         return -1;
+    if (parts != 2 || event_size != sizeof event)
+        return 0;
     uint16_t type;
     uint32_t fd;
     memcpy (&type, event, sizeof type);
     memcpy (&fd, event + 2, sizeof fd);
-    if (parts != 2 || event_size != sizeof event || type != ZMQ_EVENT_DISCONNECTED ||
-        fd > INT32_MAX)
+    if (type != ZMQ_EVENT_DISCONNECTED || fd > INT32_MAX)
         return 0;
     return s_route_closed (self, (int) fd, id);
 }

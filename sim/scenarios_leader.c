@@ -58,6 +58,25 @@ s_leader_crash_fault (sim_run_t *run)
     s_report_new_leader (run);
 }
 
+//  The leader and a tenth of the others (at random) crash at once, as
+//  bench/scale.sh kills them: candidates above a node may be dead but
+//  still live in its view.
+static void
+s_leader_crash_tenth_fault (sim_run_t *run)
+{
+    uint32_t nodes = run->options->nodes, others = (nodes - 1) / 10;
+    sim_crash (run, run->leaders.old);
+    for (uint32_t crashed = 0; crashed < others;) {
+        uint32_t n = (uint32_t) (splitmix_next (&run->random) % nodes);
+        if (n != run->leaders.old && shoal_sim_elector (run->sim, n)) {
+            sim_crash (run, n);
+            crashed++;
+        }
+    }
+    sim_run_until (run, run->start_ms + SIM_LIMIT_MS (run), s_new_leader);
+    s_report_new_leader (run);
+}
+
 static void
 s_leader_partition_fault (sim_run_t *run)
 {
@@ -219,6 +238,11 @@ static const sim_scenario_t s_scenarios[] = {
       "                    (election messages sent meanwhile), ms_to_one_leader\n"
       "                    (followed by every node), leader_changes\n",
       NULL, s_leader_crash_fault, sim_one_leader, s_one_change },
+    { "leader-crash-tenth",
+      "  leader-crash-tenth\n"
+      "                    the leader and a tenth of the others crash at once:\n"
+      "                    as leader-crash\n",
+      NULL, s_leader_crash_tenth_fault, sim_one_leader, NULL },
     { "leader-partition",
       "  leader-partition  the leader is cut off for --duration, then healed:\n"
       "                    ms_to_new_leader, ms_to_one_leader after the heal\n",
