@@ -73,6 +73,18 @@ s_leader_crash_tenth_fault (sim_run_t *run)
             crashed++;
         }
     }
+    //  --stall K: a loaded machine, for the first minute: every 250 ms, K
+    //  nodes at random stop for 1 to 3 s, their messages waiting.
+    shoal_sim_t *sim = run->sim;
+    while (run->options->stall && !s_new_leader (run) &&
+           shoal_sim_now (sim) < run->start_ms + 60000) {
+        for (uint32_t k = 0; k < run->options->stall; k++) {
+            uint32_t n = (uint32_t) (splitmix_next (&run->random) % nodes);
+            if (shoal_sim_elector (sim, n) && !shoal_sim_paused (sim, n))
+                shoal_sim_pause (sim, n, 1000 + splitmix_next (&run->random) % 2000);
+        }
+        sim_run_until (run, shoal_sim_now (sim) + 250, s_new_leader);
+    }
     sim_run_until (run, run->start_ms + SIM_LIMIT_MS (run), s_new_leader);
     s_report_new_leader (run);
 }

@@ -101,6 +101,9 @@ at_most "leader-crash, $large nodes" ms_to_new_leader 8000
 run "leader-crash-tenth, $large nodes" --scenario leader-crash-tenth --nodes "$large" --seed 4
 at_most "leader-crash-tenth, $large nodes" ms_to_new_leader 8000
 at_most "leader-crash-tenth, $large nodes" leader_changes 1
+run "leader-crash-tenth, $small nodes, stalls" --scenario leader-crash-tenth --nodes "$small" \
+    --seed 2 --stall 20
+at_most "leader-crash-tenth, stalls" leader_changes 1
 for scenario in bridge one-way; do
     run "$scenario, $small nodes" --scenario "$scenario" --nodes "$small" --seed 5 --duration 20
 done
