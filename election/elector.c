@@ -697,10 +697,9 @@ s_best_non_voter (const shoal_elector_t *self)
     return best;
 }
 
-//  The voter to drop from a set larger than voters_max, or to make room
-//  for a higher rank: one that is not live before one that is, the lowest
-//  rank first, never this node. NULL when this node is the only voter.
-static const s_member_t *
+//  The voter to drop from a set larger than voters_max: one that is not
+//  live before one that is, the lowest rank first, never this node.
+static const shoal_id_t *
 s_voter_to_drop (const shoal_elector_t *self)
 {
     const s_member_t *worst = NULL;
@@ -715,14 +714,14 @@ s_voter_to_drop (const shoal_elector_t *self)
              s_outranks (worst->priority, &worst->id, voter->priority, &voter->id)))
             worst = voter;
     }
-    return worst;
+    return worst ? &worst->id : NULL;
 }
 
 //  The member to bring into the voter set, or NULL: the highest rank of
 //  those live for stable_ms that answer. One that acknowledged no round
 //  for a lease may have died before the view says so, and a dead voter
 //  counts against the majority.
-static const s_member_t *
+static const shoal_id_t *
 s_voter_to_add (const shoal_elector_t *self, uint64_t now)
 {
     uint64_t rounds_per_lease = self->config.lease_ms / self->config.heartbeat_ms;
@@ -735,7 +734,7 @@ s_voter_to_add (const shoal_elector_t *self, uint64_t now)
             (!best || s_outranks (member->priority, &member->id, best->priority, &best->id)))
             best = member;
     }
-    return best;
+    return best ? &best->id : NULL;
 }
 
 //  One voter set change, when the last is held by a majority of the set.
@@ -743,8 +742,8 @@ s_voter_to_add (const shoal_elector_t *self, uint64_t now)
 //  the only voter, first brings in the best live member. Otherwise: first a
 //  voter down for down_after_ms (or gone for good) leaves, else one leaves
 //  a set larger than voters_max, else this leader joins if it is not a
-//  voter, else the best member live for stable_ms joins while the set has
-//  room; a full set makes room when that member outranks its lowest rank.
+//  voter, else the best member live for stable_ms joins, while the set has
+//  room.
 static void
 s_voters_review (shoal_elector_t *self, uint64_t now)
 {
@@ -766,22 +765,15 @@ s_voters_review (shoal_elector_t *self, uint64_t now)
         if (!member->live && gone && s_is_voter (self, &member->id) && self->voter_count > 1)
             leaves = &member->id;
     }
-    const s_member_t *worst = s_voter_to_drop (self);
-    if (!leaves && !joins && self->voter_count > self->config.voters_max && worst)
-        leaves = &worst->id;
+    if (!leaves && !joins && self->voter_count > self->config.voters_max)
+        leaves = s_voter_to_drop (self);
     //  A leader elected from outside the set (it came up after the set was
     //  made) joins it first: a majority the set no longer holds live would
     //  otherwise hold the cluster's fate, with the leader unable to vote.
     if (!leaves && !joins && !self_votes && !self->leaving && room)
         joins = &self->id;
-    //  The set keeps the highest ranks as the cluster grows, so that the
-    //  next leader (the highest live rank) is likely a voter already.
-    const s_member_t *best = leaves || joins ? NULL : s_voter_to_add (self, now);
-    if (best && room)
-        joins = &best->id;
-    else if (best && worst && !self->leaving &&
-             s_outranks (best->priority, &best->id, worst->priority, &worst->id))
-        leaves = &worst->id;
+    if (!leaves && !joins && room)
+        joins = s_voter_to_add (self, now);
     if (!leaves && !joins)
         return;
     shoal_id_t *ids = malloc ((self->voter_count + 1) * sizeof *ids);
