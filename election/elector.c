@@ -683,14 +683,20 @@ s_voters_holding (const shoal_elector_t *self)
     return holding;
 }
 
-//  The highest-ranked live member that is not a voter, or NULL.
+//  The highest-ranked live member that is not a voter, or NULL. settled:
+//  only one live for stable_ms that answers (one that acknowledged no
+//  round for a lease may have died before the view says so, and a dead
+//  voter counts against the majority).
 static const s_member_t *
-s_best_non_voter (const shoal_elector_t *self)
+s_best_non_voter (const shoal_elector_t *self, uint64_t now, bool settled)
 {
+    uint64_t rounds_per_lease = self->config.lease_ms / self->config.heartbeat_ms;
     const s_member_t *best = NULL;
     for (size_t i = 0; i < self->member_count; i++) {
         const s_member_t *member = &self->members[i];
-        if (member->live && !s_is_voter (self, &member->id) &&
+        bool answers = member->acked_round && member->acked_round + rounds_per_lease >= self->round;
+        bool ready = !settled || (answers && now - member->since_ms >= self->config.stable_ms);
+        if (member->live && ready && !s_is_voter (self, &member->id) &&
             (!best || s_outranks (member->priority, &member->id, best->priority, &best->id)))
             best = member;
     }
@@ -717,26 +723,6 @@ s_voter_to_drop (const shoal_elector_t *self)
     return worst ? &worst->id : NULL;
 }
 
-//  The member to bring into the voter set, or NULL: the highest rank of
-//  those live for stable_ms that answer. One that acknowledged no round
-//  for a lease may have died before the view says so, and a dead voter
-//  counts against the majority.
-static const shoal_id_t *
-s_voter_to_add (const shoal_elector_t *self, uint64_t now)
-{
-    uint64_t rounds_per_lease = self->config.lease_ms / self->config.heartbeat_ms;
-    const s_member_t *best = NULL;
-    for (size_t i = 0; i < self->member_count; i++) {
-        const s_member_t *member = &self->members[i];
-        bool answers = member->acked_round && member->acked_round + rounds_per_lease >= self->round;
-        if (member->live && answers && now - member->since_ms >= self->config.stable_ms &&
-            !s_is_voter (self, &member->id) &&
-            (!best || s_outranks (member->priority, &member->id, best->priority, &best->id)))
-            best = member;
-    }
-    return best ? &best->id : NULL;
-}
-
 //  One voter set change, when the last is held by a majority of the set.
 //  A leaving leader hands its vote over: it leaves the set, or when it is
 //  the only voter, first brings in the best live member. Otherwise: first a
@@ -753,7 +739,8 @@ s_voters_review (shoal_elector_t *self, uint64_t now)
     bool self_votes = s_is_voter (self, &self->id);
     bool room = self->voter_count < self->config.voters_max;
     if (self->leaving && self_votes) {
-        const s_member_t *heir = self->voter_count == 1 ? s_best_non_voter (self) : NULL;
+        const s_member_t *heir =
+            self->voter_count == 1 ? s_best_non_voter (self, now, false) : NULL;
         if (heir)
             joins = &heir->id;
         else if (self->voter_count > 1)
@@ -772,8 +759,9 @@ s_voters_review (shoal_elector_t *self, uint64_t now)
     //  otherwise hold the cluster's fate, with the leader unable to vote.
     if (!leaves && !joins && !self_votes && !self->leaving && room)
         joins = &self->id;
-    if (!leaves && !joins && room)
-        joins = s_voter_to_add (self, now);
+    const s_member_t *best = leaves || joins || !room ? NULL : s_best_non_voter (self, now, true);
+    if (best)
+        joins = &best->id;
     if (!leaves && !joins)
         return;
     shoal_id_t *ids = malloc ((self->voter_count + 1) * sizeof *ids);
