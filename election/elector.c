@@ -39,6 +39,7 @@ typedef struct {
     shoal_id_t id;
     uint32_t priority;
     bool live;
+    bool suspect;            //  live, but the view suspects it: no voter meanwhile
     bool left;               //  left gracefully: not back in this life, and not heard
     uint64_t since_ms;       //  live or down since
     uint64_t acked_round;    //  of this node's leadership, 0 when none
@@ -684,9 +685,10 @@ s_voters_holding (const shoal_elector_t *self)
 }
 
 //  The highest-ranked live member that is not a voter, or NULL. settled:
-//  only one live for stable_ms that answers (one that acknowledged no
-//  round for a lease may have died before the view says so, and a dead
-//  voter counts against the majority).
+//  only one live for stable_ms that answers and is not suspected (one that
+//  acknowledged no round for a lease, or that the view suspects, may have
+//  died before the view says so, and a dead voter counts against the
+//  majority).
 static const s_member_t *
 s_best_non_voter (const shoal_elector_t *self, uint64_t now, bool settled)
 {
@@ -696,7 +698,8 @@ s_best_non_voter (const shoal_elector_t *self, uint64_t now, bool settled)
         const s_member_t *member = &self->members[i];
         bool answers = member->acked_round && member->acked_round + rounds_per_lease >= self->round;
         bool ready = !settled || (answers && now - member->since_ms >= self->config.stable_ms);
-        if (member->live && ready && !s_is_voter (self, &member->id) &&
+        if (member->live && ready && !(settled && member->suspect) &&
+            !s_is_voter (self, &member->id) &&
             (!best || s_outranks (member->priority, &member->id, best->priority, &best->id)))
             best = member;
     }
@@ -1155,6 +1158,7 @@ s_member_update (shoal_elector_t *self, uint64_t now_ms, const shoal_id_t *id, u
     if (member->live != live)
         member->since_ms = now_ms;
     member->live = live;
+    member->suspect = member->suspect && live;
     //  Left holds until the member is live again: only a new life of it
     //  is (a left record is overridden by nothing but an alive one).
     member->left = left || (member->left && !live);
@@ -1193,6 +1197,14 @@ shoal_elector_member (shoal_elector_t *self, uint64_t now_ms, const shoal_id_t *
     }
     s_finish (self);
     return rc;
+}
+
+void
+shoal_elector_suspect (shoal_elector_t *self, const shoal_id_t *id, bool suspect)
+{
+    s_member_t *member = s_member (self, id);
+    if (member)
+        member->suspect = suspect && member->live;
 }
 
 int

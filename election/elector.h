@@ -145,6 +145,12 @@ void shoal_elector_destroy (shoal_elector_t **self_p);
 int shoal_elector_member (shoal_elector_t *self, uint64_t now_ms, const shoal_id_t *id,
                           uint32_t priority, bool live);
 
+//  The view suspects a live member (true), or holds it alive (false): a
+//  suspect is not brought into the voter set. Call it after
+//  shoal_elector_member for the same membership event; it sends nothing
+//  and leaves the outputs as they are. Unknown members are ignored.
+void shoal_elector_suspect (shoal_elector_t *self, const shoal_id_t *id, bool suspect);
+
 //  The member left gracefully: as shoal_elector_member with live false,
 //  and a leader that acts drops it from the voter set at once, without
 //  the wait of down_after_ms for a member that may come back. Its election

@@ -378,6 +378,8 @@ s_saved (void *arg, const shoal_peer_saved_t *saved)
         shoal_persist_elector_encode (saved->elector, &bytes, &size, NULL, 0);
         s_store_write (self, SHOAL_PERSIST_ELECTOR_FILE, bytes, size);
         free (bytes);
+        shoal_eventlog_voters (self->events, saved->elector->voters_version, saved->elector->voters,
+                               saved->elector->voter_count);
     }
     if (saved->jobs) {
         shoal_persist_jobs_encode (saved->jobs, &bytes, &size, NULL, 0);

@@ -31,6 +31,7 @@ struct _shoal_eventlog_t {
     uint64_t failures;
     char failure[200];        //  the first one's reason
     shoal_epoch_t assignment; //  as last logged; (0, 0) before any
+    uint64_t voters_version;  //  as last logged; 0 before any
     s_request_t requests[S_REQUESTS];
     size_t request_next; //  the slot taken next
 };
@@ -194,6 +195,26 @@ shoal_eventlog_leader (shoal_eventlog_t *self, const shoal_elector_event_t *even
     s_write (self, "leader",
              json_pack ("{s:s, s:I, s:b, s:b}", "leader", leader, "term", (json_int_t) event->term,
                         "leads", leader[0] && strcmp (leader, self->node) == 0, "acting", acting));
+}
+
+void
+shoal_eventlog_voters (shoal_eventlog_t *self, uint64_t version, const shoal_id_t *voters,
+                       uint32_t count)
+{
+    if (!self || version == self->voters_version)
+        return;
+    self->voters_version = version;
+    json_t *ids = json_array ();
+    for (uint32_t i = 0; ids && i < count; i++) {
+        char id[SHOAL_ID_TEXT];
+        shoal_id_format (voters[i].bytes, true, id);
+        if (json_array_append_new (ids, json_string (id)) != 0) {
+            json_decref (ids);
+            ids = NULL;
+        }
+    }
+    s_write (self, "voters",
+             ids ? json_pack ("{s:I, s:o}", "version", (json_int_t) version, "voters", ids) : NULL);
 }
 
 void

@@ -50,6 +50,9 @@ void shoal_eventlog_member (shoal_eventlog_t *self, const shoal_membership_event
 //  acting: this node is the leader and acts as one.
 void shoal_eventlog_leader (shoal_eventlog_t *self, const shoal_elector_event_t *event,
                             bool acting);
+//  The voter set the node keeps; a line only when its version changed.
+void shoal_eventlog_voters (shoal_eventlog_t *self, uint64_t version, const shoal_id_t *voters,
+                            uint32_t count);
 //  The assignment the node holds; a line only when it changed.
 void shoal_eventlog_assignment (shoal_eventlog_t *self, shoal_epoch_t version);
 void shoal_eventlog_command (shoal_eventlog_t *self, const shoal_tasks_command_t *command);

@@ -510,9 +510,12 @@ s_outputs (shoal_peer_t *self)
             if (events[i].type == SHOAL_MEMBERSHIP_LEFT)
                 shoal_elector_member_left (self->elector, self->now, &events[i].node,
                                            events[i].meta->priority);
-            else
+            else {
                 shoal_elector_member (self->elector, self->now, &events[i].node,
                                       events[i].meta->priority, s_live (&events[i]));
+                shoal_elector_suspect (self->elector, &events[i].node,
+                                       events[i].type == SHOAL_MEMBERSHIP_SUSPECT);
+            }
             s_elector_outputs (self);
         }
         if (self->handoff) {

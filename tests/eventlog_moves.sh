@@ -9,7 +9,12 @@
 #   - c joins and is killed (SIGKILL): its tasks come back for `dead`;
 #   - b leaves (SIGTERM): its tasks come back for `leave`;
 #   - a rescale to 1 revokes the others for `removed`, with no target;
-#   - every grant that follows a revoke has the revoke's from and reason.
+#   - every grant that follows a revoke has the revoke's from and reason;
+#   - a's `voters` lines: a alone first; a, b and c once b and c have been
+#     up for the profile's stable time (c is killed only then, and b stops
+#     only once the dead c has left the set: a set of three that loses two
+#     has no majority left to change it); then a and b (b stops once it
+#     holds that set); then a alone.
 #
 # Waits are bounded against a hang only.
 set -u
@@ -36,6 +41,16 @@ moves () {
     grep -c "\"event\":\"move\",.*\"step\":\"$1\",.*\"to\":\"$to\",\"reason\":\"$2\"" "$events"
 }
 at_least () { [ "$(moves "${@:2}")" -ge "$1" ]; }
+# voters_are LOG NAME...: the log's last voters line names these workers
+# and no other.
+voters_are () {
+    local line name
+    line=$(grep '"event":"voters"' "$1" | tail -1)
+    shift
+    line=${line#*\"voters\":\[}
+    for name; do [[ $line == *"\"$(id_of "$name")\""* ]] || return 1; done
+    [ "$(grep -o '"[0-9a-f]\{32\}"' <<<"$line" | wc -l)" -eq $# ]
+}
 
 start a --expect 1 --events "$events" || exit 1
 wait_for "a leads" grep -q '"leads":true' "$events" || exit 1
@@ -47,12 +62,15 @@ expect_status 0 "submit" "$shoal" submit j --parallelism 4 --command 'exec sleep
 wait_for "4 grants as new" at_least 4 grant new a
 
 port=$(port_of a)
-start b --join "127.0.0.1:$port" || exit 1
+start b --join "127.0.0.1:$port" --events "$work/b.jsonl" || exit 1
 wait_for "a task revoked on a for b, to rebalance" at_least 1 revoke rebalance b
 wait_for "and granted to b" at_least 1 grant rebalance b
 
 start c --join "127.0.0.1:$port" || exit 1
 wait_for "c gets a task" at_least 1 grant rebalance c
+grep '"event":"voters"' "$events" | head -1 | grep -q "\"version\":1,\"voters\":\[\"$(id_of a)\"\]" ||
+    fail "the first voters line names a alone: $(grep '"voters"' "$events")"
+wait_for "b and c join the voters" voters_are "$events" a b c
 # c must hold an active when it is killed: its children started, none
 # stopped since.
 c_runs () {
@@ -68,10 +86,15 @@ lost () { [ $(($(moves "$1" dead) + $(moves "$1" suspect))) -ge 1 ]; }
 wait_for "c's tasks revoked for dead or suspect" lost revoke
 wait_for "and granted again for dead or suspect" lost grant
 
+# b stops once it holds the set without c: it acknowledged it, so the
+# change is done before b leaves (a leave in the middle of a change that
+# b's vote must finish would leave a no majority).
+wait_for "c leaves the voters" voters_are "$work/b.jsonl" a b
 stop b
 wait_for "b's tasks revoked for leave" at_least 1 revoke leave
 wait_for "and granted to a for leave" at_least 1 grant leave a
 
+wait_for "b leaves the voters" voters_are "$events" a
 expect_status 0 "rescale to 1" "$shoal" rescale j 1 --data-dir "$work/a"
 wait_for "3 revoked for removed" at_least 3 revoke removed
 stop a

@@ -945,6 +945,26 @@ a_member_that_does_not_answer_is_not_made_a_voter (void)
     s_net_destroy (&net);
 }
 
+//  Nor is one the view suspects: it may be dead already (a worker killed
+//  a moment after it had been up for stable_ms).
+static void
+a_suspect_member_is_not_made_a_voter (void)
+{
+    shoal_elector_config_t config = s_config ();
+    s_net_t *net = s_led_but_last (&config, 4);
+    s_start (net, 3);
+    shoal_elector_suspect (net->nodes[2].core, &net->nodes[3].id, true);
+    s_run_until (net, net->now + config.stable_ms + 2 * config.lease_ms);
+    CHECK_EQ (s_leader (net), 2);
+    CHECK (!s_votes (&net->nodes[2], &net->nodes[3].id));
+    //  Once the view holds it alive again, it joins.
+    shoal_elector_suspect (net->nodes[2].core, &net->nodes[3].id, false);
+    s_run_until (net, net->now + 2 * config.lease_ms);
+    CHECK (s_votes (&net->nodes[2], &net->nodes[3].id));
+    CHECK_EQ (net->two_acting, 0);
+    s_net_destroy (&net);
+}
+
 static void
 a_leader_from_outside_the_voter_set_joins_it (void)
 {
@@ -1272,6 +1292,7 @@ main (void)
     RUN (a_node_that_left_takes_no_part_in_elections);
     RUN (a_member_that_does_not_answer_is_not_made_a_voter);
     RUN (the_voter_set_holds_the_highest_ranks_up_to_voters_max);
+    RUN (a_suspect_member_is_not_made_a_voter);
     RUN (a_leader_from_outside_the_voter_set_joins_it);
     RUN (the_first_leader_waits_for_expect_members);
     RUN (a_restarted_node_keeps_its_term_and_voters);
