@@ -706,8 +706,9 @@ s_best_non_voter (const shoal_elector_t *self, uint64_t now, bool settled)
     return best;
 }
 
-//  The voter to drop from a set larger than voters_max: one that is not
-//  live before one that is, the lowest rank first, never this node.
+//  The voter to drop from a set larger than voters_max, or to make room
+//  for a higher rank: one that is not live before one that is, the lowest
+//  rank first, never this node. NULL when this node is the only voter.
 static const shoal_id_t *
 s_voter_to_drop (const shoal_elector_t *self)
 {
@@ -731,8 +732,8 @@ s_voter_to_drop (const shoal_elector_t *self)
 //  the only voter, first brings in the best live member. Otherwise: first a
 //  voter down for down_after_ms (or gone for good) leaves, else one leaves
 //  a set larger than voters_max, else this leader joins if it is not a
-//  voter, else the best member live for stable_ms joins, while the set has
-//  room.
+//  voter, else the best member live for stable_ms joins while the set has
+//  room; a full set makes room when that member outranks its lowest rank.
 static void
 s_voters_review (shoal_elector_t *self, uint64_t now)
 {
@@ -755,16 +756,21 @@ s_voters_review (shoal_elector_t *self, uint64_t now)
         if (!member->live && gone && s_is_voter (self, &member->id) && self->voter_count > 1)
             leaves = &member->id;
     }
+    const shoal_id_t *worst = s_voter_to_drop (self);
     if (!leaves && !joins && self->voter_count > self->config.voters_max)
-        leaves = s_voter_to_drop (self);
+        leaves = worst;
     //  A leader elected from outside the set (it came up after the set was
     //  made) joins it first: a majority the set no longer holds live would
     //  otherwise hold the cluster's fate, with the leader unable to vote.
     if (!leaves && !joins && !self_votes && !self->leaving && room)
         joins = &self->id;
-    const s_member_t *best = leaves || joins || !room ? NULL : s_best_non_voter (self, now, true);
-    if (best)
+    const s_member_t *best = leaves || joins ? NULL : s_best_non_voter (self, now, true);
+    const s_member_t *shed = worst ? s_member (self, worst) : NULL;
+    if (best && room)
         joins = &best->id;
+    else if (best && shed && !self->leaving &&
+             s_outranks (best->priority, &best->id, shed->priority, &shed->id))
+        leaves = worst;
     if (!leaves && !joins)
         return;
     shoal_id_t *ids = malloc ((self->voter_count + 1) * sizeof *ids);

@@ -48,9 +48,9 @@
       voters_max of it, the highest ranks first; then the acting leader
       adds a member that has been live for stable_ms while the set has room
       (itself first, then the highest rank), and removes one that has been
-      down for down_after_ms (or the lowest rank, while the set is larger
-      than voters_max), one change at a time, each acknowledged by a
-      majority of the new set before the next. A follower
+      down for down_after_ms, or the lowest rank while the set is larger
+      than voters_max or a member outranks it, one change at a time, each
+      acknowledged by a majority of the new set before the next. A follower
       with a newer voter set sends it back in its acknowledgement, and a new
       leader counts its majority on the newest set it has heard of.
 */
