@@ -96,6 +96,7 @@ struct _shoal_elector_t {
     uint64_t deadline_ms; //  settle, answer, coordinator or candidacy
     shoal_id_t asking;    //  ELECTING: the member asked
     shoal_id_t lost;      //  the leader given up on; not asked in elections
+                          //  until a wait for a COORDINATOR ends empty
 
     //  Leading.
     uint64_t lead_term;       //  the current term of this leadership
@@ -1389,8 +1390,14 @@ shoal_elector_tick (shoal_elector_t *self, uint64_t now_ms)
         }
         break;
     case S_WAITING:
-        if (now_ms >= self->deadline_ms)
+        if (now_ms >= self->deadline_ms) {
+            //  The rank that answered brought no COORDINATOR: it may follow
+            //  the lost leader, alive but unable to reach this node except
+            //  over this node's own connection (the transport's cap on
+            //  links). Asked again, that leader answers over it.
+            self->lost = s_nobody;
             s_elect (self, now_ms);
+        }
         break;
     case S_LEFT:
         //  Its leader is lost after a lease of silence, and nobody else is

@@ -47,8 +47,13 @@ typedef struct {
     test_net_t wire;
     int drop[NODES_MAX][NODES_MAX]; //  messages from a to b still to lose
     bool cut[NODES_MAX][NODES_MAX]; //  a's messages never reach b, though views say live
-    uint64_t messages;              //  election messages sent
-    int two_acting;                 //  milliseconds with two leaders acting (quorum mode)
+    //  a's messages reach b only back over b's own connection: while b sent
+    //  to a within the last lease (the transport's routes; a's link to b
+    //  is taken by the cap on links)
+    bool routed[NODES_MAX][NODES_MAX];
+    uint64_t sent_at[NODES_MAX][NODES_MAX]; //  a's last message to b
+    uint64_t messages;                      //  election messages sent
+    int two_acting;                         //  milliseconds with two leaders acting (quorum mode)
 } s_net_t;
 
 static bool
@@ -91,6 +96,9 @@ s_collect (s_net_t *net, int index)
         int to = sends[i].to.bytes[0] - 1;
         CHECK (to >= 0 && to < net->count && to != index);
         if (to < 0 || to >= net->count || !s_reach (net, index, to) || net->cut[index][to])
+            continue;
+        net->sent_at[index][to] = net->now;
+        if (net->routed[index][to] && net->sent_at[to][index] + net->config.lease_ms < net->now)
             continue;
         if (net->drop[index][to] > 0) {
             net->drop[index][to]--;
@@ -968,6 +976,35 @@ a_suspect_member_is_not_made_a_voter (void)
     s_net_destroy (&net);
 }
 
+//  A leader reaches some followers only over their own connections (its
+//  links are taken by the cap). Once they lost it, they asked the next
+//  rank, which follows that leader and answers, and so waited for a
+//  COORDINATOR that could not reach them, election after election, with
+//  no leader acting (1,000 workers after a kill, 2026-12-04). A wait that
+//  ends with no COORDINATOR asks the lost leader again, which opens the way
+//  back.
+static void
+a_leader_reached_only_over_the_followers_connections_is_found_again (void)
+{
+    shoal_elector_config_t config = s_config ();
+    s_net_t *net = s_led (&config, 4, 3);
+    for (int to = 0; to < 2; to++)
+        net->routed[3][to] = true;
+    s_run_until (net, net->now + 2 * config.lease_ms);
+    CHECK_EQ (s_followers (net, 3), 3);
+    //  0 and 1 lose the leader; 2 still hears it.
+    for (int to = 0; to < 2; to++)
+        net->drop[3][to] = 1 << 30;
+    s_run_until (net, net->now + 2 * config.lease_ms);
+    for (int to = 0; to < 2; to++)
+        net->drop[3][to] = 0;
+    s_run_until (net, net->now + 4 * config.lease_ms + 4 * config.coordinator_timeout_ms);
+    CHECK_EQ (s_leader (net), 3);
+    CHECK_EQ (s_followers (net, 3), 3);
+    CHECK_EQ (net->two_acting, 0);
+    s_net_destroy (&net);
+}
+
 static void
 a_leader_from_outside_the_voter_set_joins_it (void)
 {
@@ -1297,6 +1334,7 @@ main (void)
     RUN (the_voter_set_holds_the_highest_ranks_up_to_voters_max);
     RUN (a_suspect_member_is_not_made_a_voter);
     RUN (a_leader_from_outside_the_voter_set_joins_it);
+    RUN (a_leader_reached_only_over_the_followers_connections_is_found_again);
     RUN (the_first_leader_waits_for_expect_members);
     RUN (a_restarted_node_keeps_its_term_and_voters);
     RUN (stale_and_strange_messages_are_refused);
