@@ -276,11 +276,14 @@ s_handoff_outputs (shoal_peer_t *self)
 }
 
 //  What the handoff is told of a member: declared dead by the failure
-//  detector, gone by a leave, or live (alive or suspect).
+//  detector, gone by a leave, suspected, or alive.
 static shoal_handoff_presence_t
-s_presence (bool dead, bool left)
+s_presence (bool dead, bool left, bool suspect)
 {
-    return dead ? SHOAL_HANDOFF_DEAD : left ? SHOAL_HANDOFF_GONE : SHOAL_HANDOFF_LIVE;
+    return dead      ? SHOAL_HANDOFF_DEAD
+           : left    ? SHOAL_HANDOFF_GONE
+           : suspect ? SHOAL_HANDOFF_SUSPECT
+                     : SHOAL_HANDOFF_LIVE;
 }
 
 //  This node acts as leader at term from now: a new handoff, told of every
@@ -307,9 +310,10 @@ s_handoff_start (shoal_peer_t *self, uint64_t term)
         shoal_membership_member_t member;
         if (shoal_membership_member_at (self->membership, i, &member) != 0)
             continue;
-        shoal_handoff_member (
-            self->handoff, self->now, &member.node, member.meta,
-            s_presence (member.state == SHOAL_MEMBER_DEAD, member.state == SHOAL_MEMBER_LEFT));
+        shoal_handoff_member (self->handoff, self->now, &member.node, member.meta,
+                              s_presence (member.state == SHOAL_MEMBER_DEAD,
+                                          member.state == SHOAL_MEMBER_LEFT,
+                                          member.state == SHOAL_MEMBER_SUSPECT));
         s_handoff_outputs (self);
     }
     //  A leader that is leaving is still alive in its view (it leaves the
@@ -521,7 +525,8 @@ s_outputs (shoal_peer_t *self)
         if (self->handoff) {
             shoal_handoff_member (self->handoff, self->now, &events[i].node, events[i].meta,
                                   s_presence (events[i].type == SHOAL_MEMBERSHIP_DEAD,
-                                              events[i].type == SHOAL_MEMBERSHIP_LEFT));
+                                              events[i].type == SHOAL_MEMBERSHIP_LEFT,
+                                              events[i].type == SHOAL_MEMBERSHIP_SUSPECT));
             s_handoff_outputs (self);
             s_jobs_capacity (self);
         }

@@ -42,7 +42,8 @@ typedef struct {
     shoal_id_t id;
     char name[S_NAME_SIZE];
     bool live;
-    bool dead; //  the view declared it dead (not a leave): fenced tasks move at once
+    bool dead;    //  the view declared it dead (not a leave): fenced tasks move at once
+    bool suspect; //  live, but the view suspects it: not waited for in office
     bool has_meta;
     uint32_t capacity;
     uint32_t slots;
@@ -1314,14 +1315,17 @@ s_compute (shoal_handoff_t *self, uint64_t now)
 //  stopped its actives by now). A member the view holds dead is not waited
 //  for: were it alive behind a cut, its actives are placed nowhere by the
 //  adoption, and granted elsewhere only after the lease wait (or at once,
-//  fenced, whose store refuses its writes).
+//  fenced, whose store refuses its writes). Nor is a suspect, the same way:
+//  when a leader dies with many others, the view suspects them at once but
+//  declares them dead only after the suspicion timeout (32 s for 101 of
+//  1,000 wan workers), and every survivor's lease ran out meanwhile.
 static bool
 s_ready (const shoal_handoff_t *self, uint64_t now)
 {
     if (now >= self->office_ms + self->wait_ms)
         return true;
     for (size_t n = 0; n < self->node_count; n++)
-        if (self->nodes[n].heard_ms == 0 && !self->nodes[n].dead)
+        if (self->nodes[n].heard_ms == 0 && !self->nodes[n].dead && !self->nodes[n].suspect)
             return false;
     return self->node_count > 0;
 }
@@ -1708,7 +1712,8 @@ shoal_handoff_member (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *
                       const shoal_meta_t *meta, shoal_handoff_presence_t presence)
 {
     s_begin (self);
-    bool live = presence == SHOAL_HANDOFF_LIVE, dead = presence == SHOAL_HANDOFF_DEAD;
+    bool suspect = presence == SHOAL_HANDOFF_SUSPECT;
+    bool live = presence == SHOAL_HANDOFF_LIVE || suspect, dead = presence == SHOAL_HANDOFF_DEAD;
     bool found;
     size_t at = s_node_index (self, id, &found);
     if (!found) {
@@ -1733,6 +1738,7 @@ shoal_handoff_member (shoal_handoff_t *self, uint64_t now_ms, const shoal_id_t *
         self->dirty = true;
     node->live = live;
     node->dead = dead;
+    node->suspect = suspect;
     s_settle (self, now_ms);
     s_flush (self, now_ms);
     return rc;

@@ -134,11 +134,14 @@ int shoal_handoff_retitle (shoal_handoff_t *self, uint64_t now_ms, uint64_t term
 //  Where a member stands in the view. GONE and DEAD are both not live;
 //  DEAD is a verdict of the failure detector (not a leave, nor a leader
 //  that drains itself), after which a fenced task's active may move at
-//  once. A caller that passes a bool passes GONE or LIVE.
+//  once. SUSPECT is live in every way but one: a leader taking office does
+//  not wait for its STATUS (as for a dead one). A caller that passes a bool
+//  passes GONE or LIVE.
 typedef enum {
-    SHOAL_HANDOFF_GONE = 0, //  left, or leaving: stops its tasks itself
-    SHOAL_HANDOFF_LIVE = 1, //  alive or suspect
-    SHOAL_HANDOFF_DEAD = 2, //  declared dead: may still run, behind a cut
+    SHOAL_HANDOFF_GONE = 0,    //  left, or leaving: stops its tasks itself
+    SHOAL_HANDOFF_LIVE = 1,    //  alive
+    SHOAL_HANDOFF_DEAD = 2,    //  declared dead: may still run, behind a cut
+    SHOAL_HANDOFF_SUSPECT = 3, //  suspected: likely dead, not yet declared so
 } shoal_handoff_presence_t;
 
 //  A member as the view says, with its meta (NULL when not known; copied).

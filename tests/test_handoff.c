@@ -718,6 +718,28 @@ a_new_leader_does_not_wait_for_the_dead (void)
     }
 }
 
+//  Nor for a suspect (likely dead: a leader killed with many others leaves
+//  them suspected well before they are declared dead), but for the alive.
+static void
+a_new_leader_does_not_wait_for_a_suspect (void)
+{
+    shoal_handoff_config_t config = s_config ();
+    uint64_t now = 1000;
+    shoal_handoff_t *handoff = shoal_handoff_new (&config, TERM, 0, now);
+    s_member_t members[3];
+    for (int i = 0; i < 3; i++) {
+        members[i] = (s_member_t){ shoal_sample_index_id (i), 0, 0, 0 };
+        s_join (handoff, now, i);
+    }
+    s_tasks_of (handoff, now, 4, false, false);
+    CHECK_EQ (shoal_handoff_member (handoff, now, &members[2].id, NULL, SHOAL_HANDOFF_SUSPECT), 0);
+    s_report_empty (handoff, members, now, 0, 0, 0);
+    CHECK (!shoal_handoff_adopted (handoff));
+    s_report_empty (handoff, members, now, 1, 0, 0);
+    CHECK (shoal_handoff_adopted (handoff));
+    shoal_handoff_destroy (&handoff);
+}
+
 //  A new leader grants a fenced task once every member has reported, without
 //  the lease wait of taking office: a holder it does not know of may still
 //  run it, but under an older epoch, whose writes the sink refuses.
@@ -1848,6 +1870,7 @@ main (void)
     RUN (a_member_back_after_a_version_it_missed_gets_a_snapshot);
     RUN (a_new_leader_grants_fenced_tasks_without_the_lease_wait);
     RUN (a_new_leader_does_not_wait_for_the_dead);
+    RUN (a_new_leader_does_not_wait_for_a_suspect);
     RUN (a_stateful_task_warms_a_learner_first);
     RUN (a_stateful_move_walks_through_its_phases);
     RUN (caught_up_stand_ins_hold_still_during_the_lease_wait);
