@@ -794,15 +794,16 @@ s_voters_review (shoal_elector_t *self, uint64_t now)
 //  Electing
 
 //  Asks the highest-ranked live member above this node and below the last
-//  one asked (below nobody: from the top), but not the lost leader; with
-//  nobody left to ask, proclaims.
+//  one asked (below nobody: from the top), but not the lost leader, nor a
+//  suspect (likely dead: each costs an answer timeout, and a link to a
+//  closed port); with nobody left to ask, proclaims.
 static void
 s_ask (shoal_elector_t *self, uint64_t now, const s_member_t *below)
 {
     const s_member_t *best = NULL;
     for (size_t i = 0; i < self->member_count; i++) {
         const s_member_t *member = &self->members[i];
-        if (!member->live || shoal_id_equal (&member->id, &self->lost) ||
+        if (!member->live || member->suspect || shoal_id_equal (&member->id, &self->lost) ||
             !s_outranks (member->priority, &member->id, self->priority, &self->id) ||
             (below && !s_outranks (below->priority, &below->id, member->priority, &member->id)) ||
             (best && !s_outranks (member->priority, &member->id, best->priority, &best->id)))

@@ -1005,6 +1005,31 @@ a_leader_reached_only_over_the_followers_connections_is_found_again (void)
     s_net_destroy (&net);
 }
 
+//  A suspect is not asked in an election: it is likely dead (killed with
+//  the leader), and each one asked costs an answer timeout.
+static void
+a_suspect_is_not_asked (void)
+{
+    shoal_elector_config_t config = s_config ();
+    s_net_t *net = s_led (&config, 5, 4);
+    //  3 hangs: its views say live, the others suspect it.
+    for (int i = 0; i < 5; i++)
+        if (i != 3) {
+            net->drop[i][3] = net->drop[3][i] = 1 << 30;
+            shoal_elector_suspect (net->nodes[i].core, &net->nodes[3].id, true);
+        }
+    uint64_t before[3];
+    for (int i = 0; i < 3; i++)
+        before[i] = net->sent_at[i][3];
+    s_stop (net, 4);
+    s_run_until (net, net->now + 2 * config.lease_ms);
+    CHECK_EQ (s_leader (net), 2);
+    for (int i = 0; i < 2; i++) //  2 leads: its rounds go to every live member
+        CHECK_EQ (net->sent_at[i][3], before[i]);
+    CHECK_EQ (net->two_acting, 0);
+    s_net_destroy (&net);
+}
+
 static void
 a_leader_from_outside_the_voter_set_joins_it (void)
 {
@@ -1333,6 +1358,7 @@ main (void)
     RUN (a_member_that_does_not_answer_is_not_made_a_voter);
     RUN (the_voter_set_holds_the_highest_ranks_up_to_voters_max);
     RUN (a_suspect_member_is_not_made_a_voter);
+    RUN (a_suspect_is_not_asked);
     RUN (a_leader_from_outside_the_voter_set_joins_it);
     RUN (a_leader_reached_only_over_the_followers_connections_is_found_again);
     RUN (the_first_leader_waits_for_expect_members);
