@@ -1317,7 +1317,7 @@ s_compute (shoal_handoff_t *self, uint64_t now)
 //  adoption, and granted elsewhere only after the lease wait (or at once,
 //  fenced, whose store refuses its writes). Nor is a suspect, the same way:
 //  when a leader dies with many others, the view suspects them at once but
-//  declares them dead only after the suspicion timeout (32 s for 101 of
+//  declares them dead only after the suspicion timeout (32 to 36 s for 101 of
 //  1,000 wan workers), and every survivor's lease ran out meanwhile.
 static bool
 s_ready (const shoal_handoff_t *self, uint64_t now)
