@@ -834,6 +834,23 @@ s_leader_lost (shoal_elector_t *self, uint64_t now)
 {
     self->lost = self->promised;
     s_lost (self);
+    //  In quorum mode a member outside the voter set waits a while first
+    //  (until its promise ends, a heartbeat for the next leader's round, and
+    //  a spread over half a lease by its id): the voters elect among
+    //  themselves, and the next leader's COORDINATOR or its ANSWER comes to
+    //  the others one by one rather than to all at once (1,000 workers on
+    //  2 cores: 899 ELECTIONs in a second to the highest rank, each over a
+    //  new connection, delayed its answers past the answer timeout and
+    //  lower ranks proclaimed too).
+    if (self->config.quorum && self->voter_count && !s_is_voter (self, &self->id)) {
+        uint32_t spread = (uint32_t) self->id.bytes[0] << 24 | (uint32_t) self->id.bytes[1] << 16 |
+                          (uint32_t) self->id.bytes[2] << 8 | self->id.bytes[3];
+        uint64_t free_ms = self->promise_until_ms > now ? self->promise_until_ms : now;
+        self->role = S_WAITING;
+        self->deadline_ms = free_ms + self->config.heartbeat_ms +
+                            spread % (self->config.lease_ms / 2 ? self->config.lease_ms / 2 : 1);
+        return;
+    }
     s_elect (self, now);
 }
 

@@ -23,7 +23,10 @@
       live member above it (ELECTION); one that answers (ANSWER) takes the
       election over, so the node waits for a COORDINATOR. When nobody above
       answers, the node proclaims itself with a new term (COORDINATOR). A
-      noticed failure costs about four messages per node, not N².
+      noticed failure costs about four messages per node, not N². Suspects
+      are not asked. In quorum mode a member outside the voter set that
+      loses its leader waits first (its promise, a heartbeat and a share of
+      half a lease by its id) while the voters elect.
     - The leader repeats COORDINATOR every heartbeat, one round after another.
       A follower acknowledges each round (COORDINATOR-ACK) and so promises
       never to accept an older term and not to acknowledge another leader

@@ -1030,6 +1030,30 @@ a_suspect_is_not_asked (void)
     s_net_destroy (&net);
 }
 
+//  When the leader dies, the members outside the voter set wait before they
+//  ask: the voters elect among themselves, and the new leader's COORDINATOR
+//  reaches the others before they would have asked anyone.
+static void
+non_voters_wait_for_the_voters_to_elect (void)
+{
+    shoal_elector_config_t config = s_config ();
+    config.voters_max = 3;
+    s_net_t *net = s_led (&config, 7, 6);
+    s_run_until (net, net->now + config.stable_ms + 2 * config.lease_ms);
+    CHECK (s_voters_are (net, 0, (int[]){ 6, 5, 4 }, 3));
+    uint64_t asked[4];
+    for (int i = 0; i < 4; i++)
+        asked[i] = net->nodes[i].not_acks;
+    s_stop (net, 6);
+    s_run_until (net, net->now + 2 * config.lease_ms);
+    CHECK_EQ (s_leader (net), 5);
+    CHECK_EQ (s_followers (net, 5), 5);
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ (net->nodes[i].not_acks, asked[i]); //  acknowledgements only
+    CHECK_EQ (net->two_acting, 0);
+    s_net_destroy (&net);
+}
+
 static void
 a_leader_from_outside_the_voter_set_joins_it (void)
 {
@@ -1359,6 +1383,7 @@ main (void)
     RUN (the_voter_set_holds_the_highest_ranks_up_to_voters_max);
     RUN (a_suspect_member_is_not_made_a_voter);
     RUN (a_suspect_is_not_asked);
+    RUN (non_voters_wait_for_the_voters_to_elect);
     RUN (a_leader_from_outside_the_voter_set_joins_it);
     RUN (a_leader_reached_only_over_the_followers_connections_is_found_again);
     RUN (the_first_leader_waits_for_expect_members);
