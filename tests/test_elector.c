@@ -890,15 +890,24 @@ s_voters_are (const s_net_t *net, int node, const int *voters, uint32_t count)
 //  a member that outranks a voter takes its place once live for
 //  stable_ms, and a set kept from a life with a larger bound shrinks, the
 //  lowest ranks first.
+//  Seven nodes led by 6, at most three voters: once settled, 6, 5 and 4.
+static s_net_t *
+s_led_by_three_voters (shoal_elector_config_t *config)
+{
+    *config = s_config ();
+    config->voters_max = 3;
+    s_net_t *net = s_led (config, 7, 6);
+    s_run_until (net, net->now + config->stable_ms + 2 * config->lease_ms);
+    for (int i = 0; i < 7; i++)
+        CHECK (s_voters_are (net, i, (int[]){ 6, 5, 4 }, 3));
+    return net;
+}
+
 static void
 the_voter_set_holds_the_highest_ranks_up_to_voters_max (void)
 {
-    shoal_elector_config_t config = s_config ();
-    config.voters_max = 3;
-    s_net_t *net = s_led (&config, 7, 6);
-    s_run_until (net, net->now + config.stable_ms + 2 * config.lease_ms);
-    for (int i = 0; i < 7; i++)
-        CHECK (s_voters_are (net, i, (int[]){ 6, 5, 4 }, 3));
+    shoal_elector_config_t config;
+    s_net_t *net = s_led_by_three_voters (&config);
     CHECK_EQ (s_followers (net, 6), 6);
 
     s_stop (net, 5);
@@ -1036,11 +1045,8 @@ a_suspect_is_not_asked (void)
 static void
 non_voters_wait_for_the_voters_to_elect (void)
 {
-    shoal_elector_config_t config = s_config ();
-    config.voters_max = 3;
-    s_net_t *net = s_led (&config, 7, 6);
-    s_run_until (net, net->now + config.stable_ms + 2 * config.lease_ms);
-    CHECK (s_voters_are (net, 0, (int[]){ 6, 5, 4 }, 3));
+    shoal_elector_config_t config;
+    s_net_t *net = s_led_by_three_voters (&config);
     uint64_t asked[4];
     for (int i = 0; i < 4; i++)
         asked[i] = net->nodes[i].not_acks;
