@@ -942,27 +942,47 @@ the_voter_set_holds_the_highest_ranks_up_to_voters_max (void)
     s_net_destroy (&net);
 }
 
+//  Node 3 joins a cluster of 0 to 2 led by 2 and is held (hold on) for
+//  longer than stable_ms: it is not made a voter. Released, it is.
+static void
+s_not_made_a_voter_while (void (*hold) (s_net_t *net, bool on))
+{
+    shoal_elector_config_t config = s_config ();
+    s_net_t *net = s_led_but_last (&config, 4);
+    s_start (net, 3);
+    hold (net, true);
+    s_run_until (net, net->now + config.stable_ms + 2 * config.lease_ms);
+    CHECK_EQ (s_leader (net), 2);
+    CHECK (!s_votes (&net->nodes[2], &net->nodes[3].id));
+    hold (net, false);
+    s_run_until (net, net->now + 2 * config.lease_ms);
+    CHECK (s_votes (&net->nodes[2], &net->nodes[3].id));
+    CHECK_EQ (net->two_acting, 0);
+    s_net_destroy (&net);
+}
+
+//  Node 3 acknowledges nothing, or answers again.
+static void
+s_hold_silent (s_net_t *net, bool on)
+{
+    for (int to = 0; to < 3; to++)
+        net->drop[3][to] = on ? 1 << 30 : 0;
+}
+
+//  The leader's view suspects node 3, or holds it alive again.
+static void
+s_hold_suspect (s_net_t *net, bool on)
+{
+    shoal_elector_suspect (net->nodes[2].core, &net->nodes[3].id, on);
+}
+
 //  A member joins the voter set only while it answers: one the view still
 //  calls live but that acknowledges nothing (it died a moment ago) is not
 //  made a voter, which would count it against the majority.
 static void
 a_member_that_does_not_answer_is_not_made_a_voter (void)
 {
-    shoal_elector_config_t config = s_config ();
-    s_net_t *net = s_led_but_last (&config, 4);
-    s_start (net, 3);
-    for (int to = 0; to < 3; to++)
-        net->drop[3][to] = 1 << 30;
-    s_run_until (net, net->now + config.stable_ms + 2 * config.lease_ms);
-    CHECK_EQ (s_leader (net), 2);
-    CHECK (!s_votes (&net->nodes[2], &net->nodes[3].id));
-    //  Once it answers, it joins.
-    for (int to = 0; to < 3; to++)
-        net->drop[3][to] = 0;
-    s_run_until (net, net->now + 2 * config.lease_ms);
-    CHECK (s_votes (&net->nodes[2], &net->nodes[3].id));
-    CHECK_EQ (net->two_acting, 0);
-    s_net_destroy (&net);
+    s_not_made_a_voter_while (s_hold_silent);
 }
 
 //  Nor is one the view suspects: it may be dead already (a worker killed
@@ -970,19 +990,7 @@ a_member_that_does_not_answer_is_not_made_a_voter (void)
 static void
 a_suspect_member_is_not_made_a_voter (void)
 {
-    shoal_elector_config_t config = s_config ();
-    s_net_t *net = s_led_but_last (&config, 4);
-    s_start (net, 3);
-    shoal_elector_suspect (net->nodes[2].core, &net->nodes[3].id, true);
-    s_run_until (net, net->now + config.stable_ms + 2 * config.lease_ms);
-    CHECK_EQ (s_leader (net), 2);
-    CHECK (!s_votes (&net->nodes[2], &net->nodes[3].id));
-    //  Once the view holds it alive again, it joins.
-    shoal_elector_suspect (net->nodes[2].core, &net->nodes[3].id, false);
-    s_run_until (net, net->now + 2 * config.lease_ms);
-    CHECK (s_votes (&net->nodes[2], &net->nodes[3].id));
-    CHECK_EQ (net->two_acting, 0);
-    s_net_destroy (&net);
+    s_not_made_a_voter_while (s_hold_suspect);
 }
 
 //  A leader reaches some followers only over their own connections (its

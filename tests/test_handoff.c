@@ -186,18 +186,27 @@ s_report_empty (shoal_handoff_t *handoff, s_member_t *members, uint64_t now, int
               0);
 }
 
+//  A new leadership of term TERM, told of count members (the sample ids
+//  0 .. count - 1, into members) that joined at now.
+static shoal_handoff_t *
+s_joined (const shoal_handoff_config_t *config, s_member_t *members, int count, uint64_t now)
+{
+    shoal_handoff_t *handoff = shoal_handoff_new (config, TERM, 0, now);
+    CHECK (handoff != NULL);
+    for (int i = 0; i < count; i++) {
+        members[i] = (s_member_t){ shoal_sample_index_id (i), 0, 0, 0 };
+        s_join (handoff, now, i);
+    }
+    return handoff;
+}
+
 //  A leader of count members that report nothing, with tasks web/0 ..
 //  web/(task_count - 1), run past its lease wait: every task placed.
 static shoal_handoff_t *
 s_placed (const shoal_handoff_config_t *config, s_member_t *members, int count, int task_count,
           bool stateful, uint64_t *now)
 {
-    shoal_handoff_t *handoff = shoal_handoff_new (config, TERM, 0, *now);
-    CHECK (handoff != NULL);
-    for (int i = 0; i < count; i++) {
-        members[i] = (s_member_t){ shoal_sample_index_id (i), 0, 0, 0 };
-        s_join (handoff, *now, i);
-    }
+    shoal_handoff_t *handoff = s_joined (config, members, count, *now);
     s_tasks (handoff, *now, task_count, stateful);
     for (int i = 0; i < count; i++)
         s_report_empty (handoff, members, *now, i, 0, 0);
@@ -688,12 +697,8 @@ a_new_leader_does_not_wait_for_the_dead (void)
     shoal_handoff_config_t config = s_config ();
     config.leave_settle_ms = 500;
     uint64_t now = 1000;
-    shoal_handoff_t *handoff = shoal_handoff_new (&config, TERM, 0, now);
     s_member_t members[3];
-    for (int i = 0; i < 3; i++) {
-        members[i] = (s_member_t){ shoal_sample_index_id (i), 0, 0, 0 };
-        s_join (handoff, now, i);
-    }
+    shoal_handoff_t *handoff = s_joined (&config, members, 3, now);
     s_tasks_of (handoff, now, 4, false, true);
     CHECK_EQ (shoal_handoff_member (handoff, now, &members[2].id, NULL, SHOAL_HANDOFF_DEAD), 0);
     s_report_empty (handoff, members, now, 0, 0, 0);
@@ -725,12 +730,8 @@ a_new_leader_does_not_wait_for_a_suspect (void)
 {
     shoal_handoff_config_t config = s_config ();
     uint64_t now = 1000;
-    shoal_handoff_t *handoff = shoal_handoff_new (&config, TERM, 0, now);
     s_member_t members[3];
-    for (int i = 0; i < 3; i++) {
-        members[i] = (s_member_t){ shoal_sample_index_id (i), 0, 0, 0 };
-        s_join (handoff, now, i);
-    }
+    shoal_handoff_t *handoff = s_joined (&config, members, 3, now);
     s_tasks_of (handoff, now, 4, false, false);
     CHECK_EQ (shoal_handoff_member (handoff, now, &members[2].id, NULL, SHOAL_HANDOFF_SUSPECT), 0);
     s_report_empty (handoff, members, now, 0, 0, 0);
@@ -1803,12 +1804,8 @@ caught_up_stand_ins_hold_still_during_the_lease_wait (void)
 {
     shoal_handoff_config_t config = s_config ();
     uint64_t now = 1000;
-    shoal_handoff_t *handoff = shoal_handoff_new (&config, TERM, 0, now);
     s_member_t members[3];
-    for (int i = 0; i < 3; i++) {
-        members[i] = (s_member_t){ shoal_sample_index_id (i), 0, 0, 0 };
-        s_join (handoff, now, i);
-    }
+    shoal_handoff_t *handoff = s_joined (&config, members, 3, now);
     s_tasks (handoff, now, 6, true);
     //  Member 0 warmed every task under the last leader.
     shoal_task_status_t warm[6];
