@@ -10,6 +10,7 @@
 */
 
 #include "election/elector.h"
+#include "wire/bigendian.h"
 #include "wire/check.h"
 #include "wire/ids.h"
 
@@ -413,12 +414,13 @@ s_become_electing (shoal_elector_t *self, uint64_t now, const shoal_id_t *asking
     self->deadline_ms = now + self->config.answer_timeout_ms;
 }
 
-//  Answered: waits coordinator_timeout_ms for someone's COORDINATOR.
+//  Answered (or outside the voter set, its leader lost): waits until
+//  deadline for someone's COORDINATOR, then holds an election.
 static void
-s_become_waiting (shoal_elector_t *self, uint64_t now)
+s_become_waiting (shoal_elector_t *self, uint64_t deadline)
 {
     self->role = S_WAITING;
-    self->deadline_ms = now + self->config.coordinator_timeout_ms;
+    self->deadline_ms = deadline;
 }
 
 //  Leads (its term already set by s_proclaim): uncontested, nothing
@@ -843,12 +845,10 @@ s_leader_lost (shoal_elector_t *self, uint64_t now)
     //  new connection, delayed its answers past the answer timeout and
     //  lower ranks proclaimed too).
     if (self->config.quorum && self->voter_count && !s_is_voter (self, &self->id)) {
-        uint32_t spread = (uint32_t) self->id.bytes[0] << 24 | (uint32_t) self->id.bytes[1] << 16 |
-                          (uint32_t) self->id.bytes[2] << 8 | self->id.bytes[3];
         uint64_t free_ms = self->promise_until_ms > now ? self->promise_until_ms : now;
-        self->role = S_WAITING;
-        self->deadline_ms = free_ms + self->config.heartbeat_ms +
-                            spread % (self->config.lease_ms / 2 ? self->config.lease_ms / 2 : 1);
+        uint64_t half_lease = self->config.lease_ms / 2 ? self->config.lease_ms / 2 : 1;
+        uint64_t spread = shoal__get_be (self->id.bytes, 4) % half_lease;
+        s_become_waiting (self, free_ms + self->config.heartbeat_ms + spread);
         return;
     }
     s_elect (self, now);
@@ -1066,7 +1066,7 @@ s_on_answer (shoal_elector_t *self, uint64_t now, const s_member_t *from,
     if (answer->term > self->term_seen)
         self->term_seen = answer->term;
     if (self->role == S_ELECTING && shoal_id_equal (&from->id, &self->asking))
-        s_become_waiting (self, now);
+        s_become_waiting (self, now + self->config.coordinator_timeout_ms);
     else if (self->role == S_LEADING && answer->term >= self->lead_term) {
         //  A member refused this term: it holds it for another (two nodes
         //  proclaimed at once, with views that differed, or an ELECTION was
