@@ -130,6 +130,8 @@ struct _shoal_handoff_t {
     size_t newcomers;         //  how many joined, at the last input
     size_t departures;        //  how many left
     bool newcomers_wait;      //  this computation counts only members counted before
+    uint64_t computed_ms;     //  the last computation's time
+    uint64_t compute_wake_ms; //  a computation held back until then, or 0
 
     s_node_t *nodes; //  sorted by id; never removed
     size_t node_count;
@@ -190,6 +192,7 @@ shoal_handoff_config_lan (shoal_handoff_config_t *config)
         .status_ms = 1000,
         .join_settle_ms = 2000,
         .leave_settle_ms = 500, //  a little over two gossip rounds
+        .compute_ms = 100,
         .assign = { .standbys = 0, .max_warmups = 2, .acceptable_lag = 10000, .spread_by = NULL },
     };
 }
@@ -201,7 +204,7 @@ s_config_scaled (shoal_handoff_config_t *config, uint32_t mul, uint32_t div)
 {
     shoal_handoff_config_lan (config);
     uint32_t *times[] = { &config->lease_ms, &config->status_ms, &config->join_settle_ms,
-                          &config->leave_settle_ms };
+                          &config->leave_settle_ms, &config->compute_ms };
     for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
         *times[i] = *times[i] * mul / div;
 }
@@ -1228,6 +1231,7 @@ s_compute (shoal_handoff_t *self, uint64_t now)
 {
     self->dirty = false;
     self->stats.computations++;
+    self->computed_ms = now;
     s_claims_review (self, now);
     shoal_assign_input_t input;
     shoal_assign_output_t output = { 0 };
@@ -1507,9 +1511,21 @@ s_settle (shoal_handoff_t *self, uint64_t now)
     if (!self->adopted && s_ready (self, now))
         s_adopt (self, now);
     s_settle_changes (self, now);
-    if (self->adopted && self->dirty && now >= self->settle_until_ms)
+    self->compute_wake_ms = 0;
+    if (!self->adopted || !self->dirty)
+        return;
+    //  At most one computation every compute_ms: the inputs of the gap are
+    //  taken in together at its end. The second step of a move does not
+    //  wait: its task stopped on the old node and waits for nothing else.
+    s_claims_review (self, now); //  the input may have ended the claim
+    bool grant = s_grant_due (self, now);
+    if (!grant && self->stats.computations && now < self->computed_ms + self->config.compute_ms) {
+        self->compute_wake_ms = self->computed_ms + self->config.compute_ms;
+        return;
+    }
+    if (now >= self->settle_until_ms)
         s_compute (self, now);
-    else if (self->adopted && self->dirty && self->departures == 0 && s_grant_due (self, now)) {
+    else if (self->departures == 0 && grant) {
         //  Members joining: the move of a task that waits for nothing but
         //  the next computation (its old owner stopped) is finished now,
         //  among the members counted before; the newcomers are placed when
@@ -1972,8 +1988,11 @@ shoal_handoff_next (const shoal_handoff_t *self)
     }
     if (!self->wait_over && self->office_ms + self->wait_ms < next)
         next = self->office_ms + self->wait_ms;
-    if (self->dirty && self->adopted && self->settle_until_ms && self->settle_until_ms < next)
-        next = self->settle_until_ms;
+    //  The end of the settle, or of the gap between computations when that
+    //  holds one back (it may hold back one the settle's end let pass).
+    uint64_t compute_at = self->compute_wake_ms ? self->compute_wake_ms : self->settle_until_ms;
+    if (self->dirty && self->adopted && compute_at && compute_at < next)
+        next = compute_at;
     //  A claim on an owner the leader does not hear from ends with the wait.
     for (size_t i = 0; i < self->claim_count; i++) {
         const s_node_t *node = s_node (self, &self->claims[i].node);

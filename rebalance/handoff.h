@@ -76,6 +76,10 @@ typedef struct {
     uint32_t status_ms;       //  keep-alives at this interval (as the nodes' STATUS)
     uint32_t join_settle_ms;  //  members joining together are placed together
     uint32_t leave_settle_ms; //  and members leaving together are left together
+    //  The assignor runs at most once in this interval: every STATUS with
+    //  news would run it, and one run over thousands of tasks and members
+    //  costs tens of ms. 0: at every input that changed something.
+    uint32_t compute_ms;
     //  Tasks granted active on a node that did not hold them, not yet
     //  reported running, at most this many in the whole cluster: the rest
     //  wait their turn (a start costs CPU; thousands at once starve the

@@ -60,6 +60,7 @@ t_placed (uint64_t *now)
     shoal_handoff_config_loopback (&config);
     config.join_settle_ms = 0;
     config.leave_settle_ms = 0;
+    config.compute_ms = 0;
     shoal_handoff_t *handoff = shoal_handoff_new (&config, T_TERM, 0, *now);
     CHECK (handoff != NULL);
     uint64_t seq[4] = { 0 };
