@@ -49,6 +49,13 @@ s_members_list (shoal_actor_t *self, shoal_control_rep_t *rep)
                               .state = member.state,
                               .meta = (shoal_meta_t *) member.meta };
     }
+    shoal_elector_saved_t saved;
+    if (shoal_peer_elector (self->peer)) {
+        shoal_elector_saved (shoal_peer_elector (self->peer), &saved);
+        rep->voters_version = saved.voters_version;
+        rep->voter_count = saved.voter_count;
+        rep->voters = (shoal_id_t *) saved.voters;
+    }
     return 0;
 }
 

@@ -37,11 +37,15 @@ two_alive () { [ "$("$shoal" members "${a[@]}" | grep -c ' alive ')" -eq 2 ]; }
 wait_for "two members alive" two_alive || exit 1
 wait_for "a leader" grep -q '^lease held' "$work/b.log" || exit 1
 
+# Both become voters once up for stable_ms (3 s on loopback): VOTER says so.
+two_voters () { [ "$("$shoal" members "${a[@]}" | grep -c ' alive .* yes$')" -eq 2 ]; }
+wait_for "two voters" two_voters || exit 1
 expect_status 0 "members" "$shoal" members "${a[@]}"
-grep -q '^ID  *NAME  *ADDRESS  *STATE  *INCARNATION  *CORDON$' "$work/out" || fail "members: a header"
-grep -Eq '^[0-9a-f]{32}  +b  +127\.0\.0\.1:[0-9]+  +alive  +[0-9]+  +none$' "$work/out" || fail "members: b's row ($(cat "$work/out"))"
+grep -q '^ID  *NAME  *ADDRESS  *STATE  *INCARNATION  *CORDON  *VOTER$' "$work/out" || fail "members: a header"
+grep -Eq '^[0-9a-f]{32}  +b  +127\.0\.0\.1:[0-9]+  +alive  +[0-9]+  +none  +yes$' "$work/out" || fail "members: b's row ($(cat "$work/out"))"
 expect_status 0 "members --json" "$shoal" members "${b[@]}" --json
-grep -Eq '^\{"members": ?\[.*"name": ?"a".*\], ?"leader": ?"[0-9a-f]{32}", ?"term": ?[1-9]' "$work/out" || fail "members --json: $(cat "$work/out")"
+grep -Eq '^\{"members": ?\[.*"name": ?"a".*\], ?"leader": ?"[0-9a-f]{32}", ?"term": ?[1-9][0-9]*, ?"voters_version": ?[1-9]' "$work/out" || fail "members --json: $(cat "$work/out")"
+grep -Eq '"name": ?"b"[^}]*"voter": ?true' "$work/out" || fail "members --json: b votes ($(cat "$work/out"))"
 
 expect_status 0 "submit" "$shoal" submit work --parallelism 4 --stateful "${b[@]}"
 grep -q '^submit: ok, parallelism 4$' "$work/out" || fail "submit: says ok ($(cat "$work/out"))"

@@ -14,6 +14,7 @@
 #include "node/control.h"
 #include "node/key.h"
 #include "wire/keyring.h"
+#include "wire/ids.h"
 #include "node/options.h"
 #include "shoal.h"
 
@@ -160,13 +161,23 @@ s_member_name (const shoal_control_rep_t *rep, const shoal_id_t *id)
     return "";
 }
 
+//  Whether rep's voter set names id.
+static bool
+s_voter (const shoal_control_rep_t *rep, const shoal_id_t *id)
+{
+    for (uint32_t i = 0; i < rep->voter_count; i++)
+        if (shoal_id_equal (&rep->voters[i], id))
+            return true;
+    return false;
+}
+
 static void
 s_print_members (const shoal_control_rep_t *rep, bool json)
 {
     json_t *list = json ? json_array () : NULL;
     if (!json)
-        printf ("%-32s  %-20s  %-22s  %-7s  %-11s  %s\n", "ID", "NAME", "ADDRESS", "STATE",
-                "INCARNATION", "CORDON");
+        printf ("%-32s  %-20s  %-22s  %-7s  %-11s  %-8s  %s\n", "ID", "NAME", "ADDRESS", "STATE",
+                "INCARNATION", "CORDON", "VOTER");
     for (uint32_t i = 0; i < rep->member_count; i++) {
         const shoal_update_t *member = &rep->members[i];
         char id[SHOAL_NODE_ID_TEXT];
@@ -175,20 +186,22 @@ s_print_members (const shoal_control_rep_t *rep, bool json)
         const char *addr = member->meta ? member->meta->addr : "";
         const char *state = s_name (NAMES (s_states), member->state);
         const char *cordon = s_name (NAMES (s_cordons), member->meta ? member->meta->cordon : 0);
+        bool voter = s_voter (rep, &member->node);
         if (json)
-            json_array_append_new (list,
-                                   json_pack ("{s:s, s:s, s:s, s:s, s:I, s:s}", "id", id, "name",
-                                              name, "addr", addr, "state", state, "incarnation",
-                                              (json_int_t) member->incarnation, "cordon", cordon));
+            json_array_append_new (list, json_pack ("{s:s, s:s, s:s, s:s, s:I, s:s, s:b}", "id", id,
+                                                    "name", name, "addr", addr, "state", state,
+                                                    "incarnation", (json_int_t) member->incarnation,
+                                                    "cordon", cordon, "voter", voter));
         else
-            printf ("%-32s  %-20s  %-22s  %-7s  %-11llu  %s\n", id, name, addr, state,
-                    (unsigned long long) member->incarnation, cordon);
+            printf ("%-32s  %-20s  %-22s  %-7s  %-11llu  %-8s  %s\n", id, name, addr, state,
+                    (unsigned long long) member->incarnation, cordon, voter ? "yes" : "no");
     }
     if (json) {
         char leader[SHOAL_NODE_ID_TEXT];
         shoal_id_format (rep->leader.bytes, true, leader);
-        json_t *out = json_pack ("{s:o, s:s, s:I}", "members", list, "leader", leader, "term",
-                                 (json_int_t) rep->term);
+        json_t *out =
+            json_pack ("{s:o, s:s, s:I, s:I}", "members", list, "leader", leader, "term",
+                       (json_int_t) rep->term, "voters_version", (json_int_t) rep->voters_version);
         json_dumpf (out, stdout, JSON_COMPACT);
         putchar ('\n');
         json_decref (out);

@@ -331,8 +331,11 @@ static const s_field_t s_control_rep_fields[] = {
     F_LIST (shoal_control_rep_t, tasks, task_count, SHOAL_TASKS_MAX, s_task_report),
     F_LIST (shoal_control_rep_t, keyrings, keyring_count, SHOAL_MEMBERS_MAX, s_keyring_report),
     F_STR (shoal_control_rep_t, output, SHOAL_LOGS_TEXT_MAX),
+    F_UINT (shoal_control_rep_t, voters_version, UINT64_MAX),
+    F_IDS (shoal_control_rep_t, voters, voter_count, SHOAL_VOTERS_MAX),
 };
-//  keyrings and output came later: an answer without them encodes as before.
+//  keyrings, output and the voters came later: an answer without them
+//  encodes as before.
 SCHEMA_TAIL (s_control_rep, "control-rep", shoal_control_rep_t, s_control_rep_fields, 9);
 
 static const s_field_t s_keys_fields[] = {

@@ -446,6 +446,11 @@ typedef struct {
     uint32_t keyring_count; //  KEYS: each live member's answer (left out when none)
     shoal_keyring_report_t *keyrings;
     const char *output; //  LOGS: the lines, one record each ("" left out)
+    //  MEMBERS: the voter set this node holds (docs/election.md, section 3),
+    //  and its version; left out when it holds none.
+    uint64_t voters_version;
+    uint32_t voter_count;
+    shoal_id_t *voters;
 } shoal_control_rep_t;
 
 //  A key operation from the leader to a member, which applies it to its
