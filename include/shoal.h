@@ -415,6 +415,7 @@ typedef struct {
     char addr[SHOAL_ADDR_TEXT];
     int state; //  shoal_member_state_code_t
     uint64_t incarnation;
+    bool voter; //  0.3: in the voter set this node holds (docs/election.md, section 3)
 } shoal_member_t;
 
 //  The members this node knows, itself included, up to max of them into

@@ -4,10 +4,13 @@
 
 #include "node/node.h"
 
+#include "election/elector.h"
 #include "node/why.h"
+#include "wire/ids.h"
 
 #include <assert.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 //  Leaves, and waits (ref 0) unless it is done.
@@ -117,6 +120,10 @@ s_members (shoal_actor_t *self, shoal_call_t *call)
     shoal_call_list_t *list = &call->u.list;
     shoal_membership_t *membership = shoal_peer_membership (self->peer);
     size_t size = shoal_membership_size (membership);
+    //  The voter set, sorted by id.
+    shoal_elector_saved_t saved = { 0 };
+    if (shoal_peer_elector (self->peer))
+        shoal_elector_saved (shoal_peer_elector (self->peer), &saved);
     list->count = 0;
     for (size_t i = 0; i < size; i++) {
         shoal_membership_member_t member;
@@ -124,6 +131,8 @@ s_members (shoal_actor_t *self, shoal_call_t *call)
             continue;
         shoal_member_t copy;
         s_member_copy (&member, &copy);
+        copy.voter = saved.voter_count && bsearch (&member.node, saved.voters, saved.voter_count,
+                                                   sizeof *saved.voters, shoal_id_order);
         s_list_give (list, list->count++, &copy, sizeof copy);
     }
     call->rc = 0;

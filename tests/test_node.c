@@ -350,6 +350,32 @@ s_active_count (const s_member_t *member)
 //  ---------------------------------------------------------------------
 //  Behaviours
 
+static int s_acting_leader (void);
+
+//  Every running node's members name the acting leader a voter.
+static bool
+s_leader_votes (void)
+{
+    int leader = s_acting_leader ();
+    if (leader < 0)
+        return false;
+    for (int n = 0; n < NODES_MAX; n++) {
+        if (!s_members[n].node)
+            continue;
+        shoal_member_t members[NODES_MAX * 2];
+        size_t count = 0;
+        bool leader_votes = false;
+        if (shoal_node_members (s_members[n].node, members, sizeof *members, NODES_MAX * 2,
+                                &count) != 0)
+            return false;
+        for (size_t i = 0; i < count && i < NODES_MAX * 2; i++)
+            leader_votes |= members[i].voter && strcmp (members[i].id, s_members[leader].id) == 0;
+        if (!leader_votes)
+            return false;
+    }
+    return true;
+}
+
 static void
 three_nodes_on_seeds_make_one_cluster_with_one_leader (void)
 {
@@ -358,6 +384,8 @@ three_nodes_on_seeds_make_one_cluster_with_one_leader (void)
     CHECK_EQ (s_start (2, 0, NULL, NULL), 0);
     s_expected = 3;
     CHECK (s_wait_for (s_one_cluster));
+    //  The acting leader votes, and every node's members say so (voter).
+    CHECK (s_wait_for (s_leader_votes));
 }
 
 //  Every started node knows the job's spec, command included.
@@ -539,7 +567,6 @@ s_restart_seen (void)
     return s_all_active_once ();
 }
 
-static int s_acting_leader (void);
 static void *s_cancel_soon (void *arg);
 
 //  Asked while the leader it names is gone, a status waits for an answer

@@ -229,6 +229,25 @@ func oneCluster(apps ...*app) bool {
 	return acting == 1
 }
 
+// leaderVotes says whether every app's node lists its leader as a voter.
+func leaderVotes(apps ...*app) bool {
+	for _, a := range apps {
+		id, _, _, err := a.node.Leader()
+		members, err2 := a.node.Members()
+		if err != nil || err2 != nil || id == "" {
+			return false
+		}
+		votes := false
+		for _, m := range members {
+			votes = votes || (m.ID == id && m.Voter)
+		}
+		if !votes {
+			return false
+		}
+	}
+	return true
+}
+
 // activeOnce says whether every task of job runs active on exactly one of
 // apps.
 func activeOnce(job string, parallelism int, apps ...*app) bool {

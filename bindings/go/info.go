@@ -37,6 +37,7 @@ type Member struct {
 	Addr        string
 	State       MemberState
 	Incarnation uint64
+	Voter       bool // in the voter set this node holds
 }
 
 // TaskState is how a node reports a task.
@@ -150,6 +151,7 @@ func (n *Node) Members() ([]Member, error) {
 				Addr:        C.GoString(&m.addr[0]),
 				State:       MemberState(m.state),
 				Incarnation: uint64(m.incarnation),
+				Voter:       bool(m.voter),
 			})
 		}
 		return int(count), true

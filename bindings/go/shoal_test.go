@@ -277,6 +277,7 @@ func TestCluster(t *testing.T) {
 		}
 	}()
 	eventually(t, "one cluster of 3", func() bool { return oneCluster(apps...) })
+	eventually(t, "the leader votes", func() bool { return leaderVotes(apps...) })
 
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
