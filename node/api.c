@@ -638,7 +638,9 @@ int
 shoal_node_members (shoal_node_t *self, shoal_member_t *members, size_t item_size, size_t max,
                     size_t *count)
 {
-    return s_list (self, SHOAL_CALL_MEMBERS, members, item_size, sizeof *members, max, count, NULL);
+    //  A caller built against 0.2 has no voter flag.
+    return s_list (self, SHOAL_CALL_MEMBERS, members, item_size, offsetof (shoal_member_t, voter),
+                   max, count, NULL);
 }
 
 int

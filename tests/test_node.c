@@ -386,6 +386,19 @@ three_nodes_on_seeds_make_one_cluster_with_one_leader (void)
     CHECK (s_wait_for (s_one_cluster));
     //  The acting leader votes, and every node's members say so (voter).
     CHECK (s_wait_for (s_leader_votes));
+    //  A caller built against 0.2 (no voter flag) gets its layout, and
+    //  nothing is written past it; a smaller item is refused.
+    size_t old_size = offsetof (shoal_member_t, voter);
+    _Alignas(shoal_member_t) unsigned char items[3 * sizeof (shoal_member_t) + 1];
+    memset (items, 0xa5, sizeof items);
+    size_t count = 0;
+    CHECK_EQ (shoal_node_members (s_members[0].node, (shoal_member_t *) items, old_size, 3, &count),
+              0);
+    CHECK_EQ (count, 3);
+    CHECK_EQ (items[3 * old_size], 0xa5);
+    CHECK_EQ (
+        shoal_node_members (s_members[0].node, (shoal_member_t *) items, old_size - 1, 3, &count),
+        -1);
 }
 
 //  Every started node knows the job's spec, command included.
