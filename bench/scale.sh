@@ -18,10 +18,10 @@
 #      and waits until a survivor names a new leader (leader_s) and every
 #      task is active again on a survivor (failover_s); moves counts the
 #      tasks whose active changed node;
-#   5. reads every worker's event log: double_active_ms is the total time
-#      two nodes let one task act at once: active as their commands say
-#      (start or promote as active, until demote, stop, or the node's
-#      death; the `mono` clock of one host), less the node's lease gaps
+#   5. stops every worker, then reads its event log: double_active_ms is
+#      the total time two nodes let one task act at once: active as their
+#      commands say (start or promote as active, until demote, stop, or the
+#      node's death; the `mono` clock of one host), less the node's lease gaps
 #      (from a lost lease's end, when the command's shim freezes it even
 #      if the worker's thread is starved and writes the line late, until
 #      the lease holds again): must be 0; double_commanded_ms is the same
@@ -229,15 +229,25 @@ wait_until 600 all_active "$survivor" || bail "the tasks were never all active a
 t_failover=$(mono_ms)
 "$shoal" status --data-dir "$top/$survivor" | awk '$3 == "active" { print $1, $2 }' | sort >"$top/after"
 sleep 2
+# Every worker is stopped before the event logs are read. Read while the
+# workers still wrote them, one file could end before a move's stop and the
+# next already show its new active (a node writes the stop before the leader
+# hears of it, so in files no longer written the stop is always there): one
+# run counted such a move as active twice from then on. Spans still open end
+# here.
+for pid in "${pid_of[@]}"; do kill -9 "$pid" 2>/dev/null; done
+for pid in "${pid_of[@]}"; do { wait "$pid"; } 2>/dev/null; done
+pid_of=()
+t_stop=$(mono_ms)
 
 IDLE_MS=${idle_ms:-0} START_RATE=$start_rate MAX_STARTING=$max_starting python3 - "$top" "$nodes" "$tasks" "$kill_pct" "$profile" "${#victims[@]}" \
-    "$t_start" "$t_joined" "$t_view" "$t_submit" "$t_placed" "$t_kill" "$t_leader" "$t_failover" \
+    "$t_start" "$t_joined" "$t_view" "$t_submit" "$t_placed" "$t_kill" "$t_leader" "$t_failover" "$t_stop" \
     "${victims[@]}" <<'EOF'
 import glob, json, os, statistics, sys
 top, nodes, tasks, kill_pct, profile, nvict = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], int(sys.argv[6])
-t = [int(x) for x in sys.argv[7:15]]
-victims = set(sys.argv[15:15 + nvict])
-start, joined, view, submit, placed, kill, leader, failover = t
+t = [int(x) for x in sys.argv[7:16]]
+victims = set(sys.argv[16:16 + nvict])
+start, joined, view, submit, placed, kill, leader, failover, stop = t
 # Active intervals per task, from every node's command lines; and each
 # node's lease gaps: from a lost lease's end (`until`, when the command's
 # shim freezes it, however late the worker's thread writes the line) to the
@@ -268,9 +278,9 @@ for path in glob.glob(os.path.join(top, "n*.events")):
         elif e["role"] != "active" and task in open_at:
             intervals.setdefault(task, []).append((open_at.pop(task), at, name))
     for task, at in open_at.items():
-        intervals.setdefault(task, []).append((at, end if end is not None else 1 << 62, name))
+        intervals.setdefault(task, []).append((at, end if end is not None else stop, name))
     if lost is not None:
-        gaps.append((lost, 1 << 62))
+        gaps.append((lost, stop))
     gaps_of[name] = gaps
 def overlap(spans):
     total, reach = 0, None
