@@ -80,9 +80,15 @@ case $build in /*) shoal=$build/shoal ;; *) shoal=$(cd "$(dirname "$0")/.." && p
 command -v python3 >/dev/null || { echo "scale: needs python3" >&2; exit 2; }
 top=$(mktemp -d)
 declare -A pid_of
-cleanup () {
+# Every worker still running is killed, all at once, then reaped.
+stop_all () {
     local pid
-    for pid in "${pid_of[@]}"; do { kill -9 "$pid" && wait "$pid"; } 2>/dev/null; done
+    for pid in "${pid_of[@]}"; do kill -9 "$pid" 2>/dev/null; done
+    for pid in "${pid_of[@]}"; do { wait "$pid"; } 2>/dev/null; done
+    pid_of=()
+}
+cleanup () {
+    stop_all
     [ "$keep" = 1 ] && echo "kept: $top" >&2 || rm -rf "$top"
 }
 trap cleanup EXIT
@@ -235,9 +241,7 @@ sleep 2
 # hears of it, so in files no longer written the stop is always there): one
 # run counted such a move as active twice from then on. Spans still open end
 # here.
-for pid in "${pid_of[@]}"; do kill -9 "$pid" 2>/dev/null; done
-for pid in "${pid_of[@]}"; do { wait "$pid"; } 2>/dev/null; done
-pid_of=()
+stop_all
 t_stop=$(mono_ms)
 
 IDLE_MS=${idle_ms:-0} START_RATE=$start_rate MAX_STARTING=$max_starting python3 - "$top" "$nodes" "$tasks" "$kill_pct" "$profile" "${#victims[@]}" \

@@ -270,8 +270,7 @@ s_outranks (uint32_t priority_a, const shoal_id_t *a, uint32_t priority_b, const
 static bool
 s_is_voter (const shoal_elector_t *self, const shoal_id_t *id)
 {
-    return self->voter_count &&
-           bsearch (id, self->voters, self->voter_count, sizeof *self->voters, shoal_id_order);
+    return shoal_ids_contain (self->voters, self->voter_count, id);
 }
 
 static size_t

@@ -10,7 +10,6 @@
 
 #include <assert.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 //  Leaves, and waits (ref 0) unless it is done.
@@ -131,8 +130,7 @@ s_members (shoal_actor_t *self, shoal_call_t *call)
             continue;
         shoal_member_t copy;
         s_member_copy (&member, &copy);
-        copy.voter = saved.voter_count && bsearch (&member.node, saved.voters, saved.voter_count,
-                                                   sizeof *saved.voters, shoal_id_order);
+        copy.voter = shoal_ids_contain (saved.voters, saved.voter_count, &member.node);
         s_list_give (list, list->count++, &copy, sizeof copy);
     }
     call->rc = 0;

@@ -1226,13 +1226,13 @@ s_queued_set (shoal_handoff_t *self, char **queued, size_t count)
 
 //  Runs the assignor and publishes what changed, in two steps where an
 //  active moves: no node is made active for a task another may still run.
+//  Its caller, s_settle, has reviewed the claims at now.
 static void
 s_compute (shoal_handoff_t *self, uint64_t now)
 {
     self->dirty = false;
     self->stats.computations++;
     self->computed_ms = now;
-    s_claims_review (self, now);
     shoal_assign_input_t input;
     shoal_assign_output_t output = { 0 };
     char why[128];
@@ -1517,13 +1517,17 @@ s_settle (shoal_handoff_t *self, uint64_t now)
     //  At most one computation every compute_ms: the inputs of the gap are
     //  taken in together at its end. The second step of a move does not
     //  wait: its task stopped on the old node and waits for nothing else.
+    //  Whether such a grant is due is asked only when something holds the
+    //  computation back.
+    bool gap = self->stats.computations && now < self->computed_ms + self->config.compute_ms;
+    bool settling = now < self->settle_until_ms;
     s_claims_review (self, now); //  the input may have ended the claim
-    bool grant = s_grant_due (self, now);
-    if (!grant && self->stats.computations && now < self->computed_ms + self->config.compute_ms) {
+    bool grant = (gap || settling) && s_grant_due (self, now);
+    if (gap && !grant) {
         self->compute_wake_ms = self->computed_ms + self->config.compute_ms;
         return;
     }
-    if (now >= self->settle_until_ms)
+    if (!settling)
         s_compute (self, now);
     else if (self->departures == 0 && grant) {
         //  Members joining: the move of a task that waits for nothing but

@@ -161,16 +161,6 @@ s_member_name (const shoal_control_rep_t *rep, const shoal_id_t *id)
     return "";
 }
 
-//  Whether rep's voter set names id.
-static bool
-s_voter (const shoal_control_rep_t *rep, const shoal_id_t *id)
-{
-    for (uint32_t i = 0; i < rep->voter_count; i++)
-        if (shoal_id_equal (&rep->voters[i], id))
-            return true;
-    return false;
-}
-
 static void
 s_print_members (const shoal_control_rep_t *rep, bool json)
 {
@@ -186,7 +176,7 @@ s_print_members (const shoal_control_rep_t *rep, bool json)
         const char *addr = member->meta ? member->meta->addr : "";
         const char *state = s_name (NAMES (s_states), member->state);
         const char *cordon = s_name (NAMES (s_cordons), member->meta ? member->meta->cordon : 0);
-        bool voter = s_voter (rep, &member->node);
+        bool voter = shoal_ids_contain (rep->voters, rep->voter_count, &member->node);
         if (json)
             json_array_append_new (list, json_pack ("{s:s, s:s, s:s, s:s, s:I, s:s, s:b}", "id", id,
                                                     "name", name, "addr", addr, "state", state,

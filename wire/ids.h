@@ -52,4 +52,12 @@ shoal_lower_bound (const void *base, size_t count, size_t size, const void *key,
     return low;
 }
 
+//  Whether the count ids at ids, sorted by shoal_id_order, hold id.
+static inline bool
+shoal_ids_contain (const shoal_id_t *ids, size_t count, const shoal_id_t *id)
+{
+    size_t at = shoal_lower_bound (ids, count, sizeof *ids, id, shoal_id_order);
+    return at < count && shoal_id_equal (&ids[at], id);
+}
+
 #endif
