@@ -102,16 +102,20 @@ grep '"reason":"drain"' "$events" | grep -q '"step":"revoke"' || fail "a revoke 
 expect_status 0 "cordon c, asked of a" "$shoal" cordon c --data-dir "$work/a"
 cordoned () { "$shoal" members --json --data-dir "$work/a" | grep -q '"cordon": *"cordoned"'; }
 wait_for "a sees c cordoned" cordoned
-c_before=$(grep -c ' started s/' "$work/c.log")
+# The tasks c ever started. A lease lost under load (the loopback
+# profile's is 200 ms) restarts c's own tasks as standbys: those are no
+# placement, so what counts is a task c never held.
+c_tasks () { grep -o ' started s/[0-9]*' "$work/c.log" | sort -u; }
+c_held=$(c_tasks)
+c_new () { [ -n "$(comm -13 <(echo "$c_held") <(c_tasks))" ]; }
 expect_status 0 "rescale to 9" "$shoal" rescale s 9 --data-dir "$work/a"
 wait_for "nine actives" sh -c "[ \$('$shoal' status --data-dir '$work/a' | grep -c ' active ') -ge 9 ]"
 sleep 1
-[ "$(grep -c ' started s/' "$work/c.log")" -eq "$c_before" ] ||
-    fail "the cordoned c started no child"
+c_new && fail "the cordoned c started no task it did not hold: $(c_tasks | tr '\n' ' ')"
 expect_status 0 "uncordon c" "$shoal" uncordon c --data-dir "$work/c"
 open_again () { ! "$shoal" members --json --data-dir "$work/a" | grep -q '"cordon": *"cordoned"'; }
 wait_for "a sees c open again" open_again
-wait_for "c takes tasks again" running c $((c_before + 1))
+wait_for "c takes tasks again" c_new
 
 # The leader drained: its tasks go warm to c and d, then it leaves.
 expect_status 0 "rescale to 4" "$shoal" rescale s 4 --data-dir "$work/a"

@@ -47,10 +47,10 @@ wait_for "w1 starts" has_port w1 || exit 1
 seed=127.0.0.1:$(port_of w1)
 start w2 "$A" --labels pool=main --join "$seed"
 start w3 "$A" --labels pool=main --join "$seed"
-three_alive () {
-    [ "$("$shoal" members --data-dir "$work/w1" --key-file "$A" | grep -c ' alive ')" -eq 3 ]
+alive_at () { # node key-file count: the node's view shows count members alive
+    [ "$("$shoal" members --data-dir "$work/$1" --key-file "$2" | grep -c ' alive ')" -eq "$3" ]
 }
-wait_for "three members alive" three_alive || exit 1
+wait_for "three members alive" alive_at w1 "$A" 3 || exit 1
 wait_for "submit" "$shoal" submit work --parallelism 6 --require pool=main \
     --command 'exec sleep 600' --data-dir "$work/w1" --key-file "$A" --timeout 2s || exit 1
 running () { # key-file: the tasks the leader's table shows active and running
@@ -129,15 +129,13 @@ done
 # A fourth worker joins with A only: it lacks B, and use B is refused,
 # naming it. It takes no task (the job requires pool=main).
 start w4 "$A" --join "$seed"
-four_alive () {
-    [ "$("$shoal" members --data-dir "$work/w1" --key-file "$A" | grep -c ' alive ')" -eq 4 ]
-}
-wait_for "a fourth member alive" four_alive
+# The leader checks the use against its own view, so that view must hold w4.
+wait_for "a fourth member alive in the leader's view" alive_at "$at_leader" "$A" 4
 expect_status 1 "use of a key a live member lacks" keys use "$b_id" --key-file "$B"
 grep -q "key $b_id is not installed on: w4 (install it there first)" "$work/err" ||
     fail "use of a key a member lacks: names it ($(cat "$work/err"))"
 stop w4
-wait_for "w4 gone" three_alive
+wait_for "w4 gone from the leader's view" alive_at "$at_leader" "$A" 3
 
 # --- use B, remove A -------------------------------------------------------
 
@@ -187,10 +185,7 @@ start w3 "$A" --labels pool=main --join "$seed"
 wait_for "w3 says it uses the keyring it kept" \
     grep -q "key-file $A holds key $a_id, which a key rotation removed: this node uses the keyring it kept (primary $b_id)" \
     "$work/w3.log"
-three_alive_b () {
-    [ "$("$shoal" members --data-dir "$work/w1" --key-file "$B" | grep -c ' alive ')" -eq 3 ]
-}
-wait_for "w3 rejoins with the kept keyring" three_alive_b
+wait_for "w3 rejoins with the kept keyring" alive_at w1 "$B" 3
 six_running_b () { [ "$(running "$B")" -eq 6 ]; }
 wait_for "six tasks run after w3's restart" six_running_b
 expect_status 0 "keys list after the restart" keys list --key-file "$B"
