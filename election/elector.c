@@ -42,6 +42,7 @@ typedef struct {
     bool live;
     bool suspect;            //  live, but the view suspects it: no voter meanwhile
     bool left;               //  left gracefully: not back in this life, and not heard
+    bool leaving;            //  its acknowledgements say it leaves: no voter
     uint64_t since_ms;       //  live or down since
     uint64_t acked_round;    //  of this node's leadership, 0 when none
     uint64_t acked_term;     //  the term it acknowledged that round with
@@ -122,7 +123,9 @@ struct _shoal_elector_t {
     size_t send_capacity;
     shoal_elector_event_t events[4];
     size_t event_count;
-    bool dirty; //  saved state changed
+    bool leaving_news;     //  an acknowledgement first said its member leaves
+    shoal_id_t leaving_id; //  that member
+    bool dirty;            //  saved state changed
     shoal_elector_stats_t stats;
 };
 
@@ -700,7 +703,7 @@ s_best_non_voter (const shoal_elector_t *self, uint64_t now, bool settled)
         const s_member_t *member = &self->members[i];
         bool answers = member->acked_round && member->acked_round + rounds_per_lease >= self->round;
         bool ready = !settled || (answers && now - member->since_ms >= self->config.stable_ms);
-        if (member->live && ready && !(settled && member->suspect) &&
+        if (member->live && ready && !(settled && member->suspect) && !member->leaving &&
             !s_is_voter (self, &member->id) &&
             (!best || s_outranks (member->priority, &member->id, best->priority, &best->id)))
             best = member;
@@ -752,12 +755,16 @@ s_voters_review (shoal_elector_t *self, uint64_t now)
         else if (self->voter_count > 1)
             leaves = &self->id;
     }
-    for (size_t i = 0; i < self->member_count && !leaves && !joins; i++) {
-        const s_member_t *member = &self->members[i];
-        bool gone = member->left || now - member->since_ms >= self->config.down_after_ms;
-        if (!member->live && gone && s_is_voter (self, &member->id) && self->voter_count > 1)
-            leaves = &member->id;
-    }
+    //  A voter gone for good first, then one that says it is leaving: a
+    //  live leaver dropped first could leave a set whose majority is gone.
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < self->member_count && !leaves && !joins; i++) {
+            const s_member_t *member = &self->members[i];
+            bool gone = member->left || now - member->since_ms >= self->config.down_after_ms;
+            bool out = pass == 0 ? !member->live && gone : member->leaving;
+            if (out && s_is_voter (self, &member->id) && self->voter_count > 1)
+                leaves = &member->id;
+        }
     const shoal_id_t *worst = s_voter_to_drop (self);
     if (!leaves && !joins && self->voter_count > self->config.voters_max)
         leaves = worst;
@@ -863,7 +870,8 @@ s_acknowledge (shoal_elector_t *self, const shoal_id_t *to, uint64_t term, uint6
     shoal_elector_send_t *send = s_send (self, to, SHOAL_MSG_COORDINATOR_ACK);
     if (!send)
         return;
-    send->msg.u.coordinator_ack = (shoal_coordinator_ack_t){ .term = term, .round = round };
+    send->msg.u.coordinator_ack =
+        (shoal_coordinator_ack_t){ .term = term, .round = round, .leaving = self->leaving };
     self->with_voters[self->send_count - 1] = self->voters_version > their_voters_version;
 }
 
@@ -1006,6 +1014,11 @@ s_on_ack (shoal_elector_t *self, uint64_t now, s_member_t *from, const shoal_coo
     }
     from->voters_known = true;
     from->voters_version = ack->voters_version;
+    if (ack->leaving && !from->leaving) {
+        self->leaving_news = true;
+        self->leaving_id = from->id;
+    }
+    from->leaving = ack->leaving;
     if (ack->voters_version > self->voters_version && ack->voter_count) {
         //  Catch up: the newest voter set decides the majority. The member
         //  table may move meanwhile.
@@ -1099,6 +1112,7 @@ s_begin (shoal_elector_t *self)
 {
     self->send_count = 0;
     self->event_count = 0;
+    self->leaving_news = false;
     self->dirty = false;
 }
 
@@ -1179,8 +1193,10 @@ s_member_update (shoal_elector_t *self, uint64_t now_ms, const shoal_id_t *id, u
     s_member_t *member = s_member_add (self, now_ms, id);
     if (!member)
         return -1;
-    if (member->live != live)
+    if (member->live != live) {
         member->since_ms = now_ms;
+        member->leaving = false; //  its acknowledgements tell again
+    }
     member->live = live;
     member->suspect = member->suspect && live;
     //  Left holds until the member is live again: only a new life of it
@@ -1272,9 +1288,17 @@ bool
 shoal_elector_handed_off (const shoal_elector_t *self, uint64_t now_ms)
 {
     (void) now_ms;
-    //  A follower is dropped by its leader when it leaves.
-    if (!self->config.quorum || self->role != S_LEADING)
+    if (!self->config.quorum)
         return true;
+    //  A voter that follows is dropped from the set by its leader, which
+    //  its acknowledgements told that it leaves: done once the set it holds
+    //  no longer names it. Leaving the view before, it could take with it
+    //  the acknowledgement a change of the set still waits for, and leave
+    //  the leader without a majority for good (a set of two).
+    //  With no leader to drop it, it goes as before: waiting would hold
+    //  every node of a cluster stopped whole until its leave timed out.
+    if (self->role != S_LEADING)
+        return !s_is_voter (self, &self->id) || !self->has_leader;
     //  With nobody live, there is no one to hand anything to, nor a
     //  majority to leave behind: the last nodes of a cluster stopped
     //  together, whatever stage the handover had reached.
@@ -1291,6 +1315,22 @@ shoal_elector_handed_off (const shoal_elector_t *self, uint64_t now_ms)
     //  majority midway is not done: it proclaims again, acts again and
     //  finishes (the caller bounds the wait).
     return self->voter_count >= 3;
+}
+
+bool
+shoal_elector_member_leaving (const shoal_elector_t *self, const shoal_id_t *id)
+{
+    bool found;
+    size_t at = s_member_index (self, id, &found);
+    return found && self->members[at].live && self->members[at].leaving;
+}
+
+bool
+shoal_elector_leaving_news (const shoal_elector_t *self, shoal_id_t *id)
+{
+    if (self->leaving_news)
+        *id = self->leaving_id;
+    return self->leaving_news;
 }
 
 //  A node that left acknowledges one thing: a round of the leader it

@@ -166,8 +166,9 @@ int shoal_elector_member_left (shoal_elector_t *self, uint64_t now_ms, const sho
 //  hands its vote over, so that the others keep a majority without it: it
 //  takes itself out of the voter set (adding a live member first when it
 //  is the only voter), one acknowledged change at a time, and goes on
-//  leading, as a non-voter, until it leaves the view. Any other node has
-//  nothing to do: the leader drops it when it leaves.
+//  leading, as a non-voter, until it leaves the view. A follower says in
+//  its acknowledgements that it leaves: its leader drops it from the voter
+//  set (after any voter gone for good), and adds no leaving member to it.
 void shoal_elector_leave (shoal_elector_t *self, uint64_t now_ms);
 
 //  This node has left the view (call it as it leaves the view, after
@@ -185,12 +186,25 @@ void shoal_elector_leave (shoal_elector_t *self, uint64_t now_ms);
 void shoal_elector_retire (shoal_elector_t *self, uint64_t now_ms);
 
 //  True when a leaving node may go without taking the quorum with it: it
-//  does not lead (its leader drops it from the voter set when it leaves),
-//  or it is out of a voter set that a majority holds, or it is a voter of
-//  a set of three or more (the others keep a majority), or nobody else is
-//  live to hand to. A leader that loses its majority midway is not done
-//  until it has it again and finishes: bound the wait.
+//  follows and the voter set it holds does not name it (its leader dropped
+//  it), or it follows no leader; or it leads and is out of a voter set that
+//  a majority holds, or is a voter of a set of three or more (the others
+//  keep a majority), or nobody else is live to hand to. A voter that left
+//  before its leader dropped it could take with it the acknowledgement a
+//  change of the set waits for (a set of two: no majority for good). A
+//  leader that loses its majority midway is not done until it has it again
+//  and finishes: bound the wait.
 bool shoal_elector_handed_off (const shoal_elector_t *self, uint64_t now_ms);
+
+//  True when member id, live, said in its last acknowledgement of this
+//  node's leadership that it leaves (shoal_elector_leave on its side): it
+//  stays in the view until this leader drops it from the voter set, and
+//  should be given nothing meanwhile, as a member that left.
+bool shoal_elector_member_leaving (const shoal_elector_t *self, const shoal_id_t *id);
+
+//  True when the last input was the first acknowledgement to say that its
+//  member leaves; *id is then that member.
+bool shoal_elector_leaving_news (const shoal_elector_t *self, shoal_id_t *id);
 
 //  Takes in one message from member from. Returns 0, or -1 when it was
 //  dropped (unknown sender, not an election message, or nonsense).

@@ -1003,8 +1003,8 @@ s_observe (shoal_actor_t *self, uint64_t now, bool changed)
     bool acting = handoff && shoal_elector_acting (shoal_peer_elector (self->peer), now);
     shoal_unplaced_watch_update (self->unplaced, acting ? handoff : NULL, now, self->events);
     shoal_moves_watch_update (self->moves, acting ? handoff : NULL,
-                              shoal_peer_membership (self->peer), &self->id, self->leaving,
-                              self->events);
+                              shoal_peer_membership (self->peer), shoal_peer_elector (self->peer),
+                              &self->id, self->leaving, self->events);
     shoal_metrics_sources_t sources = { .peer = self->peer,
                                         .transport = self->transport,
                                         .leased = self->leased,

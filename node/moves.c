@@ -60,13 +60,16 @@ shoal_moves_watch_destroy (shoal_moves_watch_t **self_p)
 //  Why the active of task on from was revoked (moves.h).
 static const char *
 s_reason (const shoal_handoff_t *handoff, const shoal_membership_t *membership,
-          const shoal_id_t *self_id, bool leaving, const char *task, const shoal_id_t *from)
+          const shoal_elector_t *elector, const shoal_id_t *self_id, bool leaving, const char *task,
+          const shoal_id_t *from)
 {
     shoal_handoff_move_t move;
     if (shoal_handoff_phase (handoff, task, &move) != 0)
         return "removed";
     if (leaving && memcmp (from, self_id, sizeof *from) == 0)
         return "leave";
+    if (elector && shoal_elector_member_leaving (elector, from))
+        return "leave"; //  a voter, in the view until it is out of the set
     shoal_membership_member_t member;
     if (shoal_membership_member (membership, from, &member) != 0)
         return "gone";
@@ -123,8 +126,8 @@ s_granted (const s_entry_t *was, const s_entry_t *now, shoal_eventlog_t *events)
 
 void
 shoal_moves_watch_update (shoal_moves_watch_t *self, const shoal_handoff_t *handoff,
-                          const shoal_membership_t *membership, const shoal_id_t *self_id,
-                          bool leaving, shoal_eventlog_t *events)
+                          const shoal_membership_t *membership, const shoal_elector_t *elector,
+                          const shoal_id_t *self_id, bool leaving, shoal_eventlog_t *events)
 {
     if (!self)
         return;
@@ -159,15 +162,15 @@ shoal_moves_watch_update (shoal_moves_watch_t *self, const shoal_handoff_t *hand
             if (!old[i].has_active)
                 s_granted (&old[i], &now[j], events);
             else if (memcmp (&old[i].active, &now[j].active, sizeof now[j].active) != 0)
-                shoal_eventlog_move (
-                    events, now[j].task, "grant", &old[i].active, &now[j].active,
-                    s_reason (handoff, membership, self_id, leaving, now[j].task, &old[i].active));
+                shoal_eventlog_move (events, now[j].task, "grant", &old[i].active, &now[j].active,
+                                     s_reason (handoff, membership, elector, self_id, leaving,
+                                               now[j].task, &old[i].active));
             free (old[i++].task);
             next[kept++] = now[j++];
         } else if (old[i].has_active) { //  revoked now
             shoal_handoff_move_t move;
-            const char *reason =
-                s_reason (handoff, membership, self_id, leaving, old[i].task, &old[i].active);
+            const char *reason = s_reason (handoff, membership, elector, self_id, leaving,
+                                           old[i].task, &old[i].active);
             bool target = shoal_handoff_phase (handoff, old[i].task, &move) == 0 && move.has_target;
             shoal_eventlog_move (events, old[i].task, "revoke", &old[i].active,
                                  target ? &move.target : NULL, reason);

@@ -23,6 +23,7 @@
 #ifndef SHOAL_MOVES_H
 #define SHOAL_MOVES_H
 
+#include "election/elector.h"
 #include "gossip/membership.h"
 #include "node/eventlog.h"
 #include "rebalance/handoff.h"
@@ -37,10 +38,11 @@ void shoal_moves_watch_destroy (shoal_moves_watch_t **self_p);
 //  Looks at the assignment handoff last published (NULL: this node does
 //  not act as leader), once per version: writes a `move` line to events for
 //  each task whose active was revoked or granted since the last look. self
-//  is this node (leaving: it leaves). Without events (NULL) it follows
-//  nothing.
+//  is this node (leaving: it leaves); the elector (NULL: none) tells which
+//  members said they leave while still in the view. Without events (NULL)
+//  it follows nothing.
 void shoal_moves_watch_update (shoal_moves_watch_t *self, const shoal_handoff_t *handoff,
-                               const shoal_membership_t *membership, const shoal_id_t *self_id,
-                               bool leaving, shoal_eventlog_t *events);
+                               const shoal_membership_t *membership, const shoal_elector_t *elector,
+                               const shoal_id_t *self_id, bool leaving, shoal_eventlog_t *events);
 
 #endif

@@ -276,14 +276,18 @@ s_handoff_outputs (shoal_peer_t *self)
 }
 
 //  What the handoff is told of a member: declared dead by the failure
-//  detector, gone by a leave, suspected, or alive.
+//  detector, gone by a leave (or leaving: a voter that follows stays in
+//  the view until its leader dropped it from the voter set, but says it
+//  leaves in its acknowledgements, and must be given nothing meanwhile),
+//  suspected, or alive.
 static shoal_handoff_presence_t
-s_presence (bool dead, bool left, bool suspect)
+s_presence (const shoal_peer_t *self, const shoal_id_t *id, bool dead, bool left, bool suspect)
 {
-    return dead      ? SHOAL_HANDOFF_DEAD
-           : left    ? SHOAL_HANDOFF_GONE
-           : suspect ? SHOAL_HANDOFF_SUSPECT
-                     : SHOAL_HANDOFF_LIVE;
+    bool leaving = self->elector && shoal_elector_member_leaving (self->elector, id);
+    return dead              ? SHOAL_HANDOFF_DEAD
+           : left || leaving ? SHOAL_HANDOFF_GONE
+           : suspect         ? SHOAL_HANDOFF_SUSPECT
+                             : SHOAL_HANDOFF_LIVE;
 }
 
 //  This node acts as leader at term from now: a new handoff, told of every
@@ -311,7 +315,7 @@ s_handoff_start (shoal_peer_t *self, uint64_t term)
         if (shoal_membership_member_at (self->membership, i, &member) != 0)
             continue;
         shoal_handoff_member (self->handoff, self->now, &member.node, member.meta,
-                              s_presence (member.state == SHOAL_MEMBER_DEAD,
+                              s_presence (self, &member.node, member.state == SHOAL_MEMBER_DEAD,
                                           member.state == SHOAL_MEMBER_LEFT,
                                           member.state == SHOAL_MEMBER_SUSPECT));
         s_handoff_outputs (self);
@@ -474,6 +478,12 @@ s_elector_outputs (shoal_peer_t *self)
     size_t count = shoal_elector_outbox (self->elector, &sends);
     for (size_t i = 0; i < count; i++)
         s_send_id (self, &sends[i].to, &sends[i].msg);
+    shoal_id_t leaver;
+    if (self->handoff && shoal_elector_leaving_news (self->elector, &leaver)) {
+        shoal_handoff_member (self->handoff, self->now, &leaver, NULL, SHOAL_HANDOFF_GONE);
+        s_handoff_outputs (self);
+        s_jobs_capacity (self);
+    }
     //  Events last: the tasks' inputs below make outputs of their own, and
     //  the elector's outbox must be sent before anything else is asked of it.
     const shoal_elector_event_t *events;
@@ -524,7 +534,8 @@ s_outputs (shoal_peer_t *self)
         }
         if (self->handoff) {
             shoal_handoff_member (self->handoff, self->now, &events[i].node, events[i].meta,
-                                  s_presence (events[i].type == SHOAL_MEMBERSHIP_DEAD,
+                                  s_presence (self, &events[i].node,
+                                              events[i].type == SHOAL_MEMBERSHIP_DEAD,
                                               events[i].type == SHOAL_MEMBERSHIP_LEFT,
                                               events[i].type == SHOAL_MEMBERSHIP_SUSPECT));
             s_handoff_outputs (self);

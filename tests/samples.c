@@ -188,7 +188,8 @@ shoal_sample_msg (int type, shoal_msg_t *msg)
     case SHOAL_MSG_COORDINATOR_ACK:
         for (uint32_t i = 0; i < 4; i++)
             voters[i] = shoal_sample_id ((uint8_t) (0x10 + i));
-        msg->u.coordinator_ack = (shoal_coordinator_ack_t){ 8, 12, { 7, 52 }, 31, 4, 4, voters };
+        msg->u.coordinator_ack =
+            (shoal_coordinator_ack_t){ 8, 12, { 7, 52 }, 31, 4, 4, voters, false };
         return 0;
     case SHOAL_MSG_ASSIGN:
         for (uint32_t i = 0; i < 5; i++)

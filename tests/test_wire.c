@@ -272,8 +272,9 @@ optional_fields_are_left_out_while_zero (void)
     CHECK_EQ (got.u.control_rep.tasks[0].status.restarts, 0);
 }
 
-//  A meta's cordon and a drain's leave, both optional: left out at zero,
-//  so the bytes are those of before; written and read back when set.
+//  A meta's cordon, a drain's leave and an acknowledgement's leaving, all
+//  optional: left out at zero, so the bytes are those of before; written
+//  and read back when set.
 static void
 cordon_and_leave_are_optional (void)
 {
@@ -321,6 +322,20 @@ cordon_and_leave_are_optional (void)
     CHECK_EQ (got.u.status.seq, 9);
     msg.u.status.cordon = SHOAL_CORDON_MAX + 1;
     CHECK (shoal_msg_encode (&msg, buffer, sizeof buffer, &err) < 0);
+
+    //  A COORDINATOR-ACK says leaving only when it leaves.
+    msg = (shoal_msg_t){ .type = SHOAL_MSG_COORDINATOR_ACK };
+    msg.u.coordinator_ack = (shoal_coordinator_ack_t){ .term = 3, .round = 7, .voters_version = 2 };
+    plain = shoal_msg_encode (&msg, buffer, sizeof buffer, &err);
+    CHECK (plain > 0);
+    CHECK_EQ (s_decode (buffer, (size_t) plain, &got, &err), 0);
+    CHECK (!got.u.coordinator_ack.leaving);
+    msg.u.coordinator_ack.leaving = true;
+    marked = shoal_msg_encode (&msg, buffer, sizeof buffer, &err);
+    CHECK_EQ (marked, plain + 1);
+    CHECK_EQ (s_decode (buffer, (size_t) marked, &got, &err), 0);
+    CHECK (got.u.coordinator_ack.leaving);
+    CHECK_EQ (got.u.coordinator_ack.round, 7);
 }
 
 //  Absent strings encode as empty ones; empty lists decode as NULL.

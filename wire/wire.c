@@ -260,8 +260,11 @@ static const s_field_t s_coordinator_ack_fields[] = {
     F_UINT (shoal_coordinator_ack_t, round, UINT64_MAX),
     F_UINT (shoal_coordinator_ack_t, voters_version, UINT64_MAX),
     F_IDS (shoal_coordinator_ack_t, voters, voter_count, SHOAL_VOTERS_MAX),
+    F_BOOL (shoal_coordinator_ack_t, leaving),
 };
-SCHEMA (s_coordinator_ack, "coordinator-ack", shoal_coordinator_ack_t, s_coordinator_ack_fields);
+//  leaving came later: an acknowledgement of a node that stays encodes as before.
+SCHEMA_TAIL (s_coordinator_ack, "coordinator-ack", shoal_coordinator_ack_t,
+             s_coordinator_ack_fields, 6);
 
 static const s_field_t s_assign_fields[] = {
     F_UINT (shoal_assign_t, term, UINT64_MAX),

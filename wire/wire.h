@@ -337,6 +337,7 @@ typedef struct {
     uint64_t voters_version;
     uint32_t voter_count;
     shoal_id_t *voters;
+    bool leaving; //  the follower leaves: it asks to be dropped from the voter set
 } shoal_coordinator_ack_t;
 
 //  The leader's assignment log, as a delta against base_version or as a
