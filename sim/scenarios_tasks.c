@@ -540,6 +540,16 @@ s_measure_tasks (sim_run_t *run)
     sim_measure (run, run->moves, after.activations - run->before.activations);
     sim_measure (run, "cold_starts", after.cold_starts - run->before.cold_starts);
     s_measure_gaps (run, &after);
+    //  What the acting leader's handoff did in its office: how often it ran
+    //  the assignor, and the actives it granted.
+    uint32_t leader = sim_acting_leader (run);
+    shoal_handoff_t *handoff =
+        leader != SHOAL_SIM_NONE ? shoal_sim_handoff (run->sim, leader) : NULL;
+    shoal_handoff_stats_t stats = { 0 };
+    if (handoff)
+        shoal_handoff_stats (handoff, &stats);
+    sim_measure (run, "leader_computations", stats.computations);
+    sim_measure (run, "leader_grants", stats.grants);
     if (after.double_active_ms)
         sim_violation (run,
                        "tasks ran as active on two nodes for %llu ms in all, %s first, at %llu ms",
@@ -629,8 +639,9 @@ const sim_family_t sim_family_tasks = {
             "reports double_active_ms (must be 0), unavailable_ms (task time without an\n"
             "active), gaps and gap_p50_ms, gap_p99_ms, gap_max_ms (stretches without\n"
             "one), moves (a node began to run a task as active), cold_starts (of\n"
-            "those, a stateful task where no caught-up copy was) and ms_to_balanced\n"
-            "after the fault):\n",
+            "those, a stateful task where no caught-up copy was), ms_to_balanced\n"
+            "after the fault, and leader_computations and leader_grants (the acting\n"
+            "leader's runs of the assignor and actives granted, in its office)):\n",
     .election = true,
     .tasks = true,
     .ready = sim_tasks_ready,
