@@ -92,6 +92,7 @@ struct _shoal_elector_t {
     uint64_t promise_until_ms; //  no leader but bound acknowledged before this,
                                //  this node's own candidacy included
     uint64_t leader_seen_ms;   //  the followed leader's last COORDINATOR
+    uint64_t followed_round;   //  the round of it this node acknowledged last
     bool has_leader;           //  an event said LEADER last, not NO_LEADER
     s_pending_t pending;
     bool preempt_checked; //  this leader was checked against this node's rank
@@ -732,6 +733,21 @@ s_voter_to_drop (const shoal_elector_t *self)
     return worst ? &worst->id : NULL;
 }
 
+//  After a change of the voter set: the voters, and the member that left
+//  the set, hear of it now (a COORDINATOR of the current round, which
+//  carries the set), not at the next round. A follower that leaves waits
+//  for it before it leaves the view, and the next change for the voters'
+//  acknowledgements of this one: a heartbeat or two each, otherwise.
+static void
+s_voters_tell (shoal_elector_t *self, const shoal_id_t *left)
+{
+    for (size_t i = 0; i < self->member_count; i++) {
+        const s_member_t *member = &self->members[i];
+        if (member->live && (s_is_voter (self, &member->id) || shoal_id_equal (&member->id, left)))
+            s_coordinator_to (self, member);
+    }
+}
+
 //  One voter set change, when the last is held by a majority of the set.
 //  A leaving leader hands its vote over: it leaves the set, or when it is
 //  the only voter, first brings in the best live member. Otherwise: first a
@@ -791,9 +807,11 @@ s_voters_review (shoal_elector_t *self, uint64_t now)
             ids[count++] = self->voters[i];
     if (joins)
         ids[count++] = *joins;
+    shoal_id_t left = leaves ? *leaves : s_nobody; //  the set and the table may move
     if (s_voters_set (self, now, self->voters_version + 1, ids, count) == 0) {
         self->stats.voter_changes++;
         s_rounds_recount (self);
+        s_voters_tell (self, &left);
     }
     free (ids);
 }
@@ -893,6 +911,7 @@ s_follow (shoal_elector_t *self, uint64_t now, const shoal_id_t *from, uint64_t 
         s_event (self, SHOAL_ELECTOR_LEADER, from, term);
         self->preempt_checked = false;
     }
+    self->followed_round = round;
     s_acknowledge (self, from, term, round, their_voters_version);
 }
 
@@ -1014,7 +1033,8 @@ s_on_ack (shoal_elector_t *self, uint64_t now, s_member_t *from, const shoal_coo
     }
     from->voters_known = true;
     from->voters_version = ack->voters_version;
-    if (ack->leaving && !from->leaving) {
+    bool news = ack->leaving && !from->leaving;
+    if (news) {
         self->leaving_news = true;
         self->leaving_id = from->id;
     }
@@ -1050,6 +1070,9 @@ s_on_ack (shoal_elector_t *self, uint64_t now, s_member_t *from, const shoal_coo
     }
     s_rounds_check (self);
     s_acting_update (self, now);
+    //  A voter that says it leaves is dropped now, not at the next round.
+    if (news && self->config.quorum && s_acting (self, now))
+        s_voters_review (self, now);
 }
 
 static void
@@ -1265,6 +1288,12 @@ shoal_elector_leave (shoal_elector_t *self, uint64_t now_ms)
     self->leaving = true;
     if (self->config.quorum && s_acting (self, now_ms))
         s_voters_review (self, now_ms);
+    else if (self->config.quorum && self->role == S_FOLLOWING && self->has_leader &&
+             s_is_voter (self, &self->id))
+        //  Its leader hears now, not at the next round, that it leaves: the
+        //  round it acknowledged last, again (a repeat changes no count).
+        s_acknowledge (self, &self->promised, self->promised_term, self->followed_round,
+                       self->voters_version);
     s_acting_update (self, now_ms);
     s_finish (self);
 }
