@@ -130,7 +130,7 @@ static void
 s_random_fault (sim_run_t *run, uint32_t victim, uint64_t hold, uint64_t end)
 {
     shoal_sim_t *sim = run->sim;
-    switch (splitmix_next (&run->random) % 6) {
+    switch (splitmix_next (&run->random) % (run->options->leaves ? 7 : 6)) {
     case 0: //  a crash, and a restart through another node
         sim_crash (run, victim);
         sim_run_until (run, end, NULL);
@@ -155,10 +155,17 @@ s_random_fault (sim_run_t *run, uint32_t victim, uint64_t hold, uint64_t end)
         sim_run_until (run, end, NULL);
         sim_heal (sim);
         break;
-    default: //  a burst of loss, 5 to 30 %
+    case 5: //  a burst of loss, 5 to 30 %
         shoal_sim_set_loss (sim, (uint32_t) (50000 + splitmix_next (&run->random) % 250000));
         sim_run_until (run, end, NULL);
         shoal_sim_set_loss (sim, run->options->loss_ppm);
+        break;
+    default: //  a graceful leave; the process ends after the hold (left, or
+             //  its leave cut short), and starts again through another node
+        shoal_sim_leave (sim, victim);
+        sim_run_until (run, end, NULL);
+        sim_crash (run, victim);
+        shoal_sim_start (sim, victim, (victim + 1) % run->options->nodes);
         break;
     }
 }

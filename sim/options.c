@@ -48,6 +48,9 @@ static const char s_usage_tail[] =
     "  --fenced           task scenarios: the job is fenced (its store refuses\n"
     "                     an older epoch's writes), so a dead node's tasks move\n"
     "                     at once; an active fenced out counts as none\n"
+    "  --leaves           random, random-tasks: a fault may also be a graceful\n"
+    "                     leave (SIGTERM), the process ending after the hold,\n"
+    "                     and a start again\n"
     "  --submit           random-tasks: submit a job of 1 to 3 tasks to a random\n"
     "                     node at the start of each fault; reports jobs_acked and\n"
     "                     lost_jobs (answered ok, then lost: a violation)\n"
@@ -213,6 +216,7 @@ static const struct option s_longs[] = {
     { "max-starting", required_argument, NULL, 'M' },
     { "fail", required_argument, NULL, 'F' },
     { "submit", no_argument, NULL, 'J' },
+    { "leaves", no_argument, NULL, 'L' },
     { "help", no_argument, NULL, 'h' },
     { "silent-crash", no_argument, NULL, 'C' },
     { "settled", no_argument, NULL, 'Z' },
@@ -239,6 +243,9 @@ s_option (int option, char **argv, sim_options_t *options)
         return 0;
     case 'J':
         options->submit = true;
+        return 0;
+    case 'L':
+        options->leaves = true;
         return 0;
     case 'C':
         options->silent_crash = true;

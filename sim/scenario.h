@@ -93,6 +93,7 @@ typedef struct {
     uint32_t fail_ppm;
     bool stateless;
     bool fenced;       //  the job is fenced: its tasks move at failure detection
+    bool leaves;       //  random faults include graceful leaves
     bool submit;       //  random-tasks: a job submitted at each fault
     bool silent_crash; //  no port unreachable from crashed nodes
     bool settled;      //  the cluster starts settled (shoal_sim_settle), no joins

@@ -1296,9 +1296,10 @@ shoal_sim_crash (shoal_sim_t *self, uint32_t n)
     node->gen++;
 }
 
-//  As a worker leaves: a follower leaves the view at once, and the leader
-//  moves its tasks away before it does (its handoff counts it gone), so
-//  that they never wait for the next leader.
+//  As a worker leaves: a follower leaves the view at once (one that votes
+//  once its leader dropped it from the voter set), and the leader moves
+//  its tasks away before it does (its handoff counts it gone), so that they
+//  never wait for the next leader.
 void
 shoal_sim_leave (shoal_sim_t *self, uint32_t n)
 {

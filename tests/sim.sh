@@ -268,6 +268,10 @@ done
 for seed in $(seq 1 "$task_schedules"); do
     run "random faults with tasks, seed $seed" --scenario random-tasks --nodes 12 --tasks 60 \
         --faults 10 --seed "$seed"
+    # Graceful leaves among the faults: a voter that leaves waits for its
+    # leader to drop it, whatever else is going on (docs/election.md 3).
+    run "random faults with leaves, seed $seed" --scenario random-tasks --nodes 12 --tasks 60 \
+        --faults 10 --seed "$seed" --leaves
 done
 # And with a job submitted at each fault: every job answered ok is kept.
 # Seeds that once looped (docs/handoff.md 6): 1899 flipped 52 stand-in
