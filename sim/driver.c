@@ -63,6 +63,17 @@ sim_acting_leader (sim_run_t *run)
     return leader;
 }
 
+void
+sim_leader_handoff_stats (sim_run_t *run, shoal_handoff_stats_t *stats)
+{
+    *stats = (shoal_handoff_stats_t){ 0 };
+    uint32_t leader = sim_acting_leader (run);
+    shoal_handoff_t *handoff =
+        leader != SHOAL_SIM_NONE ? shoal_sim_handoff (run->sim, leader) : NULL;
+    if (handoff)
+        shoal_handoff_stats (handoff, stats);
+}
+
 bool
 sim_one_leader (sim_run_t *run)
 {

@@ -184,6 +184,9 @@ void sim_heal (shoal_sim_t *sim);
 
 //  The one node acting as leader, when exactly one acts, else SHOAL_SIM_NONE.
 uint32_t sim_acting_leader (sim_run_t *run);
+//  What the acting leader's handoff counted in its office (all zero when no
+//  node acts, or it has no handoff).
+void sim_leader_handoff_stats (sim_run_t *run, shoal_handoff_stats_t *stats);
 
 //  Exactly one leader acts and every node up follows it.
 bool sim_one_leader (sim_run_t *run);

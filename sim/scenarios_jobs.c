@@ -224,10 +224,8 @@ s_check_failed (sim_run_t *run)
 {
     const char *const *failed;
     size_t count = sim_failed_everywhere (run, &failed);
-    shoal_handoff_stats_t stats = { 0 };
-    uint32_t leader = sim_acting_leader (run);
-    if (leader != SHOAL_SIM_NONE && shoal_sim_handoff (run->sim, leader))
-        shoal_handoff_stats (shoal_sim_handoff (run->sim, leader), &stats);
+    shoal_handoff_stats_t stats;
+    sim_leader_handoff_stats (run, &stats);
     sim_measure (run, "failed_tasks", count);
     sim_measure (run, "gave_up", stats.gave_up);
     sim_measure (run, "failed_starts", run->before.failed_starts);

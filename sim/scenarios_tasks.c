@@ -542,12 +542,8 @@ s_measure_tasks (sim_run_t *run)
     s_measure_gaps (run, &after);
     //  What the acting leader's handoff did in its office: how often it ran
     //  the assignor, and the actives it granted.
-    uint32_t leader = sim_acting_leader (run);
-    shoal_handoff_t *handoff =
-        leader != SHOAL_SIM_NONE ? shoal_sim_handoff (run->sim, leader) : NULL;
-    shoal_handoff_stats_t stats = { 0 };
-    if (handoff)
-        shoal_handoff_stats (handoff, &stats);
+    shoal_handoff_stats_t stats;
+    sim_leader_handoff_stats (run, &stats);
     sim_measure (run, "leader_computations", stats.computations);
     sim_measure (run, "leader_grants", stats.grants);
     if (after.double_active_ms)
