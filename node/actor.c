@@ -1093,10 +1093,9 @@ s_loop (shoal_actor_t *self)
     items[count++] = (zmq_pollitem_t){ zsock_resolve (self->pipe), 0, ZMQ_POLLIN, 0 };
     items[count++] = (zmq_pollitem_t){ NULL, shoal_transport_udp_fd (self->transport),
                                        ZMQ_POLLIN | ZMQ_POLLERR, 0 };
-    items[count++] = (zmq_pollitem_t){ zsock_resolve (shoal_transport_router (self->transport)), 0,
-                                       ZMQ_POLLIN, 0 };
-    items[count++] = (zmq_pollitem_t){ zsock_resolve (shoal_control_server_socket (self->control)),
-                                       0, ZMQ_POLLIN, 0 };
+    items[count++] = (zmq_pollitem_t){ shoal_transport_router (self->transport), 0, ZMQ_POLLIN, 0 };
+    items[count++] =
+        (zmq_pollitem_t){ shoal_control_server_socket (self->control), 0, ZMQ_POLLIN, 0 };
     if (self->beacons)
         items[count++] =
             (zmq_pollitem_t){ zsock_resolve (shoal_transport_beacons (self->transport)), 0,

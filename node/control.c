@@ -31,7 +31,7 @@ typedef struct {
 } s_pending_t;
 
 struct _shoal_control_server_t {
-    zsock_t *router;
+    void *router; //  node/sockets.h
     shoal_sealer_t *sealer;
     shoal_opener_t *opener;
     uint8_t *plain;  //  SHOAL_FRAME_MAX
@@ -55,13 +55,12 @@ struct _shoal_control_server_t {
 };
 
 //  Every control socket takes one frame at most, and never lingers.
-static zsock_t *
-s_socket (int type)
+static void *
+s_socket (int type, char *why, size_t why_size)
 {
-    zsock_t *socket = shoal_sockets_new (type, NULL, 0);
+    void *socket = shoal_sockets_new (type, why, why_size);
     if (socket) {
         zsock_set_maxmsgsize (socket, (int64_t) SHOAL_FRAME_MAX);
-        zsock_set_linger (socket, 0);
         zsock_set_rcvtimeo (socket, 0);
         zsock_set_sndtimeo (socket, 0);
     }
@@ -169,7 +168,7 @@ s_ipc_bind (shoal_control_server_t *self, const char *endpoint, char *why, size_
         self->ino = st.st_ino;
     }
     zsock_set_use_fd (self->router, fd);
-    if (listen (fd, 100) != 0 || zsock_bind (self->router, "%s", endpoint) < 0) {
+    if (listen (fd, 100) != 0 || zmq_bind (self->router, endpoint) != 0) {
         shoal_why (why, why_size, "cannot bind: %s", strerror (errno));
         close (fd);
         return -1;
@@ -182,6 +181,7 @@ shoal_control_server_new (const char *endpoint, const shoal_keyring_t *keyring,
                           const shoal_life_t *self, char *why, size_t why_size)
 {
     shoal_control_server_t *server = calloc (1, sizeof *server);
+    char refused[128] = "";
     uint8_t prefix[SHOAL_ENVELOPE_NONCE];
     randombytes_buf (prefix, sizeof prefix);
     if (server) {
@@ -190,7 +190,7 @@ shoal_control_server_new (const char *endpoint, const shoal_keyring_t *keyring,
         server->sealed = malloc (SHOAL_FRAME_MAX);
         server->sealer = shoal_sealer_new (keyring, self, prefix);
         server->opener = shoal_opener_new (keyring, self, SHOAL_CONTROL_PENDING_MAX);
-        server->router = s_socket (ZMQ_ROUTER);
+        server->router = s_socket (ZMQ_ROUTER, refused, sizeof refused);
         server->no_key = shoal_keyring_new ();
         if (server->no_key) {
             //  A prefix of its own: no nonce is ever shared with the sealer.
@@ -201,7 +201,7 @@ shoal_control_server_new (const char *endpoint, const shoal_keyring_t *keyring,
     }
     if (!server || !server->plain || !server->sealed || !server->sealer || !server->opener ||
         !server->router || !server->plain_sealer || !server->plain_opener) {
-        shoal_why (why, why_size, "out of memory");
+        shoal_why (why, why_size, "%s", refused[0] ? refused : "out of memory");
         shoal_control_server_destroy (&server);
         return NULL;
     }
@@ -210,7 +210,7 @@ shoal_control_server_new (const char *endpoint, const shoal_keyring_t *keyring,
     int rc;
     if (strncmp (endpoint, "ipc://", 6) == 0 && endpoint[6] != '@')
         rc = s_ipc_bind (server, endpoint, why, why_size);
-    else if ((rc = zsock_bind (server->router, "%s", endpoint)) < 0)
+    else if ((rc = zmq_bind (server->router, endpoint)) != 0)
         shoal_why (why, why_size, "cannot bind: %s%s", zmq_strerror (zmq_errno ()),
                    zmq_errno () == EADDRINUSE ? " (another node, or another program, answers there)"
                                               : "");
@@ -227,7 +227,7 @@ shoal_control_server_destroy (shoal_control_server_t **self_p)
     shoal_control_server_t *self = *self_p;
     if (!self)
         return;
-    zsock_destroy (&self->router);
+    shoal_sockets_close (&self->router);
     //  The socket file goes only while it is still the one this node made,
     //  and the lock file only while this node holds it.
     struct stat st;
@@ -312,7 +312,7 @@ s_refuse (shoal_control_server_t *self, zframe_t *routing, zframe_t *data,
                       ? -1
                       : shoal_sealer_seal (self->plain_sealer, SHOAL_PURPOSE_FRAME, to, self->plain,
                                            (size_t) size, self->sealed, SHOAL_FRAME_MAX);
-    void *router = zsock_resolve (self->router);
+    void *router = self->router;
     self->touched = true;
     if (sealed >= 0 && zmq_send (router, zframe_data (routing), zframe_size (routing),
                                  ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0)
@@ -378,7 +378,7 @@ shoal_control_server_answer (shoal_control_server_t *self, uint64_t ref,
                                                 self->sealed, SHOAL_FRAME_MAX);
     if (sealed < 0)
         return -1;
-    void *router = zsock_resolve (self->router);
+    void *router = self->router;
     self->touched = true;
     if (zmq_send (router, slot->routing, slot->routing_size, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
         zmq_send (router, self->sealed, (size_t) sealed, ZMQ_DONTWAIT) < 0)
@@ -493,7 +493,8 @@ shoal_control_call (const char *endpoint, const shoal_keyring_t *keyring,
     shoal_opener_t *opener = shoal_opener_new (keyring, &client, 4);
     uint8_t *plain = malloc (SHOAL_FRAME_MAX);
     uint8_t *sealed = malloc (SHOAL_FRAME_MAX);
-    zsock_t *dealer = s_socket (ZMQ_DEALER);
+    char refused[128] = "";
+    void *dealer = s_socket (ZMQ_DEALER, refused, sizeof refused);
     int rc = -1;
     shoal_msg_t msg = { .type = SHOAL_MSG_CONTROL_REQ };
     msg.u.control_req = *req;
@@ -501,7 +502,7 @@ shoal_control_call (const char *endpoint, const shoal_keyring_t *keyring,
     long size, sealed_size;
     int64_t until = zclock_mono () + (int64_t) timeout_ms;
     if (!sealer || !opener || !plain || !sealed || !dealer)
-        shoal_why (why, why_size, "out of memory");
+        shoal_why (why, why_size, "%s", refused[0] ? refused : "out of memory");
     else if ((size = shoal_msg_encode (&msg, plain, SHOAL_FRAME_MAX, &err)) < 0) {
         shoal_why (why, why_size, "the request does not encode: %s", err.text);
         rc = -2;
@@ -510,23 +511,23 @@ shoal_control_call (const char *endpoint, const shoal_keyring_t *keyring,
     else if ((sealed_size = shoal_sealer_seal (sealer, SHOAL_PURPOSE_FRAME, NULL, plain,
                                                (size_t) size, sealed, SHOAL_FRAME_MAX)) < 0)
         shoal_why (why, why_size, "the request cannot be sealed");
-    else if (zsock_connect (dealer, "%s", endpoint) < 0)
+    else if (zmq_connect (dealer, endpoint) != 0)
         shoal_why (why, why_size, "%s: %s", endpoint, zmq_strerror (zmq_errno ()));
     else {
         //  The send waits for the connection as long as the answer may.
         int64_t left = until - zclock_mono ();
         zsock_set_sndtimeo (dealer, (int) (left < 1 ? 1 : left > INT32_MAX ? INT32_MAX : left));
-        if (zmq_send (zsock_resolve (dealer), sealed, (size_t) sealed_size, 0) < 0)
+        if (zmq_send (dealer, sealed, (size_t) sealed_size, 0) < 0)
             shoal_why (why, why_size, "%s: no node answers there", endpoint);
         else
             while (rc != 0) {
                 left = until - zclock_mono ();
-                zmq_pollitem_t item = { zsock_resolve (dealer), 0, ZMQ_POLLIN, 0 };
+                zmq_pollitem_t item = { dealer, 0, ZMQ_POLLIN, 0 };
                 if (left <= 0 || zmq_poll (&item, 1, (long) left) <= 0) {
                     shoal_why (why, why_size, "%s: no answer in time", endpoint);
                     break;
                 }
-                int got = zmq_recv (zsock_resolve (dealer), sealed, SHOAL_FRAME_MAX, 0);
+                int got = zmq_recv (dealer, sealed, SHOAL_FRAME_MAX, 0);
                 size_t payload;
                 shoal_envelope_t envelope;
                 shoal_msg_t answer;
@@ -553,7 +554,7 @@ shoal_control_call (const char *endpoint, const shoal_keyring_t *keyring,
                 rc = 0;
             }
     }
-    zsock_destroy (&dealer);
+    shoal_sockets_close (&dealer);
     free (sealed);
     free (plain);
     shoal_opener_destroy (&opener);

@@ -53,7 +53,7 @@ shoal_control_server_t *shoal_control_server_new (const char *endpoint,
                                                   size_t why_size);
 void shoal_control_server_destroy (shoal_control_server_t **self_p);
 
-//  The ROUTER (a zsock_t), for the actor's poller.
+//  The ROUTER (a libzmq socket: node/sockets.h), for the actor's poller.
 void *shoal_control_server_socket (const shoal_control_server_t *self);
 
 //  True once the ROUTER was sent or read on since the last call (its events

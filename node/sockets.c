@@ -31,13 +31,29 @@ shoal_sockets_available (int count, char *why, size_t why_size)
     return !error;
 }
 
-zsock_t *
+void *
 shoal_sockets_new (int type, char *why, size_t why_size)
 {
-    if (!shoal_sockets_available (1, why, why_size))
+    void *context = zsys_init ();
+    void *socket = context ? zmq_socket (context, type) : NULL;
+    if (!socket) {
+        if (why && why_size)
+            snprintf (why, why_size, "no ZeroMQ socket: %s",
+                      zmq_strerror (context ? zmq_errno () : ENOMEM));
         return NULL;
-    zsock_t *socket = zsock_new (type);
-    if (!socket && why && why_size)
-        snprintf (why, why_size, "no ZeroMQ socket: out of memory");
+    }
+    //  czmq's sockets never linger (zsys's default): nor do these, so
+    //  that neither a close nor the context's end at exit waits on a peer.
+    int zero = 0;
+    zmq_setsockopt (socket, ZMQ_LINGER, &zero, sizeof zero);
     return socket;
+}
+
+void
+shoal_sockets_close (void **socket_p)
+{
+    if (socket_p && *socket_p) {
+        zmq_close (*socket_p);
+        *socket_p = NULL;
+    }
 }

@@ -6,13 +6,15 @@
     the process is out of descriptors. A node that opens links to many
     members, or a starved one whose reaper lags, must not die of it.
 
-    The links, made and closed all the time, use ZeroMQ's own sockets
-    (node/transport.c), which are refused without aborting. The few czmq
-    sockets a node makes at start (its ROUTER, its thread's pipe, the
-    control socket) are asked of ZeroMQ first: a context or process that is
-    already full is refused with a reason. The probe's own socket is freed
-    by the reaper, not at once, so it cannot rule out the last free socket
-    being taken in between; that is the start of a node, not its running.
+    So a node's sockets are ZeroMQ's own (shoal_sockets_new): its links,
+    made and closed all the time, its ROUTER and its control sockets. A
+    refusal is a NULL with a reason. czmq's setters and zmsg_recv take
+    them as they take a zsock_t; zsock_bind and zsock_destroy do not.
+
+    Only the actor's pipe is czmq's (zactor_new), asked of ZeroMQ first
+    (shoal_sockets_available). The probe's own sockets are freed by the
+    reaper, not at once, so it cannot rule out the last free socket being
+    taken in between; that is the start of a node, not its running.
 */
 #ifndef SHOAL_NODE_SOCKETS_H
 #define SHOAL_NODE_SOCKETS_H
@@ -24,7 +26,11 @@
 //  Whether ZeroMQ gives count more sockets now; if not, why (errno's text).
 bool shoal_sockets_available (int count, char *why, size_t why_size);
 
-//  zsock_new (type), or NULL with why when ZeroMQ refuses one.
-zsock_t *shoal_sockets_new (int type, char *why, size_t why_size);
+//  A ZeroMQ socket of type that never lingers, or NULL with why when
+//  ZeroMQ refuses one.
+void *shoal_sockets_new (int type, char *why, size_t why_size);
+
+//  Closes *socket_p (NULL is nothing) and sets it NULL.
+void shoal_sockets_close (void **socket_p);
 
 #endif

@@ -85,7 +85,7 @@ struct _shoal_transport_t {
     int udp;
     int family;
     uint16_t port;
-    zsock_t *router;
+    void *router;         //  node/sockets.h
     zactor_t *beacons;    //  NULL while off
     zhashx_t *links;      //  hex id -> s_link_t
     zhashx_t *routes;     //  hex id -> s_route_t: its connection to the ROUTER
@@ -312,7 +312,7 @@ s_bind (shoal_transport_t *self, const char *bind_addr, bool *retry, char *why, 
     char endpoint[SHOAL_ADDR_MAX + 16];
     snprintf (endpoint, sizeof endpoint, self->family == AF_INET ? "tcp://%s:%u" : "tcp://[%s]:%u",
               ip, self->port);
-    if (zsock_bind (self->router, "%s", endpoint) < 0) {
+    if (zmq_bind (self->router, endpoint) != 0) {
         *retry = zmq_errno () == EADDRINUSE;
         return shoal_why (why, why_size, "bind: TCP: %s", zmq_strerror (zmq_errno ()));
     }
@@ -325,7 +325,7 @@ s_unbind (shoal_transport_t *self)
     if (self->udp >= 0)
         close (self->udp);
     self->udp = -1;
-    zsock_destroy (&self->router);
+    shoal_sockets_close (&self->router);
 }
 
 //  The ROUTER's monitor: ZeroMQ says over an inproc PAIR when one of the
@@ -344,19 +344,13 @@ s_monitor_start (shoal_transport_t *self)
     char endpoint[64];
     snprintf (endpoint, sizeof endpoint, "inproc://shoal-router-monitor-%u",
               atomic_fetch_add (&made, 1));
-    void *router = zsock_resolve (self->router);
-    if (zmq_socket_monitor (router, endpoint, ZMQ_EVENT_DISCONNECTED) != 0)
+    if (zmq_socket_monitor (self->router, endpoint, ZMQ_EVENT_DISCONNECTED) != 0)
         return;
-    self->monitor = zmq_socket (zsys_init (), ZMQ_PAIR);
-    if (self->monitor) {
-        int zero = 0;
-        zmq_setsockopt (self->monitor, ZMQ_LINGER, &zero, sizeof zero);
-        if (zmq_connect (self->monitor, endpoint) == 0)
-            return;
-        zmq_close (self->monitor);
-        self->monitor = NULL;
-    }
-    zmq_socket_monitor (router, NULL, 0);
+    self->monitor = shoal_sockets_new (ZMQ_PAIR, NULL, 0);
+    if (self->monitor && zmq_connect (self->monitor, endpoint) == 0)
+        return;
+    shoal_sockets_close (&self->monitor);
+    zmq_socket_monitor (self->router, NULL, 0);
 }
 
 static void
@@ -364,9 +358,8 @@ s_monitor_stop (shoal_transport_t *self)
 {
     if (!self->monitor)
         return;
-    zmq_socket_monitor (zsock_resolve (self->router), NULL, 0);
-    zmq_close (self->monitor);
-    self->monitor = NULL;
+    zmq_socket_monitor (self->router, NULL, 0);
+    shoal_sockets_close (&self->monitor);
 }
 
 shoal_transport_t *
@@ -685,7 +678,7 @@ s_link_room (shoal_transport_t *self)
 static void *
 s_dealer (shoal_transport_t *self, const char *host, uint16_t port)
 {
-    void *dealer = zmq_socket (zsys_init (), ZMQ_DEALER);
+    void *dealer = shoal_sockets_new (ZMQ_DEALER, NULL, 0);
     if (!dealer) {
         self->stats.links_refused++;
         return NULL;
@@ -703,10 +696,8 @@ s_dealer (shoal_transport_t *self, const char *host, uint16_t port)
     char endpoint[SHOAL_ADDR_MAX + 16];
     snprintf (endpoint, sizeof endpoint, strchr (host, ':') ? "tcp://[%s]:%u" : "tcp://%s:%u", host,
               port);
-    if (zmq_connect (dealer, endpoint) != 0) {
-        zmq_close (dealer);
-        dealer = NULL;
-    }
+    if (zmq_connect (dealer, endpoint) != 0)
+        shoal_sockets_close (&dealer);
     return dealer;
 }
 
@@ -792,7 +783,7 @@ s_routed (const shoal_transport_t *self, const char *key, int64_t now)
 static int
 s_route_send (shoal_transport_t *self, const char *key, long size)
 {
-    void *router = zsock_resolve (self->router);
+    void *router = self->router;
     self->router_touched = true;
     if (zmq_send (router, key, 32, ZMQ_SNDMORE | ZMQ_DONTWAIT) != 32) {
         if (zmq_errno () == EAGAIN)
@@ -1119,8 +1110,8 @@ s_receive_frame (shoal_transport_t *self, shoal_arena_t *arena, shoal_transport_
     uint8_t routing[256];
     size_t routing_size = 0, size = 0;
     s_source_t source = { .peer = in->from, .peer_size = sizeof in->from, .fd = -1 };
-    int parts = s_recv_two (zsock_resolve (self->router), routing, sizeof routing, &routing_size,
-                            self->sealed, SHOAL_FRAME_MAX, &size, &source);
+    int parts = s_recv_two (self->router, routing, sizeof routing, &routing_size, self->sealed,
+                            SHOAL_FRAME_MAX, &size, &source);
     if (parts == 0)
         return 0;
     self->router_touched = true;
@@ -1230,7 +1221,7 @@ shoal_transport_receive_from (shoal_transport_t *self, void *socket, shoal_arena
 {
     self->refused = SHOAL_OPEN_OK;
     in->from[0] = 0;
-    if (socket == zsock_resolve (self->router))
+    if (socket == self->router)
         return s_receive_frame (self, arena, in);
     for (s_link_t *link = zhashx_first (self->links); link; link = zhashx_next (self->links))
         if (link->dealer == socket) {

@@ -110,7 +110,7 @@ uint16_t shoal_transport_port (const shoal_transport_t *self);
 //  socket bound to [::] also reaches IPv4 ones).
 int shoal_transport_family (const shoal_transport_t *self);
 
-//  For the poller: the UDP socket's descriptor, the ROUTER (a zsock_t) and
+//  For the poller: the UDP socket's descriptor, the ROUTER (a libzmq socket) and
 //  the beacon actor (a zactor_t; NULL while beacons are off).
 int shoal_transport_udp_fd (const shoal_transport_t *self);
 void *shoal_transport_router (const shoal_transport_t *self);

@@ -50,8 +50,7 @@ s_serve (void *arg)
         return NULL;
     uint64_t ref = 0;
     while (!served->stop) {
-        zmq_pollitem_t item = { zsock_resolve (shoal_control_server_socket (served->server)), 0,
-                                ZMQ_POLLIN, 0 };
+        zmq_pollitem_t item = { shoal_control_server_socket (served->server), 0, ZMQ_POLLIN, 0 };
         if (zmq_poll (&item, 1, 50) <= 0)
             continue;
         shoal_control_req_t req;
