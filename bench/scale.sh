@@ -17,7 +17,8 @@
 #   4. kills (SIGKILL) the leader and KILL % of the other nodes at once,
 #      and waits until a survivor names a new leader (leader_s) and every
 #      task is active again on a survivor (failover_s); moves counts the
-#      tasks whose active changed node;
+#      tasks whose active changed node; new_leader_cpu_s is the CPU the new
+#      leader's process ran from the kill until then (its office);
 #   5. stops every worker, then reads its event log: double_active_ms is
 #      the total time two nodes let one task act at once: active as their
 #      commands say (start or promote as active, until demote, stop, or the
@@ -233,6 +234,13 @@ wait_until 300 new_leader || bail "no new leader after the kill"
 t_leader=$(mono_ms)
 wait_until 600 all_active "$survivor" || bail "the tasks were never all active again"
 t_failover=$(mono_ms)
+# The new leader's CPU from the kill to here: its office.
+new_id=$(leader "$survivor")
+for ((i = 0; i < nodes; i++)); do
+    pid=${pid_of[n$i]:-}
+    [ -n "$pid" ] && [ -n "$new_id" ] && grep -q "node $new_id" "$top/n$i.log" &&
+        echo "n$i $(awk '{ print $14 + $15 }' "/proc/$pid/stat")" >"$top/leader.after" && break
+done
 "$shoal" status --data-dir "$top/$survivor" | awk '$3 == "active" { print $1, $2 }' | sort >"$top/after"
 sleep 2
 # Every worker is stopped before the event logs are read. Read while the
@@ -316,6 +324,14 @@ hz = os.sysconf("SC_CLK_TCK")
 cpu = [int(u[1]) / hz for u in usage]
 rss = [int(u[2]) / 1024 for u in usage]
 socks = [int(u[3]) for u in usage]
+def office_cpu():
+    # The new leader's CPU seconds from the kill to the failover.
+    path = os.path.join(top, "leader.after")
+    if not os.path.exists(path):
+        return None
+    name, ticks = open(path).read().split()
+    before = {u[0]: int(u[1]) for u in usage}
+    return round((int(ticks) - before[name]) / hz, 2) if name in before else None
 run_s = (kill - start) / 1000
 def idle_figures():
     # Each worker's CPU ms and wake-ups a second over the idle window.
@@ -341,6 +357,7 @@ print(json.dumps({
     "killed": len(victims), "kill_percent": kill_pct,
     "join_s": s(joined - start), "one_view_s": s(view - start),
     "placed_s": s(placed - submit), "leader_s": s(leader - kill), "failover_s": s(failover - kill),
+    "new_leader_cpu_s": office_cpu(),
     "moves": moves, "double_active_ms": double, "double_commanded_ms": commanded,
     "active_spans": spans_read, "leases_lost": leases_lost,
     "idle_s": round(int(os.environ["IDLE_MS"]) / 1000, 1),

@@ -37,6 +37,20 @@ sim_crash (sim_run_t *run, uint32_t n)
 }
 
 void
+sim_crash_leader_tenth (sim_run_t *run, uint32_t leader)
+{
+    uint32_t nodes = run->options->nodes, others = (nodes - 1) / 10;
+    sim_crash (run, leader);
+    for (uint32_t crashed = 0; crashed < others;) {
+        uint32_t n = (uint32_t) (splitmix_next (&run->random) % nodes);
+        if (n != leader && shoal_sim_elector (run->sim, n)) {
+            sim_crash (run, n);
+            crashed++;
+        }
+    }
+}
+
+void
 sim_heal (shoal_sim_t *sim)
 {
     shoal_sim_block (sim, 0, 1, false);

@@ -179,6 +179,10 @@ void sim_violation (sim_run_t *run, const char *format, ...)
 //  Crashes node n; its next life begins without a leadership.
 void sim_crash (sim_run_t *run, uint32_t n);
 
+//  Crashes the node leader (no leader: SHOAL_SIM_NONE) and a tenth of the
+//  others, live ones at random, at once, as bench/scale.sh kills them.
+void sim_crash_leader_tenth (sim_run_t *run, uint32_t leader);
+
 //  Every node back in group 0, and no group blocked.
 void sim_heal (shoal_sim_t *sim);
 

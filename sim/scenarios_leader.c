@@ -64,15 +64,8 @@ s_leader_crash_fault (sim_run_t *run)
 static void
 s_leader_crash_tenth_fault (sim_run_t *run)
 {
-    uint32_t nodes = run->options->nodes, others = (nodes - 1) / 10;
-    sim_crash (run, run->leaders.old);
-    for (uint32_t crashed = 0; crashed < others;) {
-        uint32_t n = (uint32_t) (splitmix_next (&run->random) % nodes);
-        if (n != run->leaders.old && shoal_sim_elector (run->sim, n)) {
-            sim_crash (run, n);
-            crashed++;
-        }
-    }
+    uint32_t nodes = run->options->nodes;
+    sim_crash_leader_tenth (run, run->leaders.old);
     //  --stall K: a loaded machine, for the first minute: every 250 ms, K
     //  nodes at random stop for 1 to 3 s, their messages waiting.
     shoal_sim_t *sim = run->sim;

@@ -153,6 +153,17 @@ s_crash_leader_fault (sim_run_t *run)
         sim_crash (run, run->subject);
 }
 
+//  The leader and a tenth of the others, at random, crash at once, as
+//  bench/scale.sh kills them: the new leader takes office with a tenth of
+//  the tasks to place again.
+static void
+s_crash_leader_tenth_fault (sim_run_t *run)
+{
+    run->subject = sim_acting_leader (run);
+    if (run->subject != SHOAL_SIM_NONE)
+        sim_crash_leader_tenth (run, run->subject);
+}
+
 static void
 s_pause_owner_fault (sim_run_t *run)
 {
@@ -580,6 +591,10 @@ static const sim_scenario_t s_scenarios[] = {
       s_crash_owner_fault, sim_tasks_balanced, NULL },
     { "crash-leader", "  crash-leader      the leader, which runs tasks too, crashes\n", NULL,
       s_crash_leader_fault, sim_tasks_balanced, NULL },
+    { "crash-leader-tenth",
+      "  crash-leader-tenth\n"
+      "                    the leader and a tenth of the others crash at once\n",
+      NULL, s_crash_leader_tenth_fault, sim_tasks_balanced, NULL },
     { "pause-owner", "  pause-owner       a node that runs tasks pauses past twice its lease\n",
       NULL, s_pause_owner_fault, sim_tasks_balanced, NULL },
     { "cold-start",
