@@ -15,7 +15,8 @@
 #      child only says it is ready and sleeps, and waits until every task
 #      is active: placed_s;
 #   4. kills (SIGKILL) the leader and KILL % of the other nodes at once
-#      (never a majority of the voter set: voters_killed of voters), and waits until a survivor names a new leader (leader_s) and every
+#      (never a majority of the voter set: voters_killed of voters), and
+#      waits until a survivor names a new leader (leader_s) and every
 #      task is active again on a survivor (failover_s); moves counts the
 #      tasks whose active changed node; new_leader_cpu_s is the CPU the new
 #      leader's process ran from the kill until then (its office);
