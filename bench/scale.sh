@@ -173,6 +173,12 @@ for line in sys.stdin:
 }
 names=()
 for ((i = 0; i < nodes; i++)); do names+=("n$i"); done
+# Each worker's name by its node id, from the first line of its log;
+# name ID prints it ("" for none).
+declare -A name_of
+while read -r id name; do name_of[$id]=$name; done < <(grep -m1 -h -o -E "node [0-9a-f]{32} \(n[0-9]+\)" "$top"/n*.log |
+    sed -E 's/node ([0-9a-f]+) \((n[0-9]+)\)/\1 \2/')
+name () { [ -n "$1" ] && echo "${name_of[$1]:-}"; }
 idle_leader=$(leader n0)
 : >"$top/idle.before" >"$top/idle.after"
 if [ "$idle" -gt 0 ]; then
@@ -181,9 +187,7 @@ if [ "$idle" -gt 0 ]; then
     sleep "$idle"
     threads "${names[@]}" >"$top/idle.after"
     idle_ms=$(($(mono_ms) - t_idle))
-    for ((i = 0; i < nodes; i++)); do
-        grep -q "node $idle_leader" "$top/n$i.log" && echo "n$i" >"$top/idle.leader"
-    done
+    name "$idle_leader" >"$top/idle.leader"
 fi
 
 # submit NAME FLAG...: the job committed. A leader slow to answer may have
@@ -209,29 +213,26 @@ t_placed=$(mono_ms)
 
 # The leader and KILL % of the others, at once.
 leader_id=$(leader n0)
-victims=()
-for ((i = 0; i < nodes; i++)); do
-    grep -q "node $leader_id" "$top/n$i.log" && victims+=("n$i")
-done
-[ "${#victims[@]}" -eq 1 ] || bail "the leader $leader_id is none of the workers"
+victims=("$(name "$leader_id")")
+[ -n "${victims[0]}" ] || bail "the leader $leader_id is none of the workers"
 count=$((nodes * kill_pct / 100))
 # The victims hold at most a minority of the voter set, the leader among
 # them: with a majority of the voters dead, quorum mode has no leader until
 # some come back (docs/election.md, "Why at most seven voters"), which tests
 # another thing. Drawn at random, 4 of 7 voters died in 1 of 5 runs at
 # 1,000 workers (2026-12-05), and that run waited for a leader to its bound.
-declare -A id_of
-while read -r id name; do id_of[$name]=$id; done < <(grep -m1 -h -o -E "node [0-9a-f]{32} \(n[0-9]+\)" "$top"/n*.log |
-    sed -E 's/node ([0-9a-f]+) \((n[0-9]+)\)/\1 \2/')
-voters=" $("$shoal" members --json --data-dir "$top/n0" | jq -r '[.members[] | select(.voter) | .id] | join(" ")') "
-voters_count=$(echo "$voters" | wc -w)
+voters=" " voters_count=0
+for id in $("$shoal" members --json --data-dir "$top/n0" | jq -r '.members[] | select(.voter) | .id'); do
+    voters+="$(name "$id") "
+    voters_count=$((voters_count + 1))
+done
 voters_killed=0
-[[ $voters == *" $leader_id "* ]] && voters_killed=1
+[[ $voters == *" ${victims[0]} "* ]] && voters_killed=1
 more=()
 mapfile -t order < <(for ((i = 0; i < nodes; i++)); do [ "n$i" = "${victims[0]}" ] || echo "n$i"; done | shuf)
 for name in "${order[@]}"; do
     [ "${#more[@]}" -lt "$count" ] || break
-    if [[ $voters == *" ${id_of[$name]:-none} "* ]]; then
+    if [[ $voters == *" $name "* ]]; then
         [ $((2 * (voters_killed + 1))) -lt "$voters_count" ] || continue
         voters_killed=$((voters_killed + 1))
     fi
@@ -256,12 +257,9 @@ t_leader=$(mono_ms)
 wait_until 600 all_active "$survivor" || bail "the tasks were never all active again"
 t_failover=$(mono_ms)
 # The new leader's CPU from the kill to here: its office.
-new_id=$(leader "$survivor")
-for ((i = 0; i < nodes; i++)); do
-    pid=${pid_of[n$i]:-}
-    [ -n "$pid" ] && [ -n "$new_id" ] && grep -q "node $new_id" "$top/n$i.log" &&
-        echo "n$i $(awk '{ print $14 + $15 }' "/proc/$pid/stat")" >"$top/leader.after" && break
-done
+new_name=$(name "$(leader "$survivor")")
+new_pid=${new_name:+${pid_of[$new_name]:-}}
+[ -n "$new_pid" ] && echo "$new_name $(awk '{ print $14 + $15 }' "/proc/$new_pid/stat")" >"$top/leader.after"
 "$shoal" status --data-dir "$top/$survivor" | awk '$3 == "active" { print $1, $2 }' | sort >"$top/after"
 sleep 2
 # Every worker is stopped before the event logs are read. Read while the
